@@ -1,0 +1,41 @@
+package k8sref
+
+import "testing"
+
+// FuzzParseText checks that any input either parses into a valid reference whose canonical
+// form parses back to the same identity, or is rejected with a reason; never a panic.
+func FuzzParseText(f *testing.F) {
+	for _, s := range []string{
+		"kube-system/kubedns", "node-1", "/node-1", "", "ns/", "a/b/c", "..", "ns/\xff",
+		`{"name":"a","namespace":"b"}`, `{"kind":"Pod","name":"a","namespace":"b","uid":"u"}`,
+		`{"name":1}`, `{`, "system:node:x",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ref, why := ParseText(s)
+		if why >= numReasons {
+			t.Fatalf("reason out of range: %d", why)
+		}
+		if why != OK {
+			if ref != (Ref{}) {
+				t.Fatalf("rejected %q (%v) but returned %+v", s, why, ref)
+			}
+			return
+		}
+		if !validName(ref.Name) || (ref.Namespace != "" && !validNamespace(ref.Namespace)) {
+			t.Fatalf("accepted invalid %+v from %q", ref, s)
+		}
+		canon := ref.String()
+		if !ref.IsCanonical(canon) {
+			t.Fatalf("String() %q not canonical for %+v", canon, ref)
+		}
+		back, why := ParseText(canon)
+		if why != OK || back.Name != ref.Name || back.Namespace != ref.Namespace {
+			t.Fatalf("round trip %q -> %+v -> %q -> %+v, %v", s, ref, canon, back, why)
+		}
+		if s[0] != '{' && canon != s && !(s[0] == '/' && canon == s[1:]) {
+			t.Fatalf("text %q canonicalized to different %q", s, canon)
+		}
+	})
+}

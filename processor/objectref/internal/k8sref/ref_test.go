@@ -1,0 +1,171 @@
+package k8sref
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseText(t *testing.T) {
+	long := strings.Repeat("a", maxNameLen)
+	tests := []struct {
+		name string
+		in   string
+		want Ref
+		why  Reason
+	}{
+		{"klog KObj namespaced", "kube-system/kubedns", Ref{Namespace: "kube-system", Name: "kubedns"}, OK},
+		{"klog KRef cluster-scoped", "node-1", Ref{Name: "node-1", Bare: true}, OK},
+		{"NamespacedName without namespace", "/node-1", Ref{Name: "node-1"}, OK},
+		{"rbac name with colons", "system:controller:job-controller", Ref{Name: "system:controller:job-controller", Bare: true}, OK},
+		{"dotted name", "default/web.v1", Ref{Namespace: "default", Name: "web.v1"}, OK},
+		{"unicode name", "ns/名前", Ref{Namespace: "ns", Name: "名前"}, OK},
+		{"longest name", "ns/" + long, Ref{Namespace: "ns", Name: long}, OK},
+		{"KObj(nil)", "", Ref{}, Empty},
+		{"KRef(ns, empty)", "ns/", Ref{}, Empty},
+		{"slash only", "/", Ref{}, Empty},
+		{"name too long", "ns/" + long + "a", Ref{}, Malformed},
+		{"three segments", "a/b/c", Ref{}, Malformed},
+		{"uppercase namespace", "Kube/x", Ref{}, Malformed},
+		{"namespace ends with dash", "ns-/x", Ref{}, Malformed},
+		{"namespace too long", strings.Repeat("n", 64) + "/x", Ref{}, Malformed},
+		{"free text", "failed to sync", Ref{}, Malformed},
+		{"tab", "ns/a\tb", Ref{}, Malformed},
+		{"percent", "ns/a%20b", Ref{}, Malformed},
+		{"dot", "ns/.", Ref{}, Malformed},
+		{"dot dot", "..", Ref{}, Malformed},
+		{"invalid utf8", "ns/\xff", Ref{}, Malformed},
+		{"nbsp", "ns/a\u00a0b", Ref{}, Malformed},
+		{"json text ObjectRef", `{"name":"kubedns","namespace":"kube-system"}`, Ref{Namespace: "kube-system", Name: "kubedns"}, OK},
+		{"json text cluster-scoped", `{"name":"node-1"}`, Ref{Name: "node-1", Bare: true}, OK},
+		{"json text ObjectReference", `{"kind":"Pod","namespace":"default","name":"web-0","uid":"6b1b0f4e-9c2b-4c49-9d0e-1f9a3c7e0a11","apiVersion":"v1","resourceVersion":"42","fieldPath":"spec.containers{app}"}`,
+			Ref{Namespace: "default", Name: "web-0", UID: "6b1b0f4e-9c2b-4c49-9d0e-1f9a3c7e0a11", Kind: "Pod", APIVersion: "v1", Detailed: true}, OK},
+		{"json text unknown field", `{"name":"a","color":"red"}`, Ref{}, Malformed},
+		{"json text number", `{"name":1}`, Ref{}, Malformed},
+		{"json text no name", `{"namespace":"a"}`, Ref{}, Malformed},
+		{"json text empty name", `{"name":""}`, Ref{}, Empty},
+		{"json text broken", `{"name":"a"`, Ref{}, Malformed},
+		{"json text trailing", `{"name":"a"} x`, Ref{}, Malformed},
+		{"json text bad kind", `{"name":"a","kind":"1Pod"}`, Ref{}, Malformed},
+		{"json text bad apiVersion", `{"name":"a","apiVersion":"apps/v1/x"}`, Ref{}, Malformed},
+		{"json text bad uid", `{"name":"a","uid":"a b"}`, Ref{}, Malformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, why := ParseText(tt.in)
+			if why != tt.why || got != tt.want {
+				t.Fatalf("ParseText(%q) = %+v, %v; want %+v, %v", tt.in, got, why, tt.want, tt.why)
+			}
+		})
+	}
+}
+
+func TestFields(t *testing.T) {
+	type kv struct{ k, v string }
+	tests := []struct {
+		name   string
+		fields []kv
+		other  string
+		want   Ref
+		why    Reason
+	}{
+		{"klog JSON ObjectRef", []kv{{"name", "kubedns"}, {"namespace", "kube-system"}}, "", Ref{Namespace: "kube-system", Name: "kubedns"}, OK},
+		{"klog JSON KRef without namespace", []kv{{"name", "node-1"}}, "", Ref{Name: "node-1", Bare: true}, OK},
+		{"explicit empty namespace", []kv{{"name", "node-1"}, {"namespace", ""}}, "", Ref{Name: "node-1", Bare: true}, OK},
+		{"event regarding", []kv{{"kind", "Pod"}, {"namespace", "default"}, {"name", "web-0"}, {"uid", "u1"}, {"apiVersion", "v1"}, {"resourceVersion", "7"}, {"fieldPath", "spec.containers{app}"}}, "",
+			Ref{Namespace: "default", Name: "web-0", UID: "u1", Kind: "Pod", APIVersion: "v1", Detailed: true}, OK},
+		{"fieldPath only is detail", []kv{{"name", "a"}, {"namespace", "b"}, {"fieldPath", "x"}}, "", Ref{Namespace: "b", Name: "a", Detailed: true}, OK},
+		{"repeated field", []kv{{"name", "a"}, {"name", "b"}}, "", Ref{}, Malformed},
+		{"unknown field", []kv{{"name", "a"}, {"Name", "a"}}, "", Ref{}, Malformed},
+		{"non-string field", []kv{{"name", "a"}}, "uid", Ref{}, Malformed},
+		{"no name", []kv{{"namespace", "a"}}, "", Ref{}, Malformed},
+		{"empty name", []kv{{"name", ""}}, "", Ref{}, Empty},
+		{"bad namespace", []kv{{"name", "a"}, {"namespace", "A"}}, "", Ref{}, Malformed},
+		{"empty map", nil, "", Ref{}, Malformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f Fields
+			for _, p := range tt.fields {
+				f.Add(p.k, p.v)
+			}
+			if tt.other != "" {
+				f.AddOther(tt.other)
+			}
+			got, why := f.Ref()
+			if why != tt.why || got != tt.want {
+				t.Fatalf("Ref() = %+v, %v; want %+v, %v", got, why, tt.want, tt.why)
+			}
+		})
+	}
+}
+
+func TestResolve(t *testing.T) {
+	bare := Ref{Name: "web-0", Bare: true}
+	explicitNone := Ref{Name: "web-0"}
+	full := Ref{Namespace: "default", Name: "web-0"}
+	tests := []struct {
+		name       string
+		ref        Ref
+		scope      Scope
+		sibling    string
+		hasSibling bool
+		want       Ref
+		why        Reason
+	}{
+		{"namespaced full", full, Namespaced, "", false, full, OK},
+		{"namespaced full ignores sibling", full, Namespaced, "other", true, full, OK},
+		{"namespaced bare with sibling", bare, Namespaced, "default", true, full, OK},
+		{"namespaced bare without sibling", bare, Namespaced, "", false, bare, MissingNamespace},
+		{"namespaced bare with invalid sibling", bare, Namespaced, "Not Valid", true, bare, Malformed},
+		{"namespaced explicit empty namespace", explicitNone, Namespaced, "default", true, explicitNone, MissingNamespace},
+		{"cluster bare", bare, ClusterScoped, "default", true, explicitNone, OK},
+		{"cluster explicit", explicitNone, ClusterScoped, "", false, explicitNone, OK},
+		{"cluster with namespace", full, ClusterScoped, "", false, full, UnexpectedNamespace},
+		{"unknown kind full", full, ScopeUnknown, "", false, full, OK},
+		{"unknown kind bare", bare, ScopeUnknown, "default", true, bare, UnknownKind},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, why := Resolve(tt.ref, tt.scope, tt.sibling, tt.hasSibling)
+			if why != tt.why || got != tt.want {
+				t.Fatalf("Resolve = %+v, %v; want %+v, %v", got, why, tt.want, tt.why)
+			}
+		})
+	}
+}
+
+func TestStringAndIsCanonical(t *testing.T) {
+	for _, r := range []Ref{{Namespace: "a", Name: "b"}, {Name: "b"}, {Namespace: "kube-system", Name: "x.y"}} {
+		s := r.String()
+		if !r.IsCanonical(s) {
+			t.Errorf("%+v: IsCanonical(%q) = false", r, s)
+		}
+		got, why := ParseText(s)
+		if why != OK || got.Namespace != r.Namespace || got.Name != r.Name {
+			t.Errorf("ParseText(%q) = %+v, %v", s, got, why)
+		}
+	}
+	r := Ref{Namespace: "a", Name: "b"}
+	for _, s := range []string{"b", "a/bb", "ab/b", "a-b", "/b", "a/b/"} {
+		if r.IsCanonical(s) {
+			t.Errorf("IsCanonical(%q) = true", s)
+		}
+	}
+	if (Ref{Name: "b"}).IsCanonical("/b") {
+		t.Error(`"/b" is not canonical for a cluster-scoped ref`)
+	}
+}
+
+func TestReasons(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Reasons() {
+		s := r.String()
+		if s == "ok" || s == "unknown" || s == "" || seen[s] {
+			t.Fatalf("reason %d has bad or duplicate name %q", r, s)
+		}
+		seen[s] = true
+	}
+	if Reason(200).String() != "unknown" {
+		t.Fatal("out-of-range reason")
+	}
+}
