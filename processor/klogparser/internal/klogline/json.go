@@ -1,0 +1,292 @@
+package klogline
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxDepth bounds nesting so hostile input cannot exhaust the stack.
+const maxDepth = 64
+
+// jsonScanner walks one JSON text.
+type jsonScanner struct {
+	s   string
+	pos int
+}
+
+func (j *jsonScanner) skipSpace() {
+	for j.pos < len(j.s) {
+		switch j.s[j.pos] {
+		case ' ', '\t', '\n', '\r':
+			j.pos++
+		default:
+			return
+		}
+	}
+}
+
+// str parses a JSON string at j.pos.
+func (j *jsonScanner) str() (string, bool) {
+	if j.pos >= len(j.s) || j.s[j.pos] != '"' {
+		return "", false
+	}
+	rest := j.s[j.pos:]
+	end, escaped := scanQuoted(rest)
+	if end < 0 {
+		return "", false
+	}
+	v, ok := unquote(rest[:end], escaped)
+	if !ok {
+		return "", false
+	}
+	j.pos += end
+	return v, true
+}
+
+// value parses any JSON value at j.pos.
+func (j *jsonScanner) value(depth int) (Value, bool) {
+	j.skipSpace()
+	if j.pos >= len(j.s) {
+		return Value{}, false
+	}
+	switch c := j.s[j.pos]; c {
+	case '"':
+		s, ok := j.str()
+		return Value{Kind: KindString, Str: s}, ok
+	case '{':
+		if depth >= maxDepth {
+			return Value{}, false
+		}
+		j.pos++
+		var items []Field
+		j.skipSpace()
+		if j.pos < len(j.s) && j.s[j.pos] == '}' {
+			j.pos++
+			return Value{Kind: KindMap, Items: items}, true
+		}
+		for {
+			j.skipSpace()
+			k, ok := j.str()
+			if !ok {
+				return Value{}, false
+			}
+			j.skipSpace()
+			if j.pos >= len(j.s) || j.s[j.pos] != ':' {
+				return Value{}, false
+			}
+			j.pos++
+			v, ok := j.value(depth + 1)
+			if !ok {
+				return Value{}, false
+			}
+			items = append(items, Field{Key: k, Value: v})
+			if !j.next('}') {
+				return Value{Kind: KindMap, Items: items}, j.pos <= len(j.s) && j.s[j.pos-1] == '}'
+			}
+		}
+	case '[':
+		if depth >= maxDepth {
+			return Value{}, false
+		}
+		j.pos++
+		var items []Field
+		j.skipSpace()
+		if j.pos < len(j.s) && j.s[j.pos] == ']' {
+			j.pos++
+			return Value{Kind: KindSlice, Items: items}, true
+		}
+		for {
+			v, ok := j.value(depth + 1)
+			if !ok {
+				return Value{}, false
+			}
+			items = append(items, Field{Value: v})
+			if !j.next(']') {
+				return Value{Kind: KindSlice, Items: items}, j.pos <= len(j.s) && j.s[j.pos-1] == ']'
+			}
+		}
+	default:
+		start := j.pos
+		for j.pos < len(j.s) {
+			c := j.s[j.pos]
+			if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+				break
+			}
+			j.pos++
+		}
+		tok := j.s[start:j.pos]
+		if tok == "true" || tok == "false" || tok == "null" {
+			return bareValue(tok), true
+		}
+		if isNum, _ := numberSyntax(tok); isNum {
+			return bareValue(tok), true
+		}
+		return Value{}, false // not a JSON literal
+	}
+}
+
+// next consumes a separator after a member: it returns true after ',' (more follow) and
+// false after the closing byte or on a syntax error (then j.pos points past the offending
+// byte, or at the end).
+func (j *jsonScanner) next(closing byte) bool {
+	j.skipSpace()
+	if j.pos >= len(j.s) {
+		j.pos = len(j.s) + 1
+		return false
+	}
+	c := j.s[j.pos]
+	j.pos++
+	return c == ','
+	// A byte other than ',' or closing leaves s[pos-1] != closing, which callers detect.
+}
+
+// parseJSON parses a component-base JSON line.
+func (p *Parser) parseJSON(line string, rec *Record) bool {
+	j := jsonScanner{s: line, pos: 1}
+	var haveTS, haveMsg bool
+	var level string
+	j.skipSpace()
+	if j.pos < len(j.s) && j.s[j.pos] == '}' {
+		return false
+	}
+	complete := false
+	for {
+		j.skipSpace()
+		memberStart := j.pos
+		k, ok := j.str()
+		if ok {
+			j.skipSpace()
+			ok = j.pos < len(j.s) && j.s[j.pos] == ':'
+		}
+		var v Value
+		if ok {
+			j.pos++
+			v, ok = j.value(1)
+		}
+		if !ok {
+			if !haveTS || !haveMsg {
+				return false
+			}
+			rec.fail("invalid JSON", line[min(memberStart, len(line)):])
+			break
+		}
+		switch {
+		case k == "ts" && !haveTS && (v.Kind == KindDouble || v.Kind == KindInt):
+			rec.Time, rec.HasTime, haveTS = epochTime(v), true, true
+		case k == "ts" && !haveTS && v.Kind == KindString:
+			if t, err := time.Parse(time.RFC3339Nano, v.Str); err == nil {
+				rec.Time, rec.HasTime, haveTS = t, true, true
+			} else {
+				rec.Fields = append(rec.Fields, Field{Key: k, Value: v})
+			}
+		case k == "msg" && !haveMsg && v.Kind == KindString:
+			rec.Message, haveMsg = v.Str, true
+		case k == "v" && !rec.HasVerbose && v.Kind == KindInt:
+			rec.Verbosity, rec.HasVerbose = v.Int, true
+		case k == "err" && !rec.HasErr:
+			if v.Kind != KindNull {
+				rec.Err, rec.HasErr = v, true
+			}
+		case k == "caller" && rec.Caller == "" && v.Kind == KindString:
+			rec.Caller = v.Str
+			if c := strings.LastIndexByte(v.Str, ':'); c > 0 {
+				if n, ok := parseLineNumber(v.Str[c+1:]); ok {
+					rec.File, rec.Line, rec.HasLine = v.Str[:c], n, true
+				}
+			}
+		case k == "level" && level == "" && v.Kind == KindString:
+			level = v.Str
+		default:
+			rec.Fields = append(rec.Fields, Field{Key: k, Value: v})
+		}
+		if !j.next('}') {
+			if j.pos > len(j.s) || j.s[j.pos-1] != '}' {
+				if !haveTS || !haveMsg {
+					return false
+				}
+				rec.fail("invalid JSON", line[min(j.pos-1, len(line)):])
+			} else {
+				complete = true
+			}
+			break
+		}
+	}
+	if complete {
+		j.skipSpace()
+		if j.pos < len(j.s) {
+			if !haveTS || !haveMsg {
+				return false
+			}
+			rec.fail("trailing data after JSON object", line[j.pos:])
+		}
+	}
+	if !haveTS || !haveMsg {
+		return false
+	}
+	rec.Format = FormatJSON
+	rec.Severity = jsonSeverity(level, rec)
+	return true
+}
+
+// jsonSeverity maps the zap level when present; otherwise zapr's convention applies: info
+// records carry "v", error records do not.
+func jsonSeverity(level string, rec *Record) Severity {
+	switch strings.ToLower(level) {
+	case "debug", "info":
+		return SeverityInfo
+	case "warn", "warning":
+		return SeverityWarning
+	case "error", "dpanic":
+		return SeverityError
+	case "panic", "fatal":
+		return SeverityFatal
+	}
+	if rec.HasVerbose {
+		return SeverityInfo
+	}
+	return SeverityError
+}
+
+// epochTime converts ts: milliseconds (component-base) when at least 1e11, else seconds
+// (plain zap). Decimal digits are converted exactly where they fit.
+func epochTime(v Value) time.Time {
+	f := v.Double
+	if v.Kind == KindInt {
+		f = float64(v.Int)
+	}
+	unit := float64(time.Second)
+	if f >= 1e11 || f <= -1e11 {
+		unit = float64(time.Millisecond)
+	}
+	sec, frac := splitFloat(f * unit / float64(time.Second))
+	return time.Unix(sec, frac).UTC()
+}
+
+// splitFloat splits seconds into whole seconds and nanoseconds rounded to the microsecond,
+// the precision a float64 epoch carries.
+func splitFloat(s float64) (int64, int64) {
+	sec := int64(s)
+	if float64(sec) > s {
+		sec--
+	}
+	ns := int64((s-float64(sec))*1e6+0.5) * 1000
+	if ns >= int64(time.Second) {
+		sec++
+		ns -= int64(time.Second)
+	}
+	return sec, ns
+}
+
+func parseLineNumber(s string) (int64, bool) {
+	if len(s) == 0 || len(s) > 18 {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}

@@ -1,0 +1,70 @@
+package klogline
+
+import "time"
+
+// Parser parses klog lines. The zero value parses both formats in UTC.
+// A Parser is safe for concurrent use; a Record is not.
+type Parser struct {
+	// Location is the zone of text header times; nil means UTC.
+	Location *time.Location
+	// SkipText and SkipJSON disable a format.
+	SkipText bool
+	SkipJSON bool
+}
+
+// Parse parses line into rec and returns its format; FormatNone means the line is not klog
+// and rec holds nothing. ref is the time used to infer the year of a text header.
+func (p *Parser) Parse(line string, ref time.Time, rec *Record) Format {
+	rec.reset()
+	if len(line) == 0 {
+		return FormatNone
+	}
+	switch line[0] {
+	case 'I', 'W', 'E', 'F':
+		if !p.SkipText && p.parseText(line, ref, rec) {
+			return FormatText
+		}
+	case '{':
+		if !p.SkipJSON && p.parseJSON(line, rec) {
+			return FormatJSON
+		}
+	}
+	rec.reset()
+	return FormatNone
+}
+
+// halfYear is the distance beyond which a header date is taken to belong to the neighbouring
+// year of the reference time.
+const halfYear = 183 * 24 * time.Hour
+
+// headerTime resolves a year-less header in p.Location using ref for the year.
+func (p *Parser) headerTime(h header, ref time.Time) (time.Time, bool) {
+	if h.month < 1 || h.month > 12 || h.day < 1 || h.day > 31 || h.hour > 23 || h.min > 59 || h.sec > 60 {
+		return time.Time{}, false
+	}
+	loc := p.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	year := ref.In(loc).Year()
+	t := time.Date(year, time.Month(h.month), h.day, h.hour, h.min, h.sec, h.nsec, loc)
+	switch d := t.Sub(ref); {
+	case d > halfYear:
+		year--
+	case d < -halfYear:
+		year++
+	default:
+		return t, validDay(t, h)
+	}
+	t = time.Date(year, time.Month(h.month), h.day, h.hour, h.min, h.sec, h.nsec, loc)
+	return t, validDay(t, h)
+}
+
+// validDay rejects dates that time.Date normalised (Feb 30 becomes Mar 2). A leap second
+// (ss = 60) is accepted and rolls into the next second.
+func validDay(t time.Time, h header) bool {
+	if h.sec == 60 {
+		return true
+	}
+	return t.Day() == h.day
+}
