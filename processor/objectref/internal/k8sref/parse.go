@@ -98,9 +98,9 @@ func (f *Fields) Add(key, value string) {
 	case "apiVersion":
 		bit, f.ref.APIVersion = fieldAPIVersion, value
 	case "resourceVersion":
-		bit = fieldResourceVersion
+		bit, f.ref.ResourceVersion = fieldResourceVersion, value
 	case "fieldPath":
-		bit = fieldFieldPath
+		bit, f.ref.FieldPath = fieldFieldPath, value
 	default:
 		f.bad = true
 		return
@@ -223,3 +223,6 @@ func validAPIVersion(s string) bool {
 	}
 	return slashes <= 1
 }
+
+// ValidUID reports whether s may be an object uid (used for uids given in a sibling attribute).
+func ValidUID(s string) bool { return s != "" && validUID(s) }

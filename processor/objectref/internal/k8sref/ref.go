@@ -12,6 +12,10 @@ type Ref struct {
 	UID        string
 	Kind       string
 	APIVersion string
+	// ResourceVersion and FieldPath are carried by ObjectReference maps (events); they are kept
+	// so a reference rewritten as a map loses nothing.
+	ResourceVersion string
+	FieldPath       string
 	// Bare is true when the spelling said nothing about the namespace (a plain "name", or a map
 	// without a namespace), as opposed to "/name", which says the namespace is empty.
 	Bare bool
@@ -58,6 +62,9 @@ const (
 	KindMismatch
 	numReasons
 )
+
+// NumReasons is the number of Reason values, OK included, for arrays indexed by Reason.
+const NumReasons = int(numReasons)
 
 var reasonNames = [numReasons]string{
 	OK:                  "ok",

@@ -1,0 +1,125 @@
+package objectref
+
+import (
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/collector/component"
+)
+
+// Form is how a recognized reference is rewritten.
+type Form string
+
+// Forms.
+const (
+	// FormString writes "namespace/name" ("name" for cluster-scoped objects). References that
+	// carry a uid, kind, apiVersion or event field path stay maps, so nothing is lost.
+	FormString Form = "string"
+	// FormMap writes a map with name, namespace and whatever else the reference stated.
+	FormMap Form = "map"
+)
+
+// Config is the object_ref processor configuration. The zero value of every field means the
+// built-in behaviour, which needs no configuration for Kubernetes components' logs.
+type Config struct {
+	// Form is the form recognized references are rewritten to: string (default) or map.
+	Form Form `mapstructure:"form"`
+	// Body also looks for references among the top-level keys of a map body.
+	Body bool `mapstructure:"body"`
+	// Keys adds key-table entries or overrides built-in ones with the same key. They come
+	// before the built-in entries, in this order, which decides the subject of each kind.
+	Keys []KeyConfig `mapstructure:"keys"`
+	// ExcludeKeys removes built-in key-table entries.
+	ExcludeKeys []string `mapstructure:"exclude_keys"`
+	// Kinds adds kinds (custom resources) or overrides built-in ones.
+	Kinds []KindConfig `mapstructure:"kinds"`
+	// TraceContext names an extension that gives the trace context of a Kubernetes object;
+	// when set, records take the trace and span ids of their subject.
+	TraceContext *component.ID `mapstructure:"trace_context"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// KeyConfig is one key-table entry: an attribute key that holds a reference and where its kind
+// comes from. With neither Kind nor KindKey, the kind is the one the reference states (a map's
+// "kind" field, as in event regarding/related).
+type KeyConfig struct {
+	// Key is the attribute key, matched exactly.
+	Key string `mapstructure:"key"`
+	// Kind is the kind the key always names, such as Pod.
+	Kind string `mapstructure:"kind"`
+	// KindKey is a sibling attribute holding the kind, such as "kind" next to "object".
+	KindKey string `mapstructure:"kind_key"`
+	// NamespaceKey is the sibling attribute giving the namespace of a bare name.
+	// Default "namespace"; empty for none.
+	NamespaceKey *string `mapstructure:"namespace_key"`
+	// UIDKey is the sibling attribute giving the uid. Default: the key followed by "UID"
+	// (podUID); empty for none.
+	UIDKey *string `mapstructure:"uid_key"`
+	// Subject says whether the reference may be the record's subject. Default true.
+	Subject *bool `mapstructure:"subject"`
+}
+
+// KindConfig is one kind-table entry.
+type KindConfig struct {
+	// Kind is the API kind, such as Certificate.
+	Kind string `mapstructure:"kind"`
+	// APIVersion is the kind's group/version, given to the trace context extension when a
+	// reference does not state it.
+	APIVersion string `mapstructure:"api_version"`
+	// Namespaced says whether objects of the kind live in a namespace.
+	Namespaced bool `mapstructure:"namespaced"`
+	// NameAttribute is the record attribute naming a subject of this kind; empty for none.
+	NameAttribute string `mapstructure:"name_attribute"`
+	// UIDAttribute is the record attribute holding a subject's uid; empty for none.
+	UIDAttribute string `mapstructure:"uid_attribute"`
+}
+
+// Validate checks the configuration.
+func (cfg *Config) Validate() error {
+	var errs []error
+	switch cfg.Form {
+	case "", FormString, FormMap:
+	default:
+		errs = append(errs, fmt.Errorf("form: %q is not one of %q, %q", cfg.Form, FormString, FormMap))
+	}
+	seenKind := map[string]bool{}
+	for i, k := range cfg.Kinds {
+		if k.Kind == "" {
+			errs = append(errs, fmt.Errorf("kinds[%d]: kind is required", i))
+		} else if seenKind[k.Kind] {
+			errs = append(errs, fmt.Errorf("kinds[%d]: kind %q is listed twice", i, k.Kind))
+		}
+		seenKind[k.Kind] = true
+		if k.NameAttribute == namespaceNameAttribute && k.Kind != "Namespace" {
+			errs = append(errs, fmt.Errorf("kinds[%d]: %s is reserved for the subjects' namespace", i, namespaceNameAttribute))
+		}
+	}
+	seenKey := map[string]bool{}
+	for i, k := range cfg.Keys {
+		switch {
+		case k.Key == "":
+			errs = append(errs, fmt.Errorf("keys[%d]: key is required", i))
+		case seenKey[k.Key]:
+			errs = append(errs, fmt.Errorf("keys[%d]: key %q is listed twice", i, k.Key))
+		}
+		seenKey[k.Key] = true
+		if k.Kind != "" && k.KindKey != "" {
+			errs = append(errs, fmt.Errorf("keys[%d]: kind and kind_key are exclusive", i))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	// Unknown kinds are reported by the table builder, which knows the built-in kinds.
+	_, err := buildTable(cfg)
+	return err
+}
+
+func (cfg *Config) form() Form {
+	if cfg.Form == "" {
+		return FormString
+	}
+	return cfg.Form
+}

@@ -1,0 +1,422 @@
+package objectref
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/k8sref"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/metadata"
+)
+
+// Map field names of the canonical map form (ObjectReference's JSON names).
+const (
+	fieldNamespace       = "namespace"
+	fieldName            = "name"
+	fieldUID             = "uid"
+	fieldKind            = "kind"
+	fieldAPIVersion      = "apiVersion"
+	fieldResourceVersion = "resourceVersion"
+	fieldFieldPath       = "fieldPath"
+)
+
+// Reasons a subject attribute is not written.
+const (
+	conflictNamespace = "namespace"
+	conflictAttribute = "attribute"
+)
+
+// refProcessor normalizes object references in log records.
+type refProcessor struct {
+	table   *table
+	form    Form
+	body    bool
+	traceID *component.ID
+	source  TraceContextSource
+	tel     *metadata.TelemetryBuilder
+
+	rejectedOpts     [k8sref.NumReasons]metric.AddOption
+	conflictNSOpt    metric.AddOption
+	conflictAttrsOpt metric.AddOption
+}
+
+func newRefProcessor(cfg *Config, tel *metadata.TelemetryBuilder) (*refProcessor, error) {
+	t, err := buildTable(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &refProcessor{table: t, form: cfg.form(), body: cfg.Body, traceID: cfg.TraceContext, tel: tel}
+	for _, r := range k8sref.Reasons() {
+		p.rejectedOpts[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r.String())))
+	}
+	p.conflictNSOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", conflictNamespace)))
+	p.conflictAttrsOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", conflictAttribute)))
+	return p, nil
+}
+
+func (p *refProcessor) start(_ context.Context, host component.Host) error {
+	if p.traceID == nil {
+		return nil
+	}
+	src, err := findTraceContextSource(host, *p.traceID)
+	if err != nil {
+		return err
+	}
+	p.source = src
+	return nil
+}
+
+func (p *refProcessor) shutdown(context.Context) error {
+	p.tel.Shutdown()
+	return nil
+}
+
+// counts accumulates one batch's telemetry, recorded once per batch.
+type counts struct {
+	records, normalized, correlated int64
+	rejected                        [k8sref.NumReasons]int64
+	conflictNS, conflictAttrs       int64
+}
+
+func (p *refProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
+	var c counts
+	var w work
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		sls := rls.At(i).ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				p.processRecord(ctx, lrs.At(k), &w, &c)
+			}
+		}
+	}
+	p.record(ctx, &c)
+	return ld, nil
+}
+
+func (p *refProcessor) record(ctx context.Context, c *counts) {
+	p.tel.ProcessorObjectRefRecordsProcessed.Add(ctx, c.records)
+	if c.normalized > 0 {
+		p.tel.ProcessorObjectRefReferencesNormalized.Add(ctx, c.normalized)
+	}
+	for r, n := range c.rejected {
+		if n > 0 {
+			p.tel.ProcessorObjectRefReferencesRejected.Add(ctx, n, p.rejectedOpts[r])
+		}
+	}
+	if c.conflictNS > 0 {
+		p.tel.ProcessorObjectRefSubjectConflicts.Add(ctx, c.conflictNS, p.conflictNSOpt)
+	}
+	if c.conflictAttrs > 0 {
+		p.tel.ProcessorObjectRefSubjectConflicts.Add(ctx, c.conflictAttrs, p.conflictAttrsOpt)
+	}
+	if c.correlated > 0 {
+		p.tel.ProcessorObjectRefRecordsCorrelated.Add(ctx, c.correlated)
+	}
+}
+
+// match is one attribute (or body key) whose key is in the key table.
+type match struct {
+	idx    int
+	inBody bool
+	val    pcommon.Value
+	// container is the map holding the value, where siblings are looked up.
+	container pcommon.Map
+
+	ref         k8sref.Ref
+	why         k8sref.Reason
+	kind        *kindInfo
+	siblingUID  string
+	namespaceBy bool // the namespace came from a sibling key
+}
+
+// work is scratch space reused across the records of a batch.
+type work struct {
+	matches  []match
+	subjects []int
+}
+
+func (p *refProcessor) processRecord(ctx context.Context, lr plog.LogRecord, w *work, c *counts) {
+	c.records++
+	attrs := lr.Attributes()
+	w.matches = w.matches[:0]
+	p.collect(attrs, false, w)
+	if p.body && lr.Body().Type() == pcommon.ValueTypeMap {
+		p.collect(lr.Body().Map(), true, w)
+	}
+	if len(w.matches) == 0 {
+		return
+	}
+	sortMatches(w.matches)
+
+	// Resolve every reference before rewriting any: a rewrite may change a value another
+	// reference reads as its sibling.
+	for i := range w.matches {
+		p.resolve(&w.matches[i])
+	}
+	for i := range w.matches {
+		m := &w.matches[i]
+		if m.why != k8sref.OK {
+			c.rejected[m.why]++
+			continue
+		}
+		c.normalized++
+		p.rewrite(m)
+	}
+	p.writeSubjects(ctx, lr, attrs, w, c)
+}
+
+// collect appends the matches among m's keys.
+func (p *refProcessor) collect(m pcommon.Map, inBody bool, w *work) {
+	for k, v := range m.All() {
+		if i := p.table.lookup(k); i >= 0 {
+			w.matches = append(w.matches, match{idx: i, inBody: inBody, val: v, container: m})
+		}
+	}
+}
+
+// sortMatches orders matches by key-table position, attributes before body; an insertion sort,
+// as a record has few.
+func sortMatches(ms []match) {
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && less(&ms[j], &ms[j-1]); j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+}
+
+func less(a, b *match) bool {
+	if a.idx != b.idx {
+		return a.idx < b.idx
+	}
+	return !a.inBody && b.inBody
+}
+
+// resolve parses a match's value and checks it against its kind.
+func (p *refProcessor) resolve(m *match) {
+	key := &p.table.keys[m.idx]
+	var ref k8sref.Ref
+	var why k8sref.Reason
+	switch m.val.Type() {
+	case pcommon.ValueTypeStr:
+		ref, why = k8sref.ParseText(m.val.Str())
+	case pcommon.ValueTypeMap:
+		var f k8sref.Fields
+		for k, v := range m.val.Map().All() {
+			if v.Type() == pcommon.ValueTypeStr {
+				f.Add(k, v.Str())
+			} else {
+				f.AddOther(k)
+			}
+		}
+		ref, why = f.Ref()
+	default:
+		why = k8sref.Malformed
+	}
+	if why != k8sref.OK {
+		m.why = why
+		return
+	}
+
+	kind := key.kind
+	switch {
+	case kind != nil:
+		if ref.Kind != "" && ref.Kind != kind.kind {
+			m.why = k8sref.KindMismatch
+			return
+		}
+	case key.kindKey != "":
+		name, ok := siblingString(m.container, key.kindKey)
+		if ok && ref.Kind != "" && ref.Kind != name {
+			m.why = k8sref.KindMismatch
+			return
+		}
+		if !ok {
+			name = ref.Kind
+		}
+		kind = p.table.kinds[name]
+	default:
+		kind = p.table.kinds[ref.Kind]
+	}
+	scope := k8sref.ScopeUnknown
+	if kind != nil {
+		scope = kind.scope
+	}
+
+	var ns string
+	var hasNS bool
+	if ref.Bare && scope == k8sref.Namespaced && key.namespaceKey != "" {
+		ns, hasNS = siblingString(m.container, key.namespaceKey)
+	}
+	ref, why = k8sref.Resolve(ref, scope, ns, hasNS)
+	if why != k8sref.OK {
+		m.why = why
+		return
+	}
+	m.ref, m.kind, m.namespaceBy = ref, kind, hasNS
+	if ref.UID == "" && key.uidKey != "" {
+		if uid, ok := siblingString(m.container, key.uidKey); ok && k8sref.ValidUID(uid) {
+			m.siblingUID = uid
+		}
+	}
+}
+
+func siblingString(m pcommon.Map, key string) (string, bool) {
+	v, ok := m.Get(key)
+	if !ok || v.Type() != pcommon.ValueTypeStr {
+		return "", false
+	}
+	return v.Str(), true
+}
+
+// rewrite writes an accepted reference in the configured form.
+func (p *refProcessor) rewrite(m *match) {
+	ref := &m.ref
+	isMap := m.val.Type() == pcommon.ValueTypeMap
+	if p.form == FormString && !ref.Detailed {
+		if isMap || !ref.IsCanonical(m.val.Str()) {
+			m.val.SetStr(ref.String())
+		}
+		return
+	}
+	if !isMap {
+		putRefMap(m.val.SetEmptyMap(), ref)
+		return
+	}
+	mm := m.val.Map()
+	if ref.Namespace == "" {
+		mm.Remove(fieldNamespace) // an explicit empty namespace: the canonical map omits it
+	} else if m.namespaceBy {
+		mm.PutStr(fieldNamespace, ref.Namespace)
+	}
+}
+
+// putRefMap writes the canonical map form of ref into an empty map.
+func putRefMap(mm pcommon.Map, ref *k8sref.Ref) {
+	mm.EnsureCapacity(7)
+	if ref.Kind != "" {
+		mm.PutStr(fieldKind, ref.Kind)
+	}
+	if ref.APIVersion != "" {
+		mm.PutStr(fieldAPIVersion, ref.APIVersion)
+	}
+	if ref.Namespace != "" {
+		mm.PutStr(fieldNamespace, ref.Namespace)
+	}
+	mm.PutStr(fieldName, ref.Name)
+	if ref.UID != "" {
+		mm.PutStr(fieldUID, ref.UID)
+	}
+	if ref.ResourceVersion != "" {
+		mm.PutStr(fieldResourceVersion, ref.ResourceVersion)
+	}
+	if ref.FieldPath != "" {
+		mm.PutStr(fieldFieldPath, ref.FieldPath)
+	}
+}
+
+// writeSubjects picks the first eligible reference of each kind and writes its attributes.
+func (p *refProcessor) writeSubjects(ctx context.Context, lr plog.LogRecord, attrs pcommon.Map, w *work, c *counts) {
+	w.subjects = w.subjects[:0]
+	for i := range w.matches {
+		m := &w.matches[i]
+		if m.why != k8sref.OK || m.kind == nil || !p.table.keys[m.idx].subject {
+			continue
+		}
+		dup := false
+		for _, j := range w.subjects {
+			if w.matches[j].kind == m.kind {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			w.subjects = append(w.subjects, i)
+		}
+	}
+	if len(w.subjects) == 0 {
+		return
+	}
+
+	namespace, nsConflict := "", false
+	for _, i := range w.subjects {
+		m := &w.matches[i]
+		ns := m.ref.Namespace
+		if m.kind.isNamespace {
+			ns = m.ref.Name
+		}
+		switch {
+		case ns == "":
+		case namespace == "":
+			namespace = ns
+		case namespace != ns:
+			nsConflict = true
+		}
+	}
+
+	for _, i := range w.subjects {
+		m := &w.matches[i]
+		if !m.kind.isNamespace {
+			p.put(attrs, m.kind.nameAttribute, m.ref.Name, c)
+		}
+		uid := m.ref.UID
+		if uid == "" {
+			uid = m.siblingUID
+		}
+		if uid != "" {
+			p.put(attrs, m.kind.uidAttribute, uid, c)
+		}
+	}
+	if nsConflict {
+		c.conflictNS++
+	} else if namespace != "" {
+		p.put(attrs, namespaceNameAttribute, namespace, c)
+	}
+
+	if p.source != nil && lr.TraceID().IsEmpty() {
+		p.correlate(ctx, lr, w, c)
+	}
+}
+
+// put writes a subject attribute unless the record already has a different value there.
+func (p *refProcessor) put(attrs pcommon.Map, key, value string, c *counts) {
+	if key == "" {
+		return
+	}
+	if old, ok := attrs.Get(key); ok {
+		if old.Type() != pcommon.ValueTypeStr || old.Str() != value {
+			c.conflictAttrs++
+		}
+		return
+	}
+	attrs.PutStr(key, value)
+}
+
+// correlate gives the record the trace context of its first subject that has one.
+func (p *refProcessor) correlate(ctx context.Context, lr plog.LogRecord, w *work, c *counts) {
+	for _, i := range w.subjects {
+		m := &w.matches[i]
+		apiVersion := m.ref.APIVersion
+		if apiVersion == "" {
+			apiVersion = m.kind.apiVersion
+		}
+		uid := m.ref.UID
+		if uid == "" {
+			uid = m.siblingUID
+		}
+		sc, ok := p.source.SpanContextForObject(ctx, apiVersion, m.kind.kind, m.ref.Namespace, m.ref.Name, uid)
+		if !ok || !sc.HasTraceID() || !sc.HasSpanID() {
+			continue
+		}
+		lr.SetTraceID(pcommon.TraceID(sc.TraceID()))
+		lr.SetSpanID(pcommon.SpanID(sc.SpanID()))
+		lr.SetFlags(plog.DefaultLogRecordFlags.WithIsSampled(sc.IsSampled()))
+		c.correlated++
+		return
+	}
+}

@@ -1,0 +1,184 @@
+package objectref
+
+import (
+	"fmt"
+
+	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/k8sref"
+)
+
+// Attribute names for kinds the OpenTelemetry semantic conventions do not name yet. They live
+// under this project's prefix so they cannot collide with a future convention.
+const projectPrefix = "otelcol_k8s."
+
+// namespaceNameAttribute is where the subjects' namespace goes.
+const namespaceNameAttribute = "k8s.namespace.name"
+
+// builtinKinds is the default kind table: scope, API version and the attributes naming a subject.
+var builtinKinds = []KindConfig{
+	{Kind: "Pod", APIVersion: "v1", Namespaced: true, NameAttribute: "k8s.pod.name", UIDAttribute: "k8s.pod.uid"},
+	{Kind: "Node", APIVersion: "v1", NameAttribute: "k8s.node.name", UIDAttribute: "k8s.node.uid"},
+	{Kind: "Namespace", APIVersion: "v1", NameAttribute: namespaceNameAttribute, UIDAttribute: projectPrefix + "namespace.uid"},
+	{Kind: "Deployment", APIVersion: "apps/v1", Namespaced: true, NameAttribute: "k8s.deployment.name", UIDAttribute: "k8s.deployment.uid"},
+	{Kind: "ReplicaSet", APIVersion: "apps/v1", Namespaced: true, NameAttribute: "k8s.replicaset.name", UIDAttribute: "k8s.replicaset.uid"},
+	{Kind: "StatefulSet", APIVersion: "apps/v1", Namespaced: true, NameAttribute: "k8s.statefulset.name", UIDAttribute: "k8s.statefulset.uid"},
+	{Kind: "DaemonSet", APIVersion: "apps/v1", Namespaced: true, NameAttribute: "k8s.daemonset.name", UIDAttribute: "k8s.daemonset.uid"},
+	{Kind: "Job", APIVersion: "batch/v1", Namespaced: true, NameAttribute: "k8s.job.name", UIDAttribute: "k8s.job.uid"},
+	{Kind: "CronJob", APIVersion: "batch/v1", Namespaced: true, NameAttribute: "k8s.cronjob.name", UIDAttribute: "k8s.cronjob.uid"},
+	{Kind: "Service", APIVersion: "v1", Namespaced: true, NameAttribute: "k8s.service.name", UIDAttribute: "k8s.service.uid"},
+	{Kind: "ReplicationController", APIVersion: "v1", Namespaced: true, NameAttribute: "k8s.replicationcontroller.name", UIDAttribute: "k8s.replicationcontroller.uid"},
+	{Kind: "HorizontalPodAutoscaler", APIVersion: "autoscaling/v2", Namespaced: true, NameAttribute: "k8s.hpa.name", UIDAttribute: "k8s.hpa.uid"},
+	{Kind: "ResourceQuota", APIVersion: "v1", Namespaced: true, NameAttribute: "k8s.resourcequota.name", UIDAttribute: "k8s.resourcequota.uid"},
+	{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespaced: true, NameAttribute: "k8s.persistentvolumeclaim.name", UIDAttribute: "k8s.persistentvolumeclaim.uid"},
+	{Kind: "PersistentVolume", APIVersion: "v1", NameAttribute: "k8s.persistentvolume.name", UIDAttribute: "k8s.persistentvolume.uid"},
+	{Kind: "Endpoints", APIVersion: "v1", Namespaced: true, NameAttribute: projectPrefix + "endpoints.name", UIDAttribute: projectPrefix + "endpoints.uid"},
+	{Kind: "EndpointSlice", APIVersion: "discovery.k8s.io/v1", Namespaced: true, NameAttribute: projectPrefix + "endpointslice.name", UIDAttribute: projectPrefix + "endpointslice.uid"},
+	{Kind: "ConfigMap", APIVersion: "v1", Namespaced: true, NameAttribute: projectPrefix + "configmap.name", UIDAttribute: projectPrefix + "configmap.uid"},
+	{Kind: "Secret", APIVersion: "v1", Namespaced: true, NameAttribute: projectPrefix + "secret.name", UIDAttribute: projectPrefix + "secret.uid"},
+	{Kind: "ServiceAccount", APIVersion: "v1", Namespaced: true, NameAttribute: projectPrefix + "serviceaccount.name", UIDAttribute: projectPrefix + "serviceaccount.uid"},
+	{Kind: "Lease", APIVersion: "coordination.k8s.io/v1", Namespaced: true, NameAttribute: projectPrefix + "lease.name", UIDAttribute: projectPrefix + "lease.uid"},
+	{Kind: "Ingress", APIVersion: "networking.k8s.io/v1", Namespaced: true, NameAttribute: projectPrefix + "ingress.name", UIDAttribute: projectPrefix + "ingress.uid"},
+}
+
+// builtinKeys is the default key table, in subject-priority order: the keys Kubernetes
+// components log references under, then the generic keys whose kind comes from elsewhere.
+var builtinKeys = []KeyConfig{
+	{Key: "pod", Kind: "Pod"},
+	{Key: "node", Kind: "Node"},
+	{Key: "namespace", Kind: "Namespace"},
+	{Key: "deployment", Kind: "Deployment"},
+	{Key: "replicaSet", Kind: "ReplicaSet"},
+	{Key: "statefulSet", Kind: "StatefulSet"},
+	{Key: "daemonSet", Kind: "DaemonSet"},
+	{Key: "job", Kind: "Job"},
+	{Key: "cronJob", Kind: "CronJob"},
+	{Key: "service", Kind: "Service"},
+	{Key: "endpoints", Kind: "Endpoints"},
+	{Key: "endpointSlice", Kind: "EndpointSlice"},
+	{Key: "pvc", Kind: "PersistentVolumeClaim"},
+	{Key: "persistentVolumeClaim", Kind: "PersistentVolumeClaim"},
+	{Key: "pv", Kind: "PersistentVolume"},
+	{Key: "persistentVolume", Kind: "PersistentVolume"},
+	{Key: "configMap", Kind: "ConfigMap"},
+	{Key: "lease", Kind: "Lease"},
+	{Key: "ingress", Kind: "Ingress"},
+	{Key: "object", KindKey: "kind"},
+	{Key: "regarding"},
+	{Key: "involvedObject"},
+	{Key: "related", Subject: boolPtr(false)},
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+// kindInfo is one resolved row of the kind table.
+type kindInfo struct {
+	kind          string
+	apiVersion    string
+	scope         k8sref.Scope
+	nameAttribute string
+	uidAttribute  string
+	isNamespace   bool
+}
+
+// keyInfo is one resolved row of the key table.
+type keyInfo struct {
+	key          string
+	kind         *kindInfo // fixed kind, or nil
+	kindKey      string
+	namespaceKey string
+	uidKey       string
+	subject      bool
+}
+
+// table is the resolved key and kind tables.
+type table struct {
+	keys   []keyInfo
+	index  map[string]int
+	kinds  map[string]*kindInfo
+	minLen int
+	maxLen int
+}
+
+// buildTable merges the configuration over the built-in tables.
+func buildTable(cfg *Config) (*table, error) {
+	t := &table{kinds: map[string]*kindInfo{}, index: map[string]int{}}
+	addKind := func(k KindConfig) {
+		scope := k8sref.ClusterScoped
+		if k.Namespaced {
+			scope = k8sref.Namespaced
+		}
+		t.kinds[k.Kind] = &kindInfo{
+			kind: k.Kind, apiVersion: k.APIVersion, scope: scope,
+			nameAttribute: k.NameAttribute, uidAttribute: k.UIDAttribute,
+			isNamespace: k.NameAttribute == namespaceNameAttribute,
+		}
+	}
+	for _, k := range builtinKinds {
+		addKind(k)
+	}
+	for _, k := range cfg.Kinds {
+		addKind(k)
+	}
+
+	excluded := make(map[string]bool, len(cfg.ExcludeKeys))
+	for _, k := range cfg.ExcludeKeys {
+		excluded[k] = true
+	}
+	add := func(k KeyConfig) error {
+		if excluded[k.Key] {
+			return nil
+		}
+		if _, dup := t.index[k.Key]; dup {
+			return nil // a configured entry overrides the built-in one with the same key
+		}
+		ki := keyInfo{key: k.Key, kindKey: k.KindKey, subject: true,
+			namespaceKey: "namespace", uidKey: k.Key + "UID"}
+		if k.Kind != "" {
+			ki.kind = t.kinds[k.Kind]
+			if ki.kind == nil {
+				return fmt.Errorf("key %q: kind %q is not in the kind table; add it under kinds", k.Key, k.Kind)
+			}
+		}
+		if k.NamespaceKey != nil {
+			ki.namespaceKey = *k.NamespaceKey
+		}
+		if k.UIDKey != nil {
+			ki.uidKey = *k.UIDKey
+		}
+		if k.Subject != nil {
+			ki.subject = *k.Subject
+		}
+		t.index[k.Key] = len(t.keys)
+		t.keys = append(t.keys, ki)
+		return nil
+	}
+	for _, k := range cfg.Keys {
+		if err := add(k); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range builtinKeys {
+		if err := add(k); err != nil {
+			return nil, err
+		}
+	}
+	for i, k := range t.keys {
+		if i == 0 || len(k.key) < t.minLen {
+			t.minLen = len(k.key)
+		}
+		if len(k.key) > t.maxLen {
+			t.maxLen = len(k.key)
+		}
+	}
+	return t, nil
+}
+
+// lookup returns the key table position of an attribute key, or -1.
+func (t *table) lookup(key string) int {
+	if len(key) < t.minLen || len(key) > t.maxLen {
+		return -1
+	}
+	if i, ok := t.index[key]; ok {
+		return i
+	}
+	return -1
+}

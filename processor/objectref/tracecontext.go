@@ -1,0 +1,37 @@
+package objectref
+
+import (
+	"context"
+	"fmt"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// TraceContextSource is what the processor needs from the extension named by trace_context:
+// the W3C trace context a Kubernetes object carries (its trace.kubernetes.io/context
+// annotation). Its method uses only standard and OpenTelemetry API types, so an extension
+// satisfies it without importing this module.
+//
+// SpanContextForObject is called once per subject of a record, on the pipeline's goroutine, and
+// must answer from memory: no API request per call. apiVersion is the reference's own or, when
+// it states none, the kind table's (such as "apps/v1"); namespace is empty for cluster-scoped
+// kinds; uid is empty when the log did not say. ok is false when the object is unknown or
+// carries no trace context; the returned context must then be ignored.
+type TraceContextSource interface {
+	SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (sc trace.SpanContext, ok bool)
+}
+
+// findTraceContextSource returns the extension id names, checking it implements the interface.
+func findTraceContextSource(host component.Host, id component.ID) (TraceContextSource, error) {
+	ext, ok := host.GetExtensions()[id]
+	if !ok {
+		return nil, fmt.Errorf("trace_context: extension %q is not configured; add it to the service's extensions", id)
+	}
+	src, ok := ext.(TraceContextSource)
+	if !ok {
+		return nil, fmt.Errorf("trace_context: extension %q (%T) does not implement "+
+			"SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool)", id, ext)
+	}
+	return src, nil
+}
