@@ -1,0 +1,377 @@
+package localcloudwatch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	targetPrefix   = "Logs_20140328."
+	contentType    = "application/x-amz-json-1.1"
+	maxRequestBody = 16 << 20
+	localPrefix    = "/local/"
+)
+
+// Server is a local CloudWatch Logs server. Create it with New, serve with Start,
+// stop with Close. All methods are safe for concurrent use.
+type Server struct {
+	cfg    Config
+	limits Limits
+
+	mu     sync.RWMutex // guards groups and everything below them
+	groups map[string]*logGroup
+
+	faultMu sync.Mutex
+	faults  Faults
+	rng     *rand.Rand
+
+	limiter *limiter
+	stats   *stats
+	reqID   atomic.Uint64
+
+	netMu   sync.Mutex
+	addr    string // the bound address, kept to listen again after Down
+	ln      net.Listener
+	httpSrv *http.Server
+	conns   map[net.Conn]struct{}
+	serving sync.WaitGroup
+	closed  bool
+}
+
+// New returns a server with cfg; it serves nothing until Start.
+func New(cfg Config) *Server {
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.AccountID == "" {
+		cfg.AccountID = "123456789012"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{
+		cfg:     cfg,
+		limits:  cfg.Limits.withDefaults(),
+		groups:  map[string]*logGroup{},
+		faults:  cfg.Faults,
+		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		limiter: newLimiter(),
+		stats:   newStats(),
+		conns:   map[net.Conn]struct{}{},
+	}
+	return s
+}
+
+// Handler returns the server's HTTP handler: the CloudWatch Logs API on POST / and the
+// inspection endpoints under /local/. Use it to mount the server in another
+// http.Server; Start does this for you.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// Start listens on addr ("127.0.0.1:0" picks a free port) and serves in the
+// background. It returns the endpoint URL for the SDK's BaseEndpoint, such as
+// "http://127.0.0.1:41234".
+func (s *Server) Start(addr string) (string, error) {
+	s.netMu.Lock()
+	defer s.netMu.Unlock()
+	if s.httpSrv != nil {
+		return "", errors.New("localcloudwatch: server already started")
+	}
+	if err := s.cfg.Faults.Validate(); err != nil {
+		return "", fmt.Errorf("localcloudwatch: faults: %w", err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("localcloudwatch: listen: %w", err)
+	}
+	s.addr = ln.Addr().String()
+	s.httpSrv = &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ConnState:         s.trackConn,
+	}
+	if !s.faults.Down {
+		s.serveLocked(ln)
+	} else {
+		_ = ln.Close()
+	}
+	return "http://" + s.addr, nil
+}
+
+// Addr returns the address the server listens on (host:port), empty before Start.
+func (s *Server) Addr() string {
+	s.netMu.Lock()
+	defer s.netMu.Unlock()
+	return s.addr
+}
+
+func (s *Server) serveLocked(ln net.Listener) {
+	s.ln = ln
+	s.serving.Add(1)
+	go func() {
+		defer s.serving.Done()
+		_ = s.httpSrv.Serve(ln)
+	}()
+}
+
+func (s *Server) trackConn(c net.Conn, state http.ConnState) {
+	s.netMu.Lock()
+	defer s.netMu.Unlock()
+	switch state {
+	case http.StateNew:
+		s.conns[c] = struct{}{}
+	case http.StateClosed, http.StateHijacked:
+		delete(s.conns, c)
+	}
+}
+
+// Close stops serving and closes every connection. The stored state stays readable.
+func (s *Server) Close() error {
+	s.netMu.Lock()
+	if s.closed || s.httpSrv == nil {
+		s.closed = true
+		s.netMu.Unlock()
+		return nil
+	}
+	s.closed = true
+	srv := s.httpSrv
+	s.netMu.Unlock()
+	err := srv.Close()
+	s.serving.Wait()
+	return err
+}
+
+// Faults returns the faults in effect.
+func (s *Server) Faults() Faults {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	f := s.faults
+	f.Operations = append([]string(nil), f.Operations...)
+	return f
+}
+
+// SetFaults replaces the faults in effect. Setting Down closes the listener and every
+// open connection; clearing it listens again on the same address.
+func (s *Server) SetFaults(f Faults) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	f.Operations = append([]string(nil), f.Operations...)
+	s.faultMu.Lock()
+	wasDown := s.faults.Down
+	s.faults = f
+	s.faultMu.Unlock()
+	if wasDown == f.Down {
+		return nil
+	}
+	s.netMu.Lock()
+	defer s.netMu.Unlock()
+	if s.httpSrv == nil || s.closed {
+		return nil
+	}
+	if f.Down {
+		if s.ln != nil {
+			_ = s.ln.Close()
+			s.ln = nil
+		}
+		for c := range s.conns {
+			_ = c.Close()
+			delete(s.conns, c)
+		}
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("localcloudwatch: listen again on %s: %w", s.addr, err)
+	}
+	s.serveLocked(ln)
+	return nil
+}
+
+// now returns the server clock in milliseconds.
+func (s *Server) nowMillis() int64 { return s.cfg.Now().UnixMilli() }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, localPrefix) {
+		s.serveLocal(w, r)
+		return
+	}
+	s.serveAPI(w, r)
+}
+
+// faultDecision is what fault injection decided for one request.
+type faultDecision struct {
+	delay     time.Duration
+	drop      bool
+	throttle  bool
+	fail      bool
+	dropAfter bool
+}
+
+func (s *Server) decideFaults(op string) faultDecision {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	f := s.faults
+	if !f.appliesTo(op) {
+		return faultDecision{}
+	}
+	d := faultDecision{delay: time.Duration(f.Latency)}
+	if f.LatencyJitter > 0 {
+		d.delay += time.Duration(s.rng.Int64N(int64(f.LatencyJitter) + 1))
+	}
+	if f.ThrottleRate+f.ServerErrorRate+f.DropRate > 0 {
+		u := s.rng.Float64()
+		switch {
+		case u < f.DropRate:
+			d.drop = true
+		case u < f.DropRate+f.ThrottleRate:
+			d.throttle = true
+		case u < f.DropRate+f.ThrottleRate+f.ServerErrorRate:
+			d.fail = true
+		}
+	}
+	if f.DropAfterRate > 0 {
+		d.dropAfter = s.rng.Float64() < f.DropAfterRate
+	}
+	return d
+}
+
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	target := r.Header.Get("X-Amz-Target")
+	op, ok := strings.CutPrefix(target, targetPrefix)
+	if r.Method != http.MethodPost || r.URL.Path != "/" || !ok || !isOperation(op) ||
+		!strings.HasPrefix(r.Header.Get("Content-Type"), contentType) {
+		s.writeError(w, "", &apiError{http.StatusBadRequest, CodeUnknownOperation, ""})
+		return
+	}
+	s.stats.update(func(st *Stats) { st.Requests[op]++ })
+	if err := s.checkSignature(r); err != nil {
+		s.writeError(w, op, err)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	if err != nil {
+		s.writeError(w, op, &apiError{http.StatusRequestEntityTooLarge, CodeSerialization, "request body too large or unreadable: " + err.Error()})
+		return
+	}
+
+	fd := s.decideFaults(op)
+	if fd.delay > 0 {
+		t := time.NewTimer(fd.delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	switch {
+	case fd.drop:
+		s.stats.update(func(st *Stats) { st.DroppedConnections++ })
+		hangUp(w)
+		return
+	case fd.throttle:
+		s.stats.update(func(st *Stats) { st.InjectedThrottles++ })
+		s.writeError(w, op, errThrottled)
+		return
+	case fd.fail:
+		s.stats.update(func(st *Stats) { st.InjectedServerErrors++ })
+		s.writeError(w, op, errUnavailable)
+		return
+	}
+	if !s.limiter.allow(op, s.cfg.Quotas.PerAccount[op]) {
+		s.stats.update(func(st *Stats) { st.QuotaThrottles++ })
+		s.writeError(w, op, errThrottled)
+		return
+	}
+
+	out, aerr := operations[op](s, body)
+	if fd.dropAfter {
+		s.stats.update(func(st *Stats) { st.DroppedResponses++ })
+		hangUp(w)
+		return
+	}
+	if aerr != nil {
+		if aerr == errThrottled {
+			s.stats.update(func(st *Stats) { st.QuotaThrottles++ })
+		}
+		s.writeError(w, op, aerr)
+		return
+	}
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(out); err != nil {
+		s.writeError(w, op, &apiError{http.StatusInternalServerError, "InternalFailure", err.Error()})
+		return
+	}
+	s.writeHeaders(w)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// checkSignature accepts any request that carries a SigV4 Authorization header; the
+// signature itself is not verified.
+func (s *Server) checkSignature(r *http.Request) *apiError {
+	if s.cfg.AllowUnsigned {
+		return nil
+	}
+	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		return errMissingAuth
+	}
+	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 ") || !strings.Contains(auth, "Credential=") ||
+		!strings.Contains(auth, "SignedHeaders=") || !strings.Contains(auth, "Signature=") {
+		return errIncompleteSig
+	}
+	return nil
+}
+
+func (s *Server) writeHeaders(w http.ResponseWriter) {
+	n := s.reqID.Add(1)
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("x-amzn-RequestId", fmt.Sprintf("10ca1c10-0000-4000-8000-%012x", n))
+}
+
+func (s *Server) writeError(w http.ResponseWriter, op string, e *apiError) {
+	s.stats.update(func(st *Stats) {
+		st.Errors[e.code]++
+		if e.code == CodeThrottling {
+			st.Throttles++
+		}
+	})
+	body, _ := json.Marshal(struct {
+		Type    string `json:"__type"`
+		Message string `json:"message,omitempty"`
+	}{e.code, e.msg})
+	s.writeHeaders(w)
+	w.WriteHeader(e.status)
+	_, _ = w.Write(body)
+}
+
+// hangUp closes the connection without writing a response.
+func hangUp(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // HTTP/2: aborts the stream without a response
+	}
+	_ = conn.Close()
+}
+
+// decode reads a JSON request body into in. An empty body is an empty object.
+func decode(body []byte, in any) *apiError {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, in); err != nil {
+		return &apiError{http.StatusBadRequest, CodeSerialization, "Could not parse request body: " + err.Error()}
+	}
+	return nil
+}
