@@ -1,0 +1,433 @@
+// Package joiner turns the pieces of container log lines into whole entries: it joins partial
+// pieces per stream, bounds entry size, repairs invalid UTF-8, and optionally recombines
+// multi-line records. It keeps its state per stream, so interleaved stdout and stderr never mix,
+// and can save and restore that state for checkpoints.
+package joiner
+
+import (
+	"encoding/binary"
+	"errors"
+	"unicode/utf8"
+)
+
+// Flags describe how an entry differs from what the container wrote.
+type Flags uint8
+
+// Entry flags.
+const (
+	// Truncated: the entry was longer than the maximum size; its tail was discarded.
+	Truncated Flags = 1 << iota
+	// Flushed: the entry's last piece had not arrived within the flush timeout.
+	Flushed
+	// InvalidUTF8: invalid bytes were replaced with U+FFFD.
+	InvalidUTF8
+)
+
+// Streams are numbered 0 and 1 (stdout and stderr); the joiner does not interpret them.
+const numStreams = 2
+
+// Entry is one finished log entry. Its slices are valid only during the emit callback.
+type Entry struct {
+	Time    int64
+	Stream  int
+	Tags    []byte
+	Content []byte
+	Flags   Flags
+	// Pieces is the number of physical lines joined into this entry (1: not joined).
+	Pieces int
+	// Dropped is the number of bytes discarded by truncation.
+	Dropped int
+}
+
+// Config configures a Joiner.
+type Config struct {
+	// MaxLogSize bounds an entry's content in bytes. It must be positive.
+	MaxLogSize int
+	// IsStart, when set, enables multi-line recombination: an entry for which it returns false
+	// is appended (after a newline) to the previous entry of the same stream.
+	IsStart func(content []byte) bool
+}
+
+// Joiner joins pieces. The zero value is not usable; use New.
+type Joiner struct {
+	cfg Config
+	s   [numStreams]stream
+}
+
+type pending struct {
+	active  bool
+	time    int64
+	last    int64 // read time of the newest piece, for the flush timeout
+	pieces  int
+	dropped int
+	flags   Flags
+	tags    []byte
+	buf     []byte
+}
+
+type stream struct {
+	join  pending // partial pieces not yet ended by a full one
+	multi pending // multi-line record waiting for its next start
+	fix   []byte  // scratch for UTF-8 repair
+	out   Entry   // scratch entries: emit takes a pointer, which must not escape per call
+	mout  Entry
+}
+
+// New returns a Joiner.
+func New(cfg Config) *Joiner {
+	if cfg.MaxLogSize <= 0 {
+		cfg.MaxLogSize = 1 << 20
+	}
+	return &Joiner{cfg: cfg}
+}
+
+// Add feeds one piece. now is the read time in nanoseconds (for the flush timeout). Finished
+// entries are passed to emit, in order. content may be reused after Add returns.
+func (j *Joiner) Add(streamIdx int, time int64, partial bool, tags, content []byte, now int64, emit func(*Entry)) {
+	st := &j.s[streamIdx&1]
+	p := &st.join
+	if !p.active && !partial {
+		// Fast path: a whole entry in one piece.
+		e := &st.out
+		*e = Entry{Time: time, Stream: streamIdx & 1, Tags: tags, Content: content, Pieces: 1}
+		if len(content) > j.cfg.MaxLogSize {
+			e.Content, e.Dropped = cut(content, j.cfg.MaxLogSize)
+			e.Flags |= Truncated
+		}
+		j.finish(st, e, now, emit)
+		return
+	}
+	if !p.active {
+		p.start(time, now, tags)
+	}
+	p.last = now
+	p.pieces++
+	p.appendLimited(content, j.cfg.MaxLogSize)
+	if partial {
+		return
+	}
+	j.finishJoin(st, streamIdx&1, 0, now, emit)
+}
+
+// Flush emits pending entries whose newest piece was read at least joinTimeout (partial pieces)
+// or multiTimeout (multi-line records) nanoseconds before now. Partial entries are flagged
+// Flushed; a multi-line record is complete by definition when no continuation arrived. A
+// negative timeout flushes everything, as when a file is closed.
+func (j *Joiner) Flush(now, joinTimeout, multiTimeout int64, emit func(*Entry)) {
+	for i := range j.s {
+		st := &j.s[i]
+		if st.join.active && (joinTimeout < 0 || now-st.join.last >= joinTimeout) {
+			j.finishJoin(st, i, Flushed, now, emit)
+		}
+		if st.multi.active && (multiTimeout < 0 || now-st.multi.last >= multiTimeout) {
+			j.emitMulti(st, i, emit)
+		}
+	}
+}
+
+// Pending reports whether any stream holds an unfinished entry.
+func (j *Joiner) Pending() bool {
+	for i := range j.s {
+		if j.s[i].join.active || j.s[i].multi.active {
+			return true
+		}
+	}
+	return false
+}
+
+// Reset discards all pending state (after emitting it with Flush if it must not be lost).
+func (j *Joiner) Reset() {
+	for i := range j.s {
+		j.s[i].join.reset()
+		j.s[i].multi.reset()
+	}
+}
+
+func (j *Joiner) finishJoin(st *stream, idx int, extra Flags, now int64, emit func(*Entry)) {
+	p := &st.join
+	e := &st.out
+	*e = Entry{Time: p.time, Stream: idx, Tags: p.tags, Content: p.buf, Pieces: p.pieces, Dropped: p.dropped, Flags: p.flags | extra}
+	if e.Flags&Truncated != 0 {
+		// The byte cut may have split a character: drop its leading bytes.
+		n := len(e.Content) - incompleteTail(e.Content)
+		e.Dropped += len(e.Content) - n
+		e.Content = e.Content[:n]
+	}
+	j.finish(st, e, now, emit)
+	p.reset()
+}
+
+// finish repairs UTF-8 and hands the entry to the multi-line stage or to emit.
+func (j *Joiner) finish(st *stream, e *Entry, now int64, emit func(*Entry)) {
+	if !isValidUTF8(e.Content) {
+		st.fix = repairUTF8(st.fix[:0], e.Content)
+		e.Content = st.fix
+		e.Flags |= InvalidUTF8
+		if len(e.Content) > j.cfg.MaxLogSize {
+			var d int
+			e.Content, d = cut(e.Content, j.cfg.MaxLogSize)
+			n := len(e.Content) - incompleteTail(e.Content)
+			e.Dropped += d + len(e.Content) - n
+			e.Content = e.Content[:n]
+			e.Flags |= Truncated
+		}
+	}
+	if j.cfg.IsStart == nil {
+		emit(e)
+		return
+	}
+	m := &st.multi
+	if m.active && !j.cfg.IsStart(e.Content) {
+		before := len(m.buf)
+		m.appendLimited([]byte{'\n'}, j.cfg.MaxLogSize)
+		m.appendLimited(e.Content, j.cfg.MaxLogSize)
+		if m.flags&Truncated != 0 {
+			// Never leave a cut character at the end of valid text.
+			n := len(m.buf) - incompleteTail(m.buf[before:])
+			m.dropped += len(m.buf) - n
+			m.buf = m.buf[:n]
+		}
+		m.pieces += e.Pieces
+		m.dropped += e.Dropped
+		m.flags |= e.Flags
+		m.last = now
+		return
+	}
+	if m.active {
+		j.emitMulti(st, e.Stream, emit)
+	}
+	m.start(e.Time, now, e.Tags)
+	m.buf = append(m.buf, e.Content...)
+	m.pieces, m.dropped, m.flags = e.Pieces, e.Dropped, e.Flags
+}
+
+func (j *Joiner) emitMulti(st *stream, idx int, emit func(*Entry)) {
+	m := &st.multi
+	e := &st.mout
+	*e = Entry{Time: m.time, Stream: idx, Tags: m.tags, Content: m.buf, Pieces: m.pieces, Dropped: m.dropped, Flags: m.flags}
+	emit(e)
+	m.reset()
+}
+
+func (p *pending) start(time, now int64, tags []byte) {
+	p.active = true
+	p.time = time
+	p.last = now
+	p.tags = append(p.tags[:0], tags...)
+	p.buf = p.buf[:0]
+}
+
+func (p *pending) reset() {
+	buf, tags := p.buf[:0], p.tags[:0]
+	if cap(buf) > 64<<10 {
+		buf = nil // do not pin a large entry's buffer for the life of the file
+	}
+	*p = pending{buf: buf, tags: tags}
+}
+
+func (p *pending) appendLimited(b []byte, max int) {
+	room := max - len(p.buf)
+	if len(b) <= room {
+		p.buf = append(p.buf, b...)
+		return
+	}
+	if room < 0 {
+		room = 0
+	}
+	p.buf = append(p.buf, b[:room]...)
+	p.dropped += len(b) - room
+	p.flags |= Truncated
+}
+
+// cut returns b cut to max bytes and the number of bytes cut off.
+func cut(b []byte, max int) ([]byte, int) {
+	head := b[:max]
+	n := len(head) - incompleteTail(head)
+	return b[:n], len(b) - n
+}
+
+// incompleteTail returns how many trailing bytes of b are the beginning of a UTF-8 sequence that
+// was cut off (0 when b ends on a character boundary or with invalid bytes).
+func incompleteTail(b []byte) int {
+	for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if c < 0x80 {
+			return 0
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return i
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+func isValidUTF8(b []byte) bool {
+	// ASCII fast path, eight bytes at a time.
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 != 0 {
+			return utf8.Valid(b[i:])
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= 0x80 {
+			return utf8.Valid(b[i:])
+		}
+	}
+	return true
+}
+
+// repairUTF8 appends b to dst with every invalid byte replaced by U+FFFD, so that no byte of
+// the original is silently merged away.
+func repairUTF8(dst, b []byte) []byte {
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size <= 1 {
+			dst = append(dst, "\uFFFD"...)
+			b = b[1:]
+			continue
+		}
+		dst = append(dst, b[:size]...)
+		b = b[size:]
+	}
+	return dst
+}
+
+// KlogStart reports whether b begins with a klog header "Lmmdd hh:mm:ss.uuuuuu " where L is
+// one of I, W, E, F. It is the built-in "klog" multi-line preset.
+func KlogStart(b []byte) bool {
+	if len(b) < 22 {
+		return false
+	}
+	switch b[0] {
+	case 'I', 'W', 'E', 'F':
+	default:
+		return false
+	}
+	return dig(b[1:5]) && b[5] == ' ' && dig(b[6:8]) && b[8] == ':' && dig(b[9:11]) &&
+		b[11] == ':' && dig(b[12:14]) && b[14] == '.' && dig(b[15:21]) && b[21] == ' '
+}
+
+func dig(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrState reports a saved state that cannot be decoded.
+var ErrState = errors.New("joiner: corrupt saved state")
+
+const stateVersion = 1
+
+// AppendState appends the joiner's pending state to dst in a compact binary form.
+func (j *Joiner) AppendState(dst []byte) []byte {
+	dst = append(dst, stateVersion)
+	for i := range j.s {
+		dst = j.s[i].join.appendState(dst)
+		dst = j.s[i].multi.appendState(dst)
+	}
+	return dst
+}
+
+// LoadState restores state saved by AppendState.
+func (j *Joiner) LoadState(b []byte) error {
+	if len(b) == 0 {
+		j.Reset()
+		return nil
+	}
+	if b[0] != stateVersion {
+		return ErrState
+	}
+	b = b[1:]
+	var err error
+	for i := range j.s {
+		if b, err = j.s[i].join.loadState(b); err != nil {
+			return err
+		}
+		if b, err = j.s[i].multi.loadState(b); err != nil {
+			return err
+		}
+	}
+	if len(b) != 0 {
+		return ErrState
+	}
+	return nil
+}
+
+func (p *pending) appendState(dst []byte) []byte {
+	if !p.active {
+		return append(dst, 0)
+	}
+	dst = append(dst, 1, byte(p.flags))
+	dst = binary.AppendVarint(dst, p.time)
+	dst = binary.AppendVarint(dst, p.last)
+	dst = binary.AppendUvarint(dst, uint64(p.pieces))
+	dst = binary.AppendUvarint(dst, uint64(p.dropped))
+	dst = binary.AppendUvarint(dst, uint64(len(p.tags)))
+	dst = append(dst, p.tags...)
+	dst = binary.AppendUvarint(dst, uint64(len(p.buf)))
+	return append(dst, p.buf...)
+}
+
+func (p *pending) loadState(b []byte) ([]byte, error) {
+	p.reset()
+	if len(b) == 0 {
+		return nil, ErrState
+	}
+	if b[0] == 0 {
+		return b[1:], nil
+	}
+	if b[0] != 1 || len(b) < 2 {
+		return nil, ErrState
+	}
+	p.active, p.flags = true, Flags(b[1])
+	b = b[2:]
+	var ok bool
+	var u uint64
+	if p.time, b, ok = varint(b); !ok {
+		return nil, ErrState
+	}
+	if p.last, b, ok = varint(b); !ok {
+		return nil, ErrState
+	}
+	if u, b, ok = uvarint(b); !ok || u > 1<<31 {
+		return nil, ErrState
+	}
+	p.pieces = int(u)
+	if u, b, ok = uvarint(b); !ok || u > 1<<40 {
+		return nil, ErrState
+	}
+	p.dropped = int(u)
+	if u, b, ok = uvarint(b); !ok || u > uint64(len(b)) {
+		return nil, ErrState
+	}
+	p.tags = append(p.tags[:0], b[:u]...)
+	b = b[u:]
+	if u, b, ok = uvarint(b); !ok || u > uint64(len(b)) {
+		return nil, ErrState
+	}
+	p.buf = append(p.buf[:0], b[:u]...)
+	return b[u:], nil
+}
+
+func varint(b []byte) (int64, []byte, bool) {
+	v, n := binary.Varint(b)
+	if n <= 0 {
+		return 0, nil, false
+	}
+	return v, b[n:], true
+}
+
+func uvarint(b []byte) (uint64, []byte, bool) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, nil, false
+	}
+	return v, b[n:], true
+}
