@@ -1,0 +1,97 @@
+package klogparser // import "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	_ "time/tzdata" // timezone names must resolve in images without a zoneinfo database
+
+	"go.opentelemetry.io/collector/component"
+)
+
+// Format names accepted in Config.Formats.
+const (
+	formatText = "text"
+	formatJSON = "json"
+)
+
+// Year references accepted in Config.YearFrom.
+const (
+	yearFromAuto              = "auto"
+	yearFromTimestamp         = "timestamp"
+	yearFromObservedTimestamp = "observed_timestamp"
+	yearFromNow               = "now"
+)
+
+// Config configures the klog_parser processor.
+type Config struct {
+	// SourceAttribute names the log attribute holding the klog line; empty parses the body.
+	SourceAttribute string `mapstructure:"source_attribute"`
+	// Formats lists the formats to recognise: "text", "json" or both.
+	Formats []string `mapstructure:"formats"`
+	// KeepOriginal copies the parsed line into OriginalAttribute before the body is replaced.
+	KeepOriginal bool `mapstructure:"keep_original"`
+	// OriginalAttribute is where KeepOriginal puts the line.
+	OriginalAttribute string `mapstructure:"original_attribute"`
+	// AttributesPrefix is prepended to the keys of the line's key/value pairs; empty puts
+	// them at the top level as they are.
+	AttributesPrefix string `mapstructure:"attributes_prefix"`
+	// Timezone is the IANA zone (or "Local") of text header times, which carry none.
+	Timezone string `mapstructure:"timezone"`
+	// YearFrom picks the reference time for the year of text header times, which carry none:
+	// "auto" (timestamp, else observed timestamp, else now), "timestamp",
+	// "observed_timestamp" or "now".
+	YearFrom string `mapstructure:"year_from"`
+}
+
+var _ component.Config = (*Config)(nil)
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		Formats:           []string{formatText, formatJSON},
+		OriginalAttribute: "log.record.original",
+		Timezone:          "UTC",
+		YearFrom:          yearFromAuto,
+	}
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if len(c.Formats) == 0 {
+		errs = append(errs, errors.New("formats: at least one of \"text\" and \"json\" is required"))
+	}
+	for _, f := range c.Formats {
+		if f != formatText && f != formatJSON {
+			errs = append(errs, fmt.Errorf("formats: unknown format %q (want \"text\" or \"json\")", f))
+		}
+	}
+	if c.KeepOriginal && c.OriginalAttribute == "" {
+		errs = append(errs, errors.New("original_attribute: must not be empty when keep_original is true"))
+	}
+	if _, err := c.location(); err != nil {
+		errs = append(errs, fmt.Errorf("timezone: %w", err))
+	}
+	switch c.YearFrom {
+	case yearFromAuto, yearFromTimestamp, yearFromObservedTimestamp, yearFromNow:
+	default:
+		errs = append(errs, fmt.Errorf("year_from: unknown value %q (want auto, timestamp, observed_timestamp or now)", c.YearFrom))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) location() (*time.Location, error) {
+	if c.Timezone == "" || c.Timezone == "UTC" {
+		return time.UTC, nil
+	}
+	return time.LoadLocation(c.Timezone)
+}
+
+func (c *Config) hasFormat(name string) bool {
+	for _, f := range c.Formats {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,263 @@
+package klogparser // import "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser/internal/klogline"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser/internal/metadata"
+)
+
+// Attribute keys written by the processor.
+const (
+	attrThreadID   = "thread.id"
+	attrFilePath   = "code.file.path"
+	attrLineNumber = "code.line.number"
+	attrError      = "error.message"
+	attrVerbosity  = "klog.verbosity"
+	attrFormat     = "klog.format"
+	attrParseError = "klog.parse_error"
+	attrUnparsed   = "klog.unparsed"
+)
+
+type klogProcessor struct {
+	telemetry  *metadata.TelemetryBuilder
+	parser     klogline.Parser
+	source     string
+	original   string
+	prefix     string
+	yearFrom   string
+	textAttrs  metric.AddOption
+	jsonAttrs  metric.AddOption
+	keepOrigin bool
+}
+
+func newKlogProcessor(set processor.Settings, cfg *Config) (*klogProcessor, error) {
+	loc, err := cfg.location()
+	if err != nil {
+		return nil, err
+	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return &klogProcessor{
+		telemetry: tb,
+		parser: klogline.Parser{
+			Location: loc,
+			SkipText: !cfg.hasFormat(formatText),
+			SkipJSON: !cfg.hasFormat(formatJSON),
+		},
+		source:     cfg.SourceAttribute,
+		original:   cfg.OriginalAttribute,
+		prefix:     cfg.AttributesPrefix,
+		yearFrom:   cfg.YearFrom,
+		keepOrigin: cfg.KeepOriginal,
+		textAttrs:  metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatText))),
+		jsonAttrs:  metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatJSON))),
+	}, nil
+}
+
+func (p *klogProcessor) shutdown(context.Context) error {
+	p.telemetry.Shutdown()
+	return nil
+}
+
+// counts are one batch's telemetry, recorded once per batch.
+type counts struct {
+	text, json, notKlog, partialText, partialJSON int64
+}
+
+func (p *klogProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
+	var c counts
+	var rec klogline.Record
+	now := time.Now()
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		sls := rls.At(i).ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				p.processRecord(lrs.At(k), &rec, now, &c)
+			}
+		}
+	}
+	p.record(ctx, &c)
+	return ld, nil
+}
+
+func (p *klogProcessor) record(ctx context.Context, c *counts) {
+	t := p.telemetry
+	if c.text > 0 {
+		t.ProcessorKlogParserRecordsParsed.Add(ctx, c.text, p.textAttrs)
+	}
+	if c.json > 0 {
+		t.ProcessorKlogParserRecordsParsed.Add(ctx, c.json, p.jsonAttrs)
+	}
+	if c.partialText > 0 {
+		t.ProcessorKlogParserRecordsPartial.Add(ctx, c.partialText, p.textAttrs)
+	}
+	if c.partialJSON > 0 {
+		t.ProcessorKlogParserRecordsPartial.Add(ctx, c.partialJSON, p.jsonAttrs)
+	}
+	if c.notKlog > 0 {
+		t.ProcessorKlogParserRecordsNotKlog.Add(ctx, c.notKlog)
+	}
+}
+
+// referenceTime is the time the year of a text header is inferred from.
+func (p *klogProcessor) referenceTime(lr plog.LogRecord, now time.Time) time.Time {
+	switch p.yearFrom {
+	case yearFromNow:
+		return now
+	case yearFromObservedTimestamp:
+		if ts := lr.ObservedTimestamp(); ts != 0 {
+			return ts.AsTime()
+		}
+		return now
+	case yearFromTimestamp:
+		if ts := lr.Timestamp(); ts != 0 {
+			return ts.AsTime()
+		}
+		return now
+	}
+	if ts := lr.Timestamp(); ts != 0 {
+		return ts.AsTime()
+	}
+	if ts := lr.ObservedTimestamp(); ts != 0 {
+		return ts.AsTime()
+	}
+	return now
+}
+
+func (p *klogProcessor) processRecord(lr plog.LogRecord, rec *klogline.Record, now time.Time, c *counts) {
+	attrs := lr.Attributes()
+	src := lr.Body()
+	if p.source != "" {
+		v, ok := attrs.Get(p.source)
+		if !ok {
+			c.notKlog++
+			return
+		}
+		src = v
+	}
+	if src.Type() != pcommon.ValueTypeStr {
+		c.notKlog++
+		return
+	}
+	line := src.Str()
+	var ref time.Time
+	if len(line) > 0 && line[0] != '{' {
+		ref = p.referenceTime(lr, now)
+	}
+	format := p.parser.Parse(line, ref, rec)
+	switch format {
+	case klogline.FormatText:
+		c.text++
+		if rec.Partial() {
+			c.partialText++
+		}
+	case klogline.FormatJSON:
+		c.json++
+		if rec.Partial() {
+			c.partialJSON++
+		}
+	default:
+		c.notKlog++
+		return
+	}
+
+	attrs.EnsureCapacity(attrs.Len() + len(rec.Fields) + 6)
+	if p.keepOrigin {
+		attrs.PutStr(p.original, line)
+	}
+	lr.Body().SetStr(rec.Message)
+	if rec.Severity != klogline.SeverityUnset {
+		lr.SetSeverityNumber(severityNumber(rec.Severity))
+		lr.SetSeverityText(rec.Severity.String())
+	}
+	if rec.HasTime {
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(rec.Time))
+	}
+	for i := range rec.Fields {
+		f := &rec.Fields[i]
+		key := f.Key
+		if p.prefix != "" {
+			key = p.prefix + key
+		}
+		putValue(attrs.PutEmpty(key), &f.Value)
+	}
+	if rec.HasThread {
+		attrs.PutInt(attrThreadID, rec.ThreadID)
+	}
+	if rec.HasLine {
+		attrs.PutStr(attrFilePath, rec.File)
+		attrs.PutInt(attrLineNumber, rec.Line)
+	} else if rec.Caller != "" {
+		attrs.PutStr(attrFilePath, rec.Caller)
+	}
+	if rec.HasVerbose {
+		attrs.PutInt(attrVerbosity, rec.Verbosity)
+	}
+	if rec.HasErr {
+		putValue(attrs.PutEmpty(attrError), &rec.Err)
+	}
+	if format == klogline.FormatJSON {
+		attrs.PutStr(attrFormat, formatJSON)
+	} else {
+		attrs.PutStr(attrFormat, formatText)
+	}
+	if rec.Partial() {
+		attrs.PutStr(attrParseError, rec.Problem)
+		if rec.Unparsed != "" {
+			attrs.PutStr(attrUnparsed, rec.Unparsed)
+		}
+	}
+}
+
+func severityNumber(s klogline.Severity) plog.SeverityNumber {
+	switch s {
+	case klogline.SeverityInfo:
+		return plog.SeverityNumberInfo
+	case klogline.SeverityWarning:
+		return plog.SeverityNumberWarn
+	case klogline.SeverityError:
+		return plog.SeverityNumberError
+	case klogline.SeverityFatal:
+		return plog.SeverityNumberFatal
+	}
+	return plog.SeverityNumberUnspecified
+}
+
+// putValue writes v into dst, keeping its type; objects become maps and arrays slices.
+func putValue(dst pcommon.Value, v *klogline.Value) {
+	switch v.Kind {
+	case klogline.KindString:
+		dst.SetStr(v.Str)
+	case klogline.KindInt:
+		dst.SetInt(v.Int)
+	case klogline.KindDouble:
+		dst.SetDouble(v.Double)
+	case klogline.KindBool:
+		dst.SetBool(v.Bool)
+	case klogline.KindMap:
+		m := dst.SetEmptyMap()
+		m.EnsureCapacity(len(v.Items))
+		for i := range v.Items {
+			putValue(m.PutEmpty(v.Items[i].Key), &v.Items[i].Value)
+		}
+	case klogline.KindSlice:
+		s := dst.SetEmptySlice()
+		s.EnsureCapacity(len(v.Items))
+		for i := range v.Items {
+			putValue(s.AppendEmpty(), &v.Items[i].Value)
+		}
+	}
+	// KindNull stays an empty value.
+}

@@ -1,0 +1,241 @@
+package klogparser
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser/internal/metadata"
+)
+
+var observed = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+
+// run sends one record per body through a processor built from cfg and returns the output
+// records and the telemetry.
+func run(t *testing.T, cfg *Config, prepare func(plog.LogRecord, int), bodies ...any) ([]plog.LogRecord, *componenttest.Telemetry) {
+	t.Helper()
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := processortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	sink := new(consumertest.LogsSink)
+	p, err := NewFactory().CreateLogs(context.Background(), set, cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for i, b := range bodies {
+		lr := lrs.AppendEmpty()
+		lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(observed))
+		require.NoError(t, lr.Body().FromRaw(b))
+		if prepare != nil {
+			prepare(lr, i)
+		}
+	}
+	require.NoError(t, p.ConsumeLogs(context.Background(), ld))
+	require.NoError(t, p.Shutdown(context.Background()))
+	out := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	recs := make([]plog.LogRecord, out.Len())
+	for i := range recs {
+		recs[i] = out.At(i)
+	}
+	return recs, tel
+}
+
+func counter(t *testing.T, tel *componenttest.Telemetry, name string) map[string]int64 {
+	t.Helper()
+	got := map[string]int64{}
+	m, err := tel.GetMetric("otelcol_" + name)
+	if err != nil {
+		return got
+	}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		f, _ := dp.Attributes.Value(attribute.Key("format"))
+		got[f.AsString()] += dp.Value
+	}
+	return got
+}
+
+func TestProcessRecords(t *testing.T) {
+	tests := []struct {
+		name     string
+		cfg      func(*Config)
+		body     any
+		wantBody any
+		sevNum   plog.SeverityNumber
+		sevText  string
+		ts       time.Time
+		attrs    map[string]any
+	}{
+		{
+			name:     "text structured",
+			body:     `I0310 00:15:15.525108       1 controller_utils.go:116] "Pod status updated" pod="kube-system/kubedns" status="ready" restarts=3 ratio=0.5 ready=true`,
+			wantBody: "Pod status updated", sevNum: plog.SeverityNumberInfo, sevText: "INFO",
+			ts: time.Date(2026, 3, 10, 0, 15, 15, 525108000, time.UTC),
+			attrs: map[string]any{
+				"pod": "kube-system/kubedns", "status": "ready", "restarts": int64(3), "ratio": 0.5, "ready": true,
+				"thread.id": int64(1), "code.file.path": "controller_utils.go", "code.line.number": int64(116),
+				"klog.format": "text",
+			},
+		},
+		{
+			name: "text error with prefix and original",
+			cfg: func(c *Config) {
+				c.AttributesPrefix = "kv."
+				c.KeepOriginal = true
+			},
+			body:     `E0310 00:00:01.000000   42 reflector.go:158] "Failed to watch" err="forbidden" logger="UnhandledError"`,
+			wantBody: "Failed to watch", sevNum: plog.SeverityNumberError, sevText: "ERROR",
+			ts: time.Date(2026, 3, 10, 0, 0, 1, 0, time.UTC),
+			attrs: map[string]any{
+				"kv.logger": "UnhandledError", "error.message": "forbidden",
+				"thread.id": int64(42), "code.file.path": "reflector.go", "code.line.number": int64(158),
+				"klog.format":         "text",
+				"log.record.original": `E0310 00:00:01.000000   42 reflector.go:158] "Failed to watch" err="forbidden" logger="UnhandledError"`,
+			},
+		},
+		{
+			name:     "json object reference stays a map",
+			body:     `{"ts":1773101715525.108,"caller":"scheduler/schedule_one.go:314","msg":"Successfully bound pod to node","v":2,"pod":{"name":"kubedns","namespace":"kube-system"},"node":"n1","evaluatedNodes":3}`,
+			wantBody: "Successfully bound pod to node", sevNum: plog.SeverityNumberInfo, sevText: "INFO",
+			ts: time.UnixMicro(1773101715525108).UTC(),
+			attrs: map[string]any{
+				"pod":  map[string]any{"name": "kubedns", "namespace": "kube-system"},
+				"node": "n1", "evaluatedNodes": int64(3), "klog.verbosity": int64(2),
+				"code.file.path": "scheduler/schedule_one.go", "code.line.number": int64(314), "klog.format": "json",
+			},
+		},
+		{
+			name:     "json error",
+			body:     `{"ts":1773101715525,"caller":"x.go:9","msg":"Unhandled Error","err":"boom","list":[1,"a"]}`,
+			wantBody: "Unhandled Error", sevNum: plog.SeverityNumberError, sevText: "ERROR",
+			ts: time.UnixMilli(1773101715525).UTC(),
+			attrs: map[string]any{
+				"error.message": "boom", "list": []any{int64(1), "a"},
+				"code.file.path": "x.go", "code.line.number": int64(9), "klog.format": "json",
+			},
+		},
+		{
+			name:     "partial text",
+			body:     `W0310 00:00:01.000000 1 a.go:1] "m" a=1 b="open`,
+			wantBody: "m", sevNum: plog.SeverityNumberWarn, sevText: "WARNING",
+			ts: time.Date(2026, 3, 10, 0, 0, 1, 0, time.UTC),
+			attrs: map[string]any{
+				"a": int64(1), "thread.id": int64(1), "code.file.path": "a.go", "code.line.number": int64(1),
+				"klog.format": "text", "klog.parse_error": "invalid value for key b", "klog.unparsed": ` b="open`,
+			},
+		},
+		{
+			name:     "json disabled passes through",
+			cfg:      func(c *Config) { c.Formats = []string{"text"} },
+			body:     `{"ts":1,"msg":"m"}`,
+			wantBody: `{"ts":1,"msg":"m"}`,
+			attrs:    map[string]any{},
+		},
+		{
+			name:     "not klog",
+			body:     "plain application output",
+			wantBody: "plain application output",
+			attrs:    map[string]any{},
+		},
+		{
+			name:     "map body",
+			body:     map[string]any{"a": "b"},
+			wantBody: map[string]any{"a": "b"},
+			attrs:    map[string]any{},
+		},
+		{
+			name:     "zone",
+			cfg:      func(c *Config) { c.Timezone = "Europe/Berlin" },
+			body:     "I0310 01:00:00.000000 1 a.go:1] m",
+			wantBody: "m", sevNum: plog.SeverityNumberInfo, sevText: "INFO",
+			ts: time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC),
+			attrs: map[string]any{
+				"thread.id": int64(1), "code.file.path": "a.go", "code.line.number": int64(1), "klog.format": "text",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			if tt.cfg != nil {
+				tt.cfg(cfg)
+			}
+			require.NoError(t, cfg.Validate())
+			recs, _ := run(t, cfg, nil, tt.body)
+			lr := recs[0]
+			assert.Equal(t, tt.wantBody, lr.Body().AsRaw())
+			assert.Equal(t, tt.sevNum, lr.SeverityNumber())
+			assert.Equal(t, tt.sevText, lr.SeverityText())
+			if tt.ts.IsZero() {
+				assert.Zero(t, lr.Timestamp())
+			} else {
+				assert.Equal(t, tt.ts, lr.Timestamp().AsTime())
+			}
+			assert.Equal(t, tt.attrs, lr.Attributes().AsRaw())
+		})
+	}
+}
+
+func TestSourceAttribute(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.SourceAttribute = "log"
+	line := `I0310 00:00:01.000000 1 a.go:1] "m" k="v"`
+	recs, tel := run(t, cfg, func(lr plog.LogRecord, i int) {
+		if i == 0 {
+			lr.Attributes().PutStr("log", line)
+		}
+	}, "body0", "body1")
+	assert.Equal(t, "m", recs[0].Body().Str())
+	assert.Equal(t, line, recs[0].Attributes().AsRaw()["log"])
+	assert.Equal(t, "v", recs[0].Attributes().AsRaw()["k"])
+	assert.Equal(t, "body1", recs[1].Body().Str(), "record without the attribute passes through")
+	assert.Equal(t, map[string]int64{"text": 1}, counter(t, tel, "processor_klog_parser_records_parsed"))
+	assert.Equal(t, map[string]int64{"": 1}, counter(t, tel, "processor_klog_parser_records_not_klog"))
+}
+
+func TestYearFromPolicy(t *testing.T) {
+	line := "I1231 23:59:59.000000 1 a.go:1] m"
+	for _, tc := range []struct {
+		yearFrom string
+		ts       time.Time
+		want     int
+	}{
+		{"auto", time.Date(2027, 1, 1, 0, 0, 1, 0, time.UTC), 2026},
+		{"timestamp", time.Date(2031, 1, 1, 0, 0, 1, 0, time.UTC), 2030},
+		{"observed_timestamp", time.Date(2031, 1, 1, 0, 0, 1, 0, time.UTC), 2025}, // observed is March 2026,
+	} {
+		cfg := createDefaultConfig().(*Config)
+		cfg.YearFrom = tc.yearFrom
+		recs, _ := run(t, cfg, func(lr plog.LogRecord, _ int) {
+			lr.SetTimestamp(pcommon.NewTimestampFromTime(tc.ts))
+		}, line)
+		assert.Equal(t, tc.want, recs[0].Timestamp().AsTime().Year(), tc.yearFrom)
+	}
+}
+
+func TestTelemetry(t *testing.T) {
+	_, tel := run(t, createDefaultConfig().(*Config), nil,
+		`I0310 00:00:01.000000 1 a.go:1] "m"`,
+		`I0310 00:00:01.000000 1 a.go:1] "m" a=1 b=[`,
+		`{"ts":1,"msg":"m"}`,
+		`{"ts":1,"msg":"m","x":`,
+		"nope", int64(5),
+	)
+	assert.Equal(t, map[string]int64{"text": 2, "json": 2}, counter(t, tel, "processor_klog_parser_records_parsed"))
+	assert.Equal(t, map[string]int64{"text": 1, "json": 1}, counter(t, tel, "processor_klog_parser_records_partial"))
+	assert.Equal(t, map[string]int64{"": 2}, counter(t, tel, "processor_klog_parser_records_not_klog"))
+}
+
+var _ processor.Factory = NewFactory()
