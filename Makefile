@@ -1,0 +1,137 @@
+# otelcol-k8s: build, generate, test and run the distribution and its components.
+# `make help` lists the targets.
+
+SHELL := /usr/bin/env bash -o pipefail
+.DEFAULT_GOAL := build
+
+GO        ?= go
+REAL_GO   := $(shell command -v $(GO))
+TOOLS_BIN := $(CURDIR)/.tools/bin
+BIN       := $(CURDIR)/bin/otelcol-k8s
+DIST_DIR  := cmd/otelcol-k8s
+CONFIG    ?= config/local.yaml
+FUZZTIME  ?= 10s
+BENCHTIME ?= 1s
+
+BUILDER       := $(TOOLS_BIN)/builder
+GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint
+GOFUMPT       := $(TOOLS_BIN)/gofumpt
+GOIMPORTS     := $(TOOLS_BIN)/goimports
+
+# Components are the folders with a metadata.yaml; modules are the folders with a go.mod.
+# internal/tools only pins tools; testbed/bench modules hold side-by-side benchmarks (make bench);
+# the generated distribution is checked by check-generated and test-dist.
+COMPONENT_DIRS := $(patsubst %/,%,$(sort $(dir $(shell find . -name metadata.yaml -not -path './.tools/*' -not -path './$(DIST_DIR)/*' -not -path '*/testdata/*'))))
+ALL_MODULES    := $(patsubst %/,%,$(sort $(dir $(shell find . -name go.mod -not -path './.tools/*' -not -path '*/testdata/*'))))
+TEST_MODULES   := $(filter-out ./internal/tools ./$(DIST_DIR) ./testbed/bench/%,$(ALL_MODULES))
+BENCH_MODULES  := $(filter ./testbed/bench/%,$(ALL_MODULES))
+
+.PHONY: help
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+## ---- tools (pinned in internal/tools/go.mod, installed from the module proxy) ----
+
+$(TOOLS_BIN)/%: internal/tools/go.mod internal/tools/go.sum
+	@mkdir -p $(TOOLS_BIN)
+	cd internal/tools && GOBIN=$(TOOLS_BIN) $(GO) install $$($(GO) list -f '{{.ImportPath}}' tool | grep -E '/$*$$')
+
+.PHONY: tools
+tools: $(BUILDER) $(GOLANGCI_LINT) $(GOFUMPT) $(GOIMPORTS) ## install the pinned tools into .tools/bin
+
+## ---- generated code ----
+
+.PHONY: generate
+generate: generate-metadata generate-dist ## regenerate component metadata and the ocb distribution sources
+
+.PHONY: generate-metadata
+generate-metadata:
+	$(GO) run ./internal/mdgen $(COMPONENT_DIRS)
+
+# ocb runs `go mod tidy`, which the module mirror makes fail on a refused test-only dependency;
+# internal/buildtools/go adds -e to that one command.
+.PHONY: generate-dist
+generate-dist: $(BUILDER)
+	PATH="$(CURDIR)/internal/buildtools:$$PATH" REAL_GO="$(REAL_GO)" \
+		$(BUILDER) --config builder-config.yaml --skip-compilation
+
+.PHONY: check-generated
+check-generated: ## fail if any generated file differs from what the generators write
+	$(GO) run ./internal/mdgen -check $(COMPONENT_DIRS)
+	$(MAKE) --no-print-directory generate-dist
+	@if [ -n "$$(git status --porcelain --untracked-files=all -- $(DIST_DIR))" ]; then \
+		git status --short -- $(DIST_DIR); git --no-pager diff --stat -- $(DIST_DIR); \
+		echo "cmd/otelcol-k8s is stale: run 'make generate' and commit the result"; exit 1; fi
+
+## ---- build and run ----
+
+.PHONY: build
+build: generate-dist ## generate and compile bin/otelcol-k8s
+	cd $(DIST_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
+
+.PHONY: build-only
+build-only: ## compile bin/otelcol-k8s from the committed sources, without regenerating
+	cd $(DIST_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
+
+.PHONY: run
+run: build-only ## run the collector on the bundled local configuration (no AWS, no cluster)
+	$(BIN) --config $(CONFIG)
+
+## ---- tests ----
+
+.PHONY: test
+test: check-generated test-modules test-dist ## everything CI runs: generated code, every module with -race, the distribution
+
+.PHONY: test-modules
+test-modules: ## go test -race in every module
+	@set -e; for m in $(TEST_MODULES); do \
+		echo "==> go test -race $$m"; \
+		(cd $$m && $(GO) test -race -count=1 ./...); \
+	done
+
+.PHONY: test-dist
+test-dist: build-only ## the built distribution lists every component and runs the local configuration
+	cd testbed && OTELCOL_K8S_BIN=$(BIN) $(GO) test -count=1 -run 'TestDistribution' ./distribution/...
+
+.PHONY: e2e
+e2e: build-only ## end-to-end scenarios against the built distribution
+	cd testbed && OTELCOL_K8S_BIN=$(BIN) $(GO) test -count=1 -timeout 30m ./distribution/... ./e2e/...
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME (default 10s)
+	@set -e; for m in $(TEST_MODULES); do \
+		(cd $$m && for pkg in $$($(GO) list ./...); do \
+			for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+				echo "==> fuzz $$pkg $$f"; \
+				$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+			done; done); \
+	done
+
+.PHONY: bench
+bench: ## Go benchmarks of every module, then the side-by-side benchmark scripts in testbed/bench
+	@set -e; for m in $(TEST_MODULES); do \
+		echo "==> bench $$m"; (cd $$m && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...); \
+	done
+	@set -e; for s in testbed/bench/*.sh; do [ -e "$$s" ] || continue; echo "==> $$s"; bash $$s; done
+
+## ---- code quality ----
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint in every module
+	@set -e; for m in $(filter-out ./internal/tools ./$(DIST_DIR),$(ALL_MODULES)); do \
+		echo "==> lint $$m"; (cd $$m && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...); \
+	done
+
+.PHONY: fmt
+fmt: $(GOFUMPT) $(GOIMPORTS) ## format every Go file with gofumpt and goimports
+	find . -name '*.go' -not -path './.tools/*' -not -path './$(DIST_DIR)/*' -print0 | \
+		xargs -0 $(GOIMPORTS) -w -local github.com/otelcol-k8s/otelcol-k8s
+	find . -name '*.go' -not -path './.tools/*' -not -path './$(DIST_DIR)/*' -print0 | xargs -0 $(GOFUMPT) -w
+
+.PHONY: tidy
+tidy: ## go mod tidy -e in every module
+	@set -e; for m in $(ALL_MODULES); do echo "==> tidy $$m"; (cd $$m && $(GO) mod tidy -e); done
+
+.PHONY: clean
+clean: ## remove build output and installed tools
+	rm -rf bin .tools
