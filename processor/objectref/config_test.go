@@ -1,0 +1,93 @@
+package objectref
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/metadata"
+)
+
+func strPtr(s string) *string { return &s }
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	traceExt := component.MustNewID("trace_context")
+
+	tests := []struct {
+		name    string
+		want    *Config
+		wantErr string
+	}{
+		{name: "", want: &Config{Form: FormString}},
+		{name: "map", want: &Config{Form: FormMap, Body: true}},
+		{name: "custom", want: &Config{
+			Form: FormString,
+			Keys: []KeyConfig{
+				{Key: "certificate", Kind: "Certificate"},
+				{Key: "pod", Kind: "Pod", NamespaceKey: strPtr("podNamespace"), UIDKey: strPtr("")},
+				{Key: "target", KindKey: "targetKind", Subject: boolPtr(false)},
+			},
+			ExcludeKeys: []string{"lease", "ingress"},
+			Kinds: []KindConfig{
+				{Kind: "Certificate", APIVersion: "cert-manager.io/v1", Namespaced: true, NameAttribute: "cert_manager.certificate.name"},
+				{Kind: "Lease", APIVersion: "coordination.k8s.io/v1", Namespaced: true},
+			},
+			TraceContext: &traceExt,
+		}},
+		{name: "bad_form", wantErr: `form: "yaml" is not one of "string", "map"`},
+		{name: "unknown_kind", wantErr: `key "certificate": kind "Certificate" is not in the kind table`},
+		{name: "both_kinds", wantErr: "keys[0]: kind and kind_key are exclusive"},
+		{name: "duplicate_key", wantErr: `keys[1]: key "pod" is listed twice`},
+		{name: "no_key", wantErr: "keys[0]: key is required"},
+		{name: "duplicate_kind", wantErr: `kinds[1]: kind "Foo" is listed twice`},
+		{name: "namespace_attribute", wantErr: "kinds[0]: k8s.namespace.name is reserved"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := component.NewIDWithName(metadata.Type, tt.name)
+			sub, err := cm.Sub(id.String())
+			require.NoError(t, err)
+			cfg := NewFactory().CreateDefaultConfig().(*Config)
+			require.NoError(t, sub.Unmarshal(cfg))
+			err = cfg.Validate()
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg)
+		})
+	}
+}
+
+func TestBuildTableOrder(t *testing.T) {
+	cfg := &Config{
+		Keys:        []KeyConfig{{Key: "claim", Kind: "PersistentVolumeClaim"}, {Key: "pod", Kind: "Pod", UIDKey: strPtr("")}},
+		ExcludeKeys: []string{"lease"},
+	}
+	tb, err := buildTable(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, "claim", tb.keys[0].key)
+	assert.Equal(t, "pod", tb.keys[1].key)
+	assert.Empty(t, tb.keys[1].uidKey, "configured entry replaces the built-in one")
+	assert.Equal(t, "node", tb.keys[2].key, "built-ins follow, minus overridden ones")
+	assert.Equal(t, -1, tb.lookup("lease"))
+	assert.Equal(t, -1, tb.lookup("Pod"), "keys match exactly")
+	assert.Equal(t, 1, tb.lookup("pod"))
+	for _, k := range tb.keys {
+		if k.key == "replicaSet" {
+			assert.Equal(t, "replicaSetUID", k.uidKey)
+			assert.Equal(t, "namespace", k.namespaceKey)
+			assert.True(t, k.subject)
+		}
+		if k.key == "related" {
+			assert.False(t, k.subject)
+		}
+	}
+}
