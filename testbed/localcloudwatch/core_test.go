@@ -133,7 +133,8 @@ func TestDescribePagination(t *testing.T) {
 		mustCreate(t, c, fmt.Sprintf("other-%d", i))
 	}
 	var got []string
-	p := cloudwatchlogs.NewDescribeLogStreamsPaginator(c, &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String("paged"), Limit: aws.Int32(3)})
+	p := cloudwatchlogs.NewDescribeLogStreamsPaginator(c, &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String("paged")},
+		func(o *cloudwatchlogs.DescribeLogStreamsPaginatorOptions) { o.Limit = 3 })
 	pages := 0
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx(t))
@@ -149,7 +150,8 @@ func TestDescribePagination(t *testing.T) {
 		t.Fatalf("pages %d streams %v", pages, got)
 	}
 	var groups []string
-	gp := cloudwatchlogs.NewDescribeLogGroupsPaginator(c, &cloudwatchlogs.DescribeLogGroupsInput{LogGroupNamePrefix: aws.String("other-"), Limit: aws.Int32(2)})
+	gp := cloudwatchlogs.NewDescribeLogGroupsPaginator(c, &cloudwatchlogs.DescribeLogGroupsInput{LogGroupNamePrefix: aws.String("other-")},
+		func(o *cloudwatchlogs.DescribeLogGroupsPaginatorOptions) { o.Limit = 2 })
 	for gp.HasMorePages() {
 		out, err := gp.NextPage(ctx(t))
 		if err != nil {
