@@ -79,3 +79,5 @@ func events(ts []int64, msgs ...string) []types.InputLogEvent {
 	}
 	return out
 }
+
+func nowMillis() int64 { return time.Now().UnixMilli() }

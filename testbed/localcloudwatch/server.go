@@ -356,11 +356,15 @@ func (s *Server) writeError(w http.ResponseWriter, op string, e *apiError) {
 	_, _ = w.Write(body)
 }
 
-// hangUp closes the connection without writing a response.
+// hangUp resets the connection (TCP RST) without writing a response, the way a load
+// balancer or a crashed server drops a request.
 func hangUp(w http.ResponseWriter) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		panic(http.ErrAbortHandler) // HTTP/2: aborts the stream without a response
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
 	}
 	_ = conn.Close()
 }
