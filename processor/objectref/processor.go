@@ -139,7 +139,10 @@ type match struct {
 type work struct {
 	matches  []match
 	subjects []int
+	writes   []keyValue
 }
+
+type keyValue struct{ key, value string }
 
 func (p *refProcessor) processRecord(ctx context.Context, lr plog.LogRecord, w *work, c *counts) {
 	c.records++
@@ -359,23 +362,30 @@ func (p *refProcessor) writeSubjects(ctx context.Context, lr plog.LogRecord, att
 		}
 	}
 
+	w.writes = w.writes[:0]
 	for _, i := range w.subjects {
 		m := &w.matches[i]
 		if !m.kind.isNamespace {
-			p.put(attrs, m.kind.nameAttribute, m.ref.Name, c)
+			p.plan(w, attrs, m.kind.nameAttribute, m.ref.Name, c)
 		}
 		uid := m.ref.UID
 		if uid == "" {
 			uid = m.siblingUID
 		}
 		if uid != "" {
-			p.put(attrs, m.kind.uidAttribute, uid, c)
+			p.plan(w, attrs, m.kind.uidAttribute, uid, c)
 		}
 	}
 	if nsConflict {
 		c.conflictNS++
 	} else if namespace != "" {
-		p.put(attrs, namespaceNameAttribute, namespace, c)
+		p.plan(w, attrs, namespaceNameAttribute, namespace, c)
+	}
+	if len(w.writes) > 0 {
+		attrs.EnsureCapacity(attrs.Len() + len(w.writes))
+		for _, kv := range w.writes {
+			attrs.PutStr(kv.key, kv.value)
+		}
 	}
 
 	if p.source != nil && lr.TraceID().IsEmpty() {
@@ -383,8 +393,9 @@ func (p *refProcessor) writeSubjects(ctx context.Context, lr plog.LogRecord, att
 	}
 }
 
-// put writes a subject attribute unless the record already has a different value there.
-func (p *refProcessor) put(attrs pcommon.Map, key, value string, c *counts) {
+// plan queues a subject attribute unless the record already has it; a different value already
+// there is kept and counted as a conflict.
+func (p *refProcessor) plan(w *work, attrs pcommon.Map, key, value string, c *counts) {
 	if key == "" {
 		return
 	}
@@ -394,7 +405,7 @@ func (p *refProcessor) put(attrs pcommon.Map, key, value string, c *counts) {
 		}
 		return
 	}
-	attrs.PutStr(key, value)
+	w.writes = append(w.writes, keyValue{key, value})
 }
 
 // correlate gives the record the trace context of its first subject that has one.

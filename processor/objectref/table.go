@@ -94,8 +94,11 @@ type table struct {
 	keys   []keyInfo
 	index  map[string]int
 	kinds  map[string]*kindInfo
-	minLen int
-	maxLen int
+	// lengths[c] has bit n set when some key starts with byte c and is n bytes long (n < 64):
+	// a cheap filter in front of the hash lookup, as most attribute keys are not references.
+	lengths [256]uint64
+	// long is true when some key is 64 bytes or longer, which the filter cannot represent.
+	long bool
 }
 
 // buildTable merges the configuration over the built-in tables.
@@ -161,20 +164,19 @@ func buildTable(cfg *Config) (*table, error) {
 			return nil, err
 		}
 	}
-	for i, k := range t.keys {
-		if i == 0 || len(k.key) < t.minLen {
-			t.minLen = len(k.key)
+	for _, k := range t.keys {
+		if len(k.key) >= 64 {
+			t.long = true
+			continue
 		}
-		if len(k.key) > t.maxLen {
-			t.maxLen = len(k.key)
-		}
+		t.lengths[k.key[0]] |= 1 << len(k.key)
 	}
 	return t, nil
 }
 
 // lookup returns the key table position of an attribute key, or -1.
 func (t *table) lookup(key string) int {
-	if len(key) < t.minLen || len(key) > t.maxLen {
+	if len(key) == 0 || (len(key) < 64 && t.lengths[key[0]]&(1<<len(key)) == 0) || (len(key) >= 64 && !t.long) {
 		return -1
 	}
 	if i, ok := t.index[key]; ok {
