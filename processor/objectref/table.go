@@ -91,9 +91,9 @@ type keyInfo struct {
 
 // table is the resolved key and kind tables.
 type table struct {
-	keys   []keyInfo
-	index  map[string]int
-	kinds  map[string]*kindInfo
+	keys  []keyInfo
+	index map[string]int
+	kinds map[string]*kindInfo
 	// lengths[c] has bit n set when some key starts with byte c and is n bytes long (n < 64):
 	// a cheap filter in front of the hash lookup, as most attribute keys are not references.
 	lengths [256]uint64
