@@ -1,0 +1,292 @@
+package routing
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+func attrs(kv ...string) pcommon.Map {
+	m := pcommon.NewMap()
+	for i := 0; i+1 < len(kv); i += 2 {
+		m.PutStr(kv[i], kv[i+1])
+	}
+	return m
+}
+
+var defaultCfg = Config{
+	TypeAttribute:            "log.type",
+	InfrastructureNamespaces: []string{"default", "kube-*", "openshift-*"},
+	JournalMatchers:          []Matcher{{Key: "log.file.path", Pattern: "/var/log/journal/*"}},
+	AuditMatchers:            []Matcher{{Key: "log.file.path", Pattern: "/var/log/kube-apiserver/audit*.log"}},
+	Hostname:                 "fallback-host",
+}
+
+const podPath = "/var/log/pods/shop_web-1_0a1b/web/0.log"
+
+func TestRoute(t *testing.T) {
+	tests := []struct {
+		name          string
+		cfg           func(*Config)
+		res, rec      pcommon.Map
+		wantType      LogType
+		wantGroup     string
+		wantStream    string
+		wantFallbacks []string
+	}{
+		{
+			name:       "application by log type",
+			res:        attrs("k8s.node.name", "node-1"),
+			rec:        attrs("k8s.namespace.name", "shop", "log.file.path", podPath),
+			wantType:   Application,
+			wantGroup:  "application",
+			wantStream: "node-1.var.log.pods.shop_web-1_0a1b.web.0.log",
+		},
+		{
+			name:       "host.name wins over node name",
+			res:        attrs("host.name", "ip-10-0-0-1", "k8s.node.name", "node-1"),
+			rec:        attrs("k8s.namespace.name", "shop", "log.file.path", podPath),
+			wantType:   Application,
+			wantGroup:  "application",
+			wantStream: "ip-10-0-0-1.var.log.pods.shop_web-1_0a1b.web.0.log",
+		},
+		{
+			name:       "infrastructure namespace",
+			res:        attrs("k8s.node.name", "n"),
+			rec:        attrs("k8s.namespace.name", "kube-system", "log.file.path", "/var/log/pods/kube-system_x_1/c/0.log"),
+			wantType:   Infrastructure,
+			wantGroup:  "infrastructure",
+			wantStream: "n.var.log.pods.kube-system_x_1.c.0.log",
+		},
+		{
+			name:       "default namespace exact",
+			rec:        attrs("k8s.namespace.name", "default", "log.file.path", "/a"),
+			wantType:   Infrastructure,
+			wantGroup:  "infrastructure",
+			wantStream: "fallback-host.a",
+		},
+		{
+			name:       "defaults is not default",
+			cfg:        func(c *Config) { c.GroupBy = ByNamespaceName },
+			rec:        attrs("k8s.namespace.name", "defaults", "log.file.path", "/a"),
+			wantType:   Application,
+			wantGroup:  "defaults",
+			wantStream: "fallback-host.a",
+		},
+		{
+			name:       "journal",
+			rec:        attrs("log.file.path", "/var/log/journal/abc/system.journal"),
+			wantType:   Infrastructure,
+			wantGroup:  "infrastructure",
+			wantStream: "fallback-host.var.log.journal.abc.system.journal",
+		},
+		{
+			name:       "audit",
+			cfg:        func(c *Config) { c.GroupBy = ByNamespaceName },
+			rec:        attrs("log.file.path", "/var/log/kube-apiserver/audit-2.log", "k8s.namespace.name", "shop"),
+			wantType:   Audit,
+			wantGroup:  "audit",
+			wantStream: "fallback-host.var.log.kube-apiserver.audit-2.log",
+		},
+		{
+			name:       "type attribute set upstream",
+			rec:        attrs("log.type", "audit", "k8s.namespace.name", "shop", "log.file.path", "/a"),
+			wantType:   Audit,
+			wantGroup:  "audit",
+			wantStream: "fallback-host.a",
+		},
+		{
+			name:       "unknown type attribute ignored",
+			rec:        attrs("log.type", "bogus", "k8s.namespace.name", "shop", "log.file.path", "/a"),
+			wantType:   Application,
+			wantGroup:  "application",
+			wantStream: "fallback-host.a",
+		},
+		{
+			name:       "namespace name with prefix",
+			cfg:        func(c *Config) { c.GroupBy = ByNamespaceName; c.GroupPrefix = "prod/cluster-1"; c.GroupSeparator = "." },
+			rec:        attrs("k8s.namespace.name", "shop", "log.file.path", "/a"),
+			wantType:   Application,
+			wantGroup:  "prod/cluster-1.shop",
+			wantStream: "fallback-host.a",
+		},
+		{
+			name:       "infrastructure keeps log type group under namespace grouping",
+			cfg:        func(c *Config) { c.GroupBy = ByNamespaceUID; c.GroupPrefix = "p"; c.GroupSeparator = "/" },
+			rec:        attrs("k8s.namespace.name", "openshift-dns", "k8s.namespace.uid", "u-1", "log.file.path", "/a"),
+			wantType:   Infrastructure,
+			wantGroup:  "p/infrastructure",
+			wantStream: "fallback-host.a",
+		},
+		{
+			name:       "namespace uid",
+			cfg:        func(c *Config) { c.GroupBy = ByNamespaceUID },
+			res:        attrs("k8s.namespace.uid", "7f0c1d2e-0000-4000-8000-000000000001"),
+			rec:        attrs("k8s.namespace.name", "shop", "log.file.path", "/a"),
+			wantType:   Application,
+			wantGroup:  "7f0c1d2e-0000-4000-8000-000000000001",
+			wantStream: "fallback-host.a",
+		},
+		{
+			name:          "namespace uid missing falls back to name",
+			cfg:           func(c *Config) { c.GroupBy = ByNamespaceUID },
+			rec:           attrs("k8s.namespace.name", "shop", "log.file.path", "/a"),
+			wantType:      Application,
+			wantGroup:     "shop",
+			wantStream:    "fallback-host.a",
+			wantFallbacks: []string{ReasonNamespaceUIDMissing},
+		},
+		{
+			name:          "namespace uid and name missing fall back to type",
+			cfg:           func(c *Config) { c.GroupBy = ByNamespaceUID },
+			rec:           attrs("log.file.path", "/a"),
+			wantType:      Application,
+			wantGroup:     "application",
+			wantStream:    "fallback-host.a",
+			wantFallbacks: []string{ReasonNamespaceUIDMissing, ReasonNamespaceNameMissing},
+		},
+		{
+			name:       "optional key wins, even for infrastructure",
+			cfg:        func(c *Config) { c.GroupByOptional = []string{"k8s.pod.label.log-group", "team"} },
+			res:        attrs("team", "payments"),
+			rec:        attrs("k8s.namespace.name", "kube-system", "log.file.path", "/a"),
+			wantType:   Infrastructure,
+			wantGroup:  "payments",
+			wantStream: "fallback-host.a",
+		},
+		{
+			name:          "optional invalid and empty values skipped",
+			cfg:           func(c *Config) { c.GroupByOptional = []string{"a", "b", "c", "d"}; c.GroupBy = ByNamespaceName },
+			rec:           attrs("a", "", "b", "has space", "c", "aws/x", "k8s.namespace.name", "shop", "log.file.path", "/a"),
+			wantType:      Application,
+			wantGroup:     "shop",
+			wantStream:    "fallback-host.a",
+			wantFallbacks: []string{ReasonOptionalInvalid, ReasonOptionalInvalid},
+		},
+		{
+			name:       "stream key from pod attributes",
+			rec:        attrs("k8s.namespace.name", "shop", "k8s.pod.name", "web-1", "k8s.pod.uid", "0a1b", "k8s.container.name", "web"),
+			wantType:   Application,
+			wantGroup:  "application",
+			wantStream: "fallback-host.shop_web-1_0a1b_web",
+		},
+		{
+			name:          "no stream key",
+			rec:           attrs(),
+			wantType:      Application,
+			wantGroup:     "application",
+			wantStream:    "fallback-host.application",
+			wantFallbacks: []string{ReasonStreamKeyMissing},
+		},
+		{
+			name:       "template",
+			cfg:        func(c *Config) { c.StreamTemplate = "${log_type}/${k8s.pod.name}/${missing}/${host}/${routing_key}" },
+			rec:        attrs("k8s.pod.name", "web-1", "log.file.path", "/x/y"),
+			wantType:   Application,
+			wantGroup:  "application",
+			wantStream: "application/web-1/-/fallback-host/x.y",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := defaultCfg
+			if tt.cfg != nil {
+				tt.cfg(&cfg)
+			}
+			r, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, rec := tt.res, tt.rec
+			if res == (pcommon.Map{}) {
+				res = pcommon.NewMap()
+			}
+			got := r.Route(res, rec)
+			if got.Type != tt.wantType || got.Group != tt.wantGroup || got.Stream != tt.wantStream {
+				t.Fatalf("Route = %s %q %q, want %s %q %q", got.Type, got.Group, got.Stream, tt.wantType, tt.wantGroup, tt.wantStream)
+			}
+			if !slices.Equal(got.Fallbacks, tt.wantFallbacks) {
+				t.Fatalf("fallbacks = %v, want %v", got.Fallbacks, tt.wantFallbacks)
+			}
+		})
+	}
+}
+
+func TestRouteSanitizes(t *testing.T) {
+	r, err := New(Config{GroupBy: ByLogType, GroupPrefix: strings.Repeat("p", 510), GroupSeparator: ".", StreamTemplate: "a:${k8s.pod.name}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r.Route(pcommon.NewMap(), attrs("k8s.pod.name", "web"))
+	if !got.GroupRewritten || len(got.Group) != 512 || !got.StreamRewritten || !strings.HasPrefix(got.Stream, "a_web-") {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, cfg := range []Config{
+		{GroupBy: "namespace"},
+		{AuditMatchers: []Matcher{{Key: "x"}}},
+		{StreamTemplate: "${host"},
+		{StreamTemplate: "a${}"},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+}
+
+func TestGlob(t *testing.T) {
+	tests := []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"kube-*", "kube-system", true},
+		{"kube-*", "kube-", true},
+		{"kube-*", "kubes", false},
+		{"default", "default", true},
+		{"default", "defaults", false},
+		{"*", "", true},
+		{"/var/log/*/audit*.log", "/var/log/a/b/audit-1.log", true},
+		{"/var/log/*/audit*.log", "/var/log/a/b/audit-1.log.gz", false},
+		{"a?c", "abc", true},
+		{"a?c", "aéc", true},
+		{"a?c", "ac", false},
+		{"*a*b", "xxaxxbxb", true},
+		{"", "", true},
+		{"", "x", false},
+	}
+	for _, tt := range tests {
+		if got := globMatch(tt.pattern, tt.s); got != tt.want {
+			t.Errorf("globMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
+		}
+	}
+}
+
+func FuzzGlob(f *testing.F) {
+	f.Add("kube-*", "kube-system")
+	f.Add("*?*", "é")
+	f.Fuzz(func(t *testing.T, pattern, s string) {
+		_ = globMatch(pattern, s) // must not panic or loop
+		if !globMatch(s, s) && !strings.ContainsAny(s, "*?") {
+			t.Fatalf("%q does not match itself", s)
+		}
+	})
+}
+
+func FuzzTemplate(f *testing.F) {
+	f.Add("${host}.${routing_key}")
+	f.Add("${")
+	f.Fuzz(func(t *testing.T, tmpl string) {
+		r, err := New(Config{StreamTemplate: tmpl, Hostname: "h"})
+		if err != nil {
+			return
+		}
+		got := r.Route(pcommon.NewMap(), attrs("log.file.path", "/p"))
+		if got.Stream == "" {
+			t.Fatal("empty stream name")
+		}
+	})
+}
