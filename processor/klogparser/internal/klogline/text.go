@@ -1,7 +1,9 @@
 package klogline
 
 import (
+	"strconv"
 	"strings"
+	"unicode/utf8"
 	"time"
 )
 
@@ -126,13 +128,13 @@ func (p *Parser) parseText(line string, ref time.Time, rec *Record) bool {
 
 // parseRest parses what follows the header.
 func (p *Parser) parseRest(rest string, rec *Record) {
-	rest = strings.TrimRight(rest, "\n")
+	rest = strings.TrimSuffix(rest, "\n")
 	if len(rest) == 0 || rest[0] != '"' {
 		rec.Message = rest
 		return
 	}
 	end, escaped := scanQuoted(rest)
-	if end < 0 || (end < len(rest) && rest[end] != ' ') {
+	if end < 0 || (end < len(rest) && rest[end] != ' ') || !quoteOutput(rest[1:end-1]) {
 		rec.Message = rest
 		return
 	}
@@ -157,6 +159,32 @@ func (p *Parser) parseRest(rest string, rec *Record) {
 	if problem != "" {
 		rec.fail(problem, rest[pos:])
 	}
+}
+
+// quoteOutput reports whether raw (between the quotes) could have been written by
+// strconv.Quote, which klog uses for the message: it escapes control characters, invalid
+// UTF-8 and runes that are not printable. This keeps Infof messages that merely start with a
+// quote from being mistaken for structured ones.
+func quoteOutput(raw string) bool {
+	high := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+		if c >= 0x80 {
+			high = true
+		}
+	}
+	if !high {
+		return true
+	}
+	for _, r := range raw {
+		if r == utf8.RuneError || !strconv.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // parsePairs parses ` key=value` pairs starting at rest[pos]. It returns how many parsed,
