@@ -1,0 +1,195 @@
+// Package encoding renders a log record as a CloudWatch Logs event message.
+package encoding
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+)
+
+// Format selects the message layout.
+type Format string
+
+// Message formats.
+const (
+	// JSON renders one JSON object with body, severity, timestamp, trace ids, attributes and
+	// resource attributes; empty fields are left out.
+	JSON Format = "json"
+	// Raw renders the body only, as a string.
+	Raw Format = "raw"
+)
+
+// Extra is an attribute added to the record's attributes in the JSON format unless the record
+// already has the key.
+type Extra struct{ Key, Value string }
+
+// AppendMessage appends the message for rec (with resource attributes res) to dst.
+func AppendMessage(dst []byte, f Format, res pcommon.Map, rec plog.LogRecord, extra Extra) []byte {
+	if f == Raw {
+		return append(dst, rec.Body().AsString()...)
+	}
+	dst = append(dst, '{')
+	first := true
+	field := func(name string) {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = appendString(dst, name)
+		dst = append(dst, ':')
+	}
+	ts := rec.Timestamp()
+	if ts == 0 {
+		ts = rec.ObservedTimestamp()
+	}
+	if ts != 0 {
+		field("timestamp")
+		dst = append(dst, '"')
+		dst = ts.AsTime().UTC().AppendFormat(dst, time.RFC3339Nano)
+		dst = append(dst, '"')
+	}
+	if s := rec.SeverityText(); s != "" {
+		field("severity_text")
+		dst = appendString(dst, s)
+	}
+	if n := rec.SeverityNumber(); n != plog.SeverityNumberUnspecified {
+		field("severity_number")
+		dst = strconv.AppendInt(dst, int64(n), 10)
+	}
+	if rec.Body().Type() != pcommon.ValueTypeEmpty {
+		field("body")
+		dst = appendValue(dst, rec.Body())
+	}
+	if id := rec.TraceID(); !id.IsEmpty() {
+		field("trace_id")
+		dst = append(dst, '"')
+		dst = hex.AppendEncode(dst, id[:])
+		dst = append(dst, '"')
+	}
+	if id := rec.SpanID(); !id.IsEmpty() {
+		field("span_id")
+		dst = append(dst, '"')
+		dst = hex.AppendEncode(dst, id[:])
+		dst = append(dst, '"')
+	}
+	attrs := rec.Attributes()
+	_, hasExtra := attrs.Get(extra.Key)
+	addExtra := extra.Key != "" && !hasExtra
+	if attrs.Len() > 0 || addExtra {
+		field("attributes")
+		dst = appendMap(dst, attrs, addExtra, extra)
+	}
+	if res.Len() > 0 {
+		field("resource")
+		dst = appendMap(dst, res, false, Extra{})
+	}
+	return append(dst, '}')
+}
+
+func appendMap(dst []byte, m pcommon.Map, addExtra bool, extra Extra) []byte {
+	dst = append(dst, '{')
+	first := true
+	m.Range(func(k string, v pcommon.Value) bool {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = appendString(dst, k)
+		dst = append(dst, ':')
+		dst = appendValue(dst, v)
+		return true
+	})
+	if addExtra {
+		if !first {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, extra.Key)
+		dst = append(dst, ':')
+		dst = appendString(dst, extra.Value)
+	}
+	return append(dst, '}')
+}
+
+func appendValue(dst []byte, v pcommon.Value) []byte {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return appendString(dst, v.Str())
+	case pcommon.ValueTypeInt:
+		return strconv.AppendInt(dst, v.Int(), 10)
+	case pcommon.ValueTypeDouble:
+		d := v.Double()
+		if math.IsNaN(d) || math.IsInf(d, 0) { // not representable in JSON
+			return appendString(dst, strconv.FormatFloat(d, 'g', -1, 64))
+		}
+		return strconv.AppendFloat(dst, d, 'g', -1, 64)
+	case pcommon.ValueTypeBool:
+		return strconv.AppendBool(dst, v.Bool())
+	case pcommon.ValueTypeMap:
+		return appendMap(dst, v.Map(), false, Extra{})
+	case pcommon.ValueTypeSlice:
+		s := v.Slice()
+		dst = append(dst, '[')
+		for i := 0; i < s.Len(); i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendValue(dst, s.At(i))
+		}
+		return append(dst, ']')
+	case pcommon.ValueTypeBytes:
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, v.Bytes().AsRaw())
+		return append(dst, '"')
+	}
+	return append(dst, "null"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

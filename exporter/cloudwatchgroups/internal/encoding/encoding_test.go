@@ -1,0 +1,108 @@
+package encoding
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+)
+
+func record() plog.LogRecord {
+	rec := plog.NewLogRecord()
+	rec.SetTimestamp(pcommon.NewTimestampFromTime(time.Date(2026, 11, 22, 1, 2, 3, 456_000_000, time.UTC)))
+	rec.SetSeverityText("ERROR")
+	rec.SetSeverityNumber(plog.SeverityNumberError)
+	rec.Body().SetStr("boom \"quoted\"\n\x01\xff")
+	rec.SetTraceID(pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+	rec.SetSpanID(pcommon.SpanID{1, 2, 3, 4, 5, 6, 7, 8})
+	rec.Attributes().PutStr("log.iostream", "stderr")
+	rec.Attributes().PutInt("n", 42)
+	rec.Attributes().PutDouble("nan", math.NaN())
+	rec.Attributes().PutEmptyBytes("b").FromRaw([]byte{0xde, 0xad})
+	s := rec.Attributes().PutEmptySlice("s")
+	s.AppendEmpty().SetBool(true)
+	s.AppendEmpty()
+	rec.Attributes().PutEmptyMap("m").PutStr("k", "v")
+	return rec
+}
+
+func TestJSON(t *testing.T) {
+	res := pcommon.NewMap()
+	res.PutStr("k8s.node.name", "node-1")
+	got := AppendMessage(nil, JSON, res, record(), Extra{Key: "log.type", Value: "application"})
+	var m map[string]any
+	if err := json.Unmarshal(got, &m); err != nil {
+		t.Fatalf("invalid JSON %s: %v", got, err)
+	}
+	want := map[string]any{
+		"timestamp":       "2026-11-22T01:02:03.456Z",
+		"severity_text":   "ERROR",
+		"severity_number": float64(17),
+		"body":            "boom \"quoted\"\n\x01\ufffd",
+		"trace_id":        "0102030405060708090a0b0c0d0e0f10",
+		"span_id":         "0102030405060708",
+	}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, m[k], v)
+		}
+	}
+	a := m["attributes"].(map[string]any)
+	if a["log.type"] != "application" || a["n"] != float64(42) || a["nan"] != "NaN" || a["b"] != "3q0=" ||
+		a["m"].(map[string]any)["k"] != "v" || len(a["s"].([]any)) != 2 {
+		t.Errorf("attributes = %#v", a)
+	}
+	if m["resource"].(map[string]any)["k8s.node.name"] != "node-1" {
+		t.Errorf("resource = %#v", m["resource"])
+	}
+}
+
+func TestJSONKeepsExistingTypeAndOmitsEmpty(t *testing.T) {
+	rec := plog.NewLogRecord()
+	rec.Attributes().PutStr("log.type", "audit")
+	got := string(AppendMessage(nil, JSON, pcommon.NewMap(), rec, Extra{Key: "log.type", Value: "application"}))
+	if got != `{"attributes":{"log.type":"audit"}}` {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func TestRaw(t *testing.T) {
+	rec := plog.NewLogRecord()
+	rec.Body().SetStr("plain line")
+	if got := string(AppendMessage(nil, Raw, pcommon.NewMap(), rec, Extra{})); got != "plain line" {
+		t.Fatalf("got %q", got)
+	}
+	rec.Body().SetEmptyMap().PutInt("a", 1)
+	if got := string(AppendMessage(nil, Raw, pcommon.NewMap(), rec, Extra{})); got != `{"a":1}` {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func FuzzJSONString(f *testing.F) {
+	f.Add("plain")
+	f.Add("\x00\"\\\xff\u2028")
+	f.Fuzz(func(t *testing.T, s string) {
+		rec := plog.NewLogRecord()
+		rec.Body().SetStr(s)
+		rec.Attributes().PutStr(s, s)
+		out := AppendMessage(nil, JSON, pcommon.NewMap(), rec, Extra{})
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("invalid JSON for %q: %s", s, out)
+		}
+	})
+}
+
+func BenchmarkJSON(b *testing.B) {
+	res := pcommon.NewMap()
+	res.PutStr("k8s.node.name", "node-1")
+	rec := record()
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendMessage(buf[:0], JSON, res, rec, Extra{Key: "log.type", Value: "application"})
+	}
+}
