@@ -210,24 +210,33 @@ func TestRoundTripText(t *testing.T) {
 		if rec.Message != msg || !rec.Structured {
 			t.Fatalf("%s: message %q, want %q", where, rec.Message, msg)
 		}
-		if err != nil {
-			if !rec.HasErr || rec.Err.Kind != klogline.KindString || rec.Err.Str != textString(err.Error()) {
-				t.Fatalf("%s: err %+v, want %q", where, rec.Err, err.Error())
-			}
-		} else if rec.HasErr {
-			t.Fatalf("%s: unexpected err %+v", where, rec.Err)
+		checkPairs(t, where, &rec, err, want, checkText)
+	}
+}
+
+// checkPairs compares the error and the key/value pairs of rec with what was logged.
+func checkPairs(t *testing.T, where string, rec *klogline.Record, err error, want []logged, check func(klogline.Value, any) string) {
+	t.Helper()
+	if err != nil {
+		if !rec.HasErr {
+			t.Fatalf("%s: no err, want %q", where, err.Error())
 		}
-		if len(rec.Fields) != len(want) {
-			t.Fatalf("%s: %d fields, want %d: %+v", where, len(rec.Fields), len(want), rec.Fields)
+		if msg := check(rec.Err, err); msg != "" {
+			t.Fatalf("%s: err: %s", where, msg)
 		}
-		for i, w := range want {
-			f := rec.Fields[i]
-			if f.Key != w.key {
-				t.Fatalf("%s: key %d = %q, want %q", where, i, f.Key, w.key)
-			}
-			if msg := checkText(f.Value, w.value); msg != "" {
-				t.Fatalf("%s: key %q: %s", where, w.key, msg)
-			}
+	} else if rec.HasErr {
+		t.Fatalf("%s: unexpected err %+v", where, rec.Err)
+	}
+	if len(rec.Fields) != len(want) {
+		t.Fatalf("%s: %d fields, want %d: %+v", where, len(rec.Fields), len(want), rec.Fields)
+	}
+	for i, w := range want {
+		f := rec.Fields[i]
+		if f.Key != w.key {
+			t.Fatalf("%s: key %d = %q, want %q", where, i, f.Key, w.key)
+		}
+		if msg := check(f.Value, w.value); msg != "" {
+			t.Fatalf("%s: key %q: %s", where, w.key, msg)
 		}
 	}
 }
@@ -257,6 +266,19 @@ func checkText(got klogline.Value, v any) string {
 		return wantStr(textString(v.String()))
 	case []byte:
 		return wantStr(string(v))
+	case int, int64, uint64, float64, bool, nil:
+		return checkScalar(got, v)
+	case nested:
+		js, _ := json.Marshal(v)
+		return wantStr(string(js))
+	default:
+		return fmt.Sprintf("test bug: unhandled %T", v)
+	}
+}
+
+// checkScalar compares numbers, booleans and nil, which both formats write as JSON.
+func checkScalar(got klogline.Value, v any) string {
+	switch v := v.(type) {
 	case int:
 		return wantInt(got, int64(v))
 	case int64:
@@ -265,7 +287,9 @@ func checkText(got klogline.Value, v any) string {
 		if v <= math.MaxInt64 {
 			return wantInt(got, int64(v))
 		}
-		return wantStr(strconv.FormatUint(v, 10))
+		if got.Kind != klogline.KindString || got.Str != strconv.FormatUint(v, 10) {
+			return fmt.Sprintf("got %+v, want digits %d", got, v)
+		}
 	case float64:
 		return wantNumber(got, v)
 	case bool:
@@ -276,11 +300,6 @@ func checkText(got klogline.Value, v any) string {
 		if got.Kind != klogline.KindNull {
 			return fmt.Sprintf("got %+v, want null", got)
 		}
-	case nested:
-		js, _ := json.Marshal(v)
-		return wantStr(string(js))
-	default:
-		return fmt.Sprintf("test bug: unhandled %T", v)
 	}
 	return ""
 }
@@ -370,25 +389,7 @@ func TestRoundTripJSON(t *testing.T) {
 		if rec.Message != validUTF8(msg) {
 			t.Fatalf("%s: message %q, want %q", where, rec.Message, msg)
 		}
-		if err != nil {
-			if !rec.HasErr || rec.Err.Str != validUTF8(err.Error()) {
-				t.Fatalf("%s: err %+v, want %q", where, rec.Err, err.Error())
-			}
-		} else if rec.HasErr {
-			t.Fatalf("%s: unexpected err %+v", where, rec.Err)
-		}
-		if len(rec.Fields) != len(want) {
-			t.Fatalf("%s: %d fields, want %d: %+v", where, len(rec.Fields), len(want), rec.Fields)
-		}
-		for i, w := range want {
-			f := rec.Fields[i]
-			if f.Key != w.key {
-				t.Fatalf("%s: key %d = %q, want %q", where, i, f.Key, w.key)
-			}
-			if msg := checkJSON(f.Value, w.value); msg != "" {
-				t.Fatalf("%s: key %q: %s", where, w.key, msg)
-			}
-		}
+		checkPairs(t, where, &rec, err, want, checkJSON)
 	}
 }
 
@@ -427,25 +428,8 @@ func checkJSON(got klogline.Value, v any) string {
 		return wantStr(v.String())
 	case []byte:
 		return wantStr(base64.StdEncoding.EncodeToString(v))
-	case int:
-		return wantInt(got, int64(v))
-	case int64:
-		return wantInt(got, v)
-	case uint64:
-		if v <= math.MaxInt64 {
-			return wantInt(got, int64(v))
-		}
-		return wantStr(strconv.FormatUint(v, 10))
-	case float64:
-		return wantNumber(got, v)
-	case bool:
-		if got.Kind != klogline.KindBool || got.Bool != v {
-			return fmt.Sprintf("got %+v, want %v", got, v)
-		}
-	case nil:
-		if got.Kind != klogline.KindNull {
-			return fmt.Sprintf("got %+v, want null", got)
-		}
+	case int, int64, uint64, float64, bool, nil:
+		return checkScalar(got, v)
 	case nested:
 		if got.Kind != klogline.KindMap || len(got.Items) != 5 {
 			return fmt.Sprintf("got %+v, want object of 5", got)
