@@ -280,6 +280,15 @@ func isValidUTF8(b []byte) bool {
 	return true
 }
 
+// AppendValidUTF8 appends b to dst, replacing every invalid byte with U+FFFD, and reports
+// whether b was already valid.
+func AppendValidUTF8(dst, b []byte) ([]byte, bool) {
+	if isValidUTF8(b) {
+		return append(dst, b...), true
+	}
+	return repairUTF8(dst, b), false
+}
+
 // repairUTF8 appends b to dst with every invalid byte replaced by U+FFFD, so that no byte of
 // the original is silently merged away.
 func repairUTF8(dst, b []byte) []byte {

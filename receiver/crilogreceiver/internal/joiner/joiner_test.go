@@ -72,7 +72,9 @@ func TestJoin(t *testing.T) {
 func TestFlushTimeout(t *testing.T) {
 	j := New(Config{MaxLogSize: 100})
 	var out []got
-	emit := func(e *Entry) { out = append(out, got{e.Stream, e.Time, string(e.Content), e.Flags, e.Pieces, e.Dropped}) }
+	emit := func(e *Entry) {
+		out = append(out, got{e.Stream, e.Time, string(e.Content), e.Flags, e.Pieces, e.Dropped})
+	}
 	j.Add(1, 7, true, nil, []byte("half"), 1000, emit)
 	j.Flush(1500, 1000, 1000, emit)
 	if len(out) != 0 || !j.Pending() {
@@ -100,7 +102,9 @@ func TestMultiline(t *testing.T) {
 		t.Fatalf("got  %v\nwant %v", out, want)
 	}
 	out = nil
-	j.Flush(0, -1, -1, func(e *Entry) { out = append(out, got{e.Stream, e.Time, string(e.Content), e.Flags, e.Pieces, e.Dropped}) })
+	j.Flush(0, -1, -1, func(e *Entry) {
+		out = append(out, got{e.Stream, e.Time, string(e.Content), e.Flags, e.Pieces, e.Dropped})
+	})
 	want = []got{{0, 6, "W0501 10:11:13.000000 1 a.go:3] next", 0, 1, 0}, {1, 3, "E0501 10:11:12.123456 1 b.go:2] other stream", 0, 1, 0}}
 	if fmt.Sprint(out) != fmt.Sprint(want) {
 		t.Fatalf("got  %v\nwant %v", out, want)

@@ -1,0 +1,151 @@
+package crilogreceiver
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+)
+
+// Start positions for files present at first start.
+const (
+	StartAtEnd       = "end"
+	StartAtBeginning = "beginning"
+)
+
+// PresetKlog is the built-in multi-line preset for klog text output.
+const PresetKlog = "klog"
+
+// Config is the cri_log receiver configuration.
+type Config struct {
+	// Include lists glob patterns of log files to read.
+	Include []string `mapstructure:"include"`
+	// Exclude lists glob patterns of files to skip.
+	Exclude []string `mapstructure:"exclude"`
+	// StartAt is where files present at the very first start are read from: end or beginning.
+	// Files found later, and all files after a restart with storage, are read from their start
+	// or their checkpoint.
+	StartAt string `mapstructure:"start_at"`
+	// PollInterval is how often open files are checked for new data when idle.
+	PollInterval time.Duration `mapstructure:"poll_interval"`
+	// DiscoveryInterval is how often the include patterns are expanded (directory events
+	// trigger discovery immediately in between).
+	DiscoveryInterval time.Duration `mapstructure:"discovery_interval"`
+	// DrainGrace is how long a rotated or deleted file must stay at its end, unchanged, before
+	// it is closed.
+	DrainGrace time.Duration `mapstructure:"drain_grace"`
+	// MaxConcurrentFiles bounds the number of open files.
+	MaxConcurrentFiles int `mapstructure:"max_concurrent_files"`
+	// MaxBytesPerPoll bounds the bytes read from one file per turn, for fairness.
+	MaxBytesPerPoll int `mapstructure:"max_bytes_per_poll"`
+	// MaxLogSize bounds an entry after joining; longer entries are truncated and flagged.
+	MaxLogSize int `mapstructure:"max_log_size"`
+	// FlushTimeout is how long an unfinished partial entry waits for its last piece.
+	FlushTimeout time.Duration `mapstructure:"flush_timeout"`
+	// FingerprintSize is the number of leading bytes that identify a file with its inode.
+	FingerprintSize int `mapstructure:"fingerprint_size"`
+	// IncludeFilePath adds the log.file.path attribute to every record.
+	IncludeFilePath bool `mapstructure:"include_file_path"`
+	// Multiline configures optional multi-line recombination.
+	Multiline MultilineConfig `mapstructure:"multiline"`
+	// Storage is the storage extension that keeps checkpoints across restarts.
+	Storage *component.ID `mapstructure:"storage"`
+	// RetryOnFailure configures the backoff when the next consumer refuses a batch.
+	RetryOnFailure RetryConfig `mapstructure:"retry_on_failure"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// MultilineConfig configures multi-line recombination. At most one of Preset and
+// LineStartPattern may be set; with neither, recombination is off.
+type MultilineConfig struct {
+	// Preset selects a built-in rule: "klog".
+	Preset string `mapstructure:"preset"`
+	// LineStartPattern is a regular expression matching the first line of a record.
+	LineStartPattern string `mapstructure:"line_start_pattern"`
+	// FlushTimeout is how long a record waits for continuation lines once its file is idle.
+	FlushTimeout time.Duration `mapstructure:"flush_timeout"`
+}
+
+// RetryConfig is the backoff applied to a file whose batch was refused.
+type RetryConfig struct {
+	InitialInterval time.Duration `mapstructure:"initial_interval"`
+	MaxInterval     time.Duration `mapstructure:"max_interval"`
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		Include:            []string{"/var/log/pods/*/*/*.log"},
+		StartAt:            StartAtEnd,
+		PollInterval:       200 * time.Millisecond,
+		DiscoveryInterval:  2 * time.Second,
+		DrainGrace:         4 * time.Second,
+		MaxConcurrentFiles: 1024,
+		MaxBytesPerPoll:    1 << 20,
+		MaxLogSize:         1 << 20,
+		FlushTimeout:       5 * time.Second,
+		FingerprintSize:    1000,
+		Multiline:          MultilineConfig{FlushTimeout: time.Second},
+		RetryOnFailure:     RetryConfig{InitialInterval: 100 * time.Millisecond, MaxInterval: 5 * time.Second},
+	}
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if len(c.Include) == 0 {
+		errs = append(errs, errors.New("include: at least one pattern is required"))
+	}
+	for _, p := range append(append([]string(nil), c.Include...), c.Exclude...) {
+		if _, err := filepath.Match(p, ""); err != nil {
+			errs = append(errs, fmt.Errorf("bad glob pattern %q: %w", p, err))
+		}
+	}
+	if c.StartAt != StartAtEnd && c.StartAt != StartAtBeginning {
+		errs = append(errs, fmt.Errorf("start_at: %q is neither %q nor %q", c.StartAt, StartAtEnd, StartAtBeginning))
+	}
+	positive := map[string]time.Duration{
+		"poll_interval": c.PollInterval, "discovery_interval": c.DiscoveryInterval,
+		"flush_timeout": c.FlushTimeout, "multiline.flush_timeout": c.Multiline.FlushTimeout,
+		"retry_on_failure.initial_interval": c.RetryOnFailure.InitialInterval,
+		"retry_on_failure.max_interval":     c.RetryOnFailure.MaxInterval,
+	}
+	for name, d := range positive {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", name))
+		}
+	}
+	if c.DrainGrace < 0 {
+		errs = append(errs, errors.New("drain_grace must not be negative"))
+	}
+	if c.RetryOnFailure.MaxInterval < c.RetryOnFailure.InitialInterval {
+		errs = append(errs, errors.New("retry_on_failure.max_interval must not be below initial_interval"))
+	}
+	if c.MaxConcurrentFiles < 1 {
+		errs = append(errs, errors.New("max_concurrent_files must be at least 1"))
+	}
+	if c.MaxBytesPerPoll < 4096 {
+		errs = append(errs, errors.New("max_bytes_per_poll must be at least 4096"))
+	}
+	if c.MaxLogSize < 1024 || c.MaxLogSize > 1<<30 {
+		errs = append(errs, errors.New("max_log_size must be between 1024 and 1073741824"))
+	}
+	if c.FingerprintSize < 16 || c.FingerprintSize > 64<<10 {
+		errs = append(errs, errors.New("fingerprint_size must be between 16 and 65536"))
+	}
+	switch {
+	case c.Multiline.Preset != "" && c.Multiline.LineStartPattern != "":
+		errs = append(errs, errors.New("multiline: set preset or line_start_pattern, not both"))
+	case c.Multiline.Preset != "" && c.Multiline.Preset != PresetKlog:
+		errs = append(errs, fmt.Errorf("multiline.preset: unknown preset %q (known: %s)", c.Multiline.Preset, PresetKlog))
+	case c.Multiline.LineStartPattern != "":
+		if _, err := regexp.Compile(c.Multiline.LineStartPattern); err != nil {
+			errs = append(errs, fmt.Errorf("multiline.line_start_pattern: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,176 @@
+package crilogreceiver
+
+import (
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/criline"
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/tracker"
+)
+
+// Record attribute names. log.iostream and log.file.path are semantic conventions; the
+// log.cri.* flags are this receiver's and are only present when true.
+const (
+	attrIOStream    = "log.iostream"
+	attrFilePath    = "log.file.path"
+	attrTags        = "log.cri.tags"
+	attrParseError  = "log.cri.parse_error"
+	attrTruncated   = "log.cri.truncated"
+	attrFlushed     = "log.cri.flushed"
+	attrInvalidUTF8 = "log.cri.invalid_utf8"
+	attrUnterminate = "log.cri.unterminated"
+)
+
+// recMeta is one record of a batch; its bytes live in the batch arena.
+type recMeta struct {
+	time               int64
+	bodyStart, bodyEnd int
+	tagsStart, tagsEnd int
+	stream             criline.Stream
+	flags              tracker.RecordFlags
+}
+
+// batch is the records of one reader turn. Bodies and tags are copied into one arena that is
+// turned into a single string, so a batch costs one allocation for all its text.
+type batch struct {
+	recs     []recMeta
+	arena    string
+	built    bool
+	observed time.Time
+}
+
+func (b *batch) len() int { return len(b.recs) }
+
+// detach copies a batch out of the emitter's scratch space, to be kept for a retry.
+func (b *batch) detach() *batch {
+	return &batch{recs: slices.Clone(b.recs), arena: b.arena, built: true, observed: b.observed}
+}
+
+// emitter collects a reader's records into a batch. One emitter serves all readers in turn.
+type emitter struct {
+	includePath bool
+	cur         batch
+	buf         []byte
+}
+
+func (e *emitter) begin(_ *fileState, now time.Time) *batch {
+	e.cur.recs = e.cur.recs[:0]
+	e.cur.arena, e.cur.built = "", false
+	e.cur.observed = now
+	e.buf = e.buf[:0]
+	if cap(e.buf) > 8<<20 {
+		e.buf = nil // one huge batch must not pin its buffer forever
+	}
+	return &e.cur
+}
+
+// sink is the tracker's record callback.
+func (e *emitter) sink(rec *tracker.Record) {
+	m := recMeta{time: rec.Time, stream: rec.Stream, flags: rec.Flags}
+	m.bodyStart = len(e.buf)
+	e.buf = append(e.buf, rec.Body...)
+	m.bodyEnd = len(e.buf)
+	m.tagsStart = m.bodyEnd
+	e.buf = append(e.buf, rec.Tags...)
+	m.tagsEnd = len(e.buf)
+	e.cur.recs = append(e.cur.recs, m)
+}
+
+// logs builds the batch's pdata: one ResourceLogs for the file.
+func (b *batch) logs(e *emitter, fs *fileState) plog.Logs {
+	if !b.built {
+		b.arena, b.built = string(e.buf), true
+	}
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	fs.resource.copyTo(rl.Resource().Attributes())
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.Scope().SetName(metadata.ScopeName)
+	lrs := sl.LogRecords()
+	lrs.EnsureCapacity(len(b.recs))
+	observed := pcommon.NewTimestampFromTime(b.observed)
+	for i := range b.recs {
+		m := &b.recs[i]
+		lr := lrs.AppendEmpty()
+		if m.time != 0 {
+			lr.SetTimestamp(pcommon.Timestamp(m.time)) //nolint:gosec // CRI times are after 1970
+		}
+		lr.SetObservedTimestamp(observed)
+		lr.Body().SetStr(b.arena[m.bodyStart:m.bodyEnd])
+		attrs := lr.Attributes()
+		n := 1
+		if m.tagsEnd > m.tagsStart {
+			n++
+		}
+		if m.flags != 0 {
+			n += 2
+		}
+		if e.includePath {
+			n++
+		}
+		attrs.EnsureCapacity(n)
+		if m.stream != 0 {
+			attrs.PutStr(attrIOStream, m.stream.String())
+		}
+		if m.tagsEnd > m.tagsStart {
+			attrs.PutStr(attrTags, b.arena[m.tagsStart:m.tagsEnd])
+		}
+		if e.includePath {
+			attrs.PutStr(attrFilePath, fs.resource.path)
+		}
+		if m.flags != 0 {
+			putFlags(attrs, m.flags)
+		}
+	}
+	return ld
+}
+
+func putFlags(attrs pcommon.Map, f tracker.RecordFlags) {
+	if f&tracker.ParseError != 0 {
+		attrs.PutBool(attrParseError, true)
+	}
+	if f&joiner.Truncated != 0 {
+		attrs.PutBool(attrTruncated, true)
+	}
+	if f&joiner.Flushed != 0 {
+		attrs.PutBool(attrFlushed, true)
+	}
+	if f&joiner.InvalidUTF8 != 0 {
+		attrs.PutBool(attrInvalidUTF8, true)
+	}
+	if f&tracker.Unterminated != 0 {
+		attrs.PutBool(attrUnterminate, true)
+	}
+}
+
+// resourceAttrs are a file's resource attributes, from its path.
+type resourceAttrs struct {
+	path  string
+	attrs pcommon.Map
+}
+
+func resourceFor(rd *tracker.Reader) resourceAttrs {
+	m := pcommon.NewMap()
+	meta := rd.Meta
+	put := func(k, v string) {
+		if v != "" {
+			m.PutStr(k, v)
+		}
+	}
+	put("k8s.namespace.name", meta.Namespace)
+	put("k8s.pod.name", meta.PodName)
+	put("k8s.pod.uid", meta.PodUID)
+	put("k8s.container.name", meta.ContainerName)
+	if meta.RestartCount >= 0 {
+		m.PutInt("k8s.container.restart_count", int64(meta.RestartCount))
+	}
+	put("container.id", meta.ContainerID)
+	return resourceAttrs{path: rd.Path, attrs: m}
+}
+
+func (r resourceAttrs) copyTo(dst pcommon.Map) { r.attrs.CopyTo(dst) }

@@ -1,0 +1,434 @@
+// Package tracker follows container log files: it finds them, identifies them across renames and
+// restarts, reads them through open descriptors, and turns their lines into records. It has no
+// collector dependencies; the receiver decides when read state becomes durable.
+package tracker
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/criline"
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/podpath"
+)
+
+// FileID is a file's device and inode.
+type FileID struct {
+	Dev, Ino uint64
+}
+
+func (id FileID) String() string { return fmt.Sprintf("%d.%d", id.Dev, id.Ino) }
+
+// Fingerprint is the length and FNV-1a hash of a file's first bytes.
+type Fingerprint struct {
+	Len  int
+	Hash uint64
+}
+
+// Format is a file's line format.
+type Format uint8
+
+// Formats. Unknown until the first line is seen.
+const (
+	FormatUnknown Format = iota
+	FormatCRI
+	FormatDocker
+)
+
+// RecordFlags extend joiner.Flags with reader-level conditions.
+type RecordFlags = joiner.Flags
+
+// Record flags set by the reader in addition to the joiner's.
+const (
+	// ParseError: the line is not CRI nor Docker json-file; Body is the raw line.
+	ParseError RecordFlags = 1 << 6
+	// Unterminated: the file ended without a newline after this line's bytes.
+	Unterminated RecordFlags = 1 << 7
+)
+
+// Record is one log record produced by a reader. Slices are valid only during the sink call.
+type Record struct {
+	Time    int64 // runtime timestamp, ns; 0 for unparsable lines
+	Stream  criline.Stream
+	Tags    []byte
+	Body    []byte // valid UTF-8
+	Flags   RecordFlags
+	Pieces  int
+	Dropped int
+}
+
+// Stats counts what readers did. The receiver turns deltas into telemetry.
+type Stats struct {
+	Lines, Bytes, Records                      int64
+	ParseErrors, Joins, Truncations, Flushes   int64
+	InvalidUTF8, DroppedBytes, CopyTruncations int64
+	LongLines                                  int64
+}
+
+// ReadConfig holds the reader settings shared by all files.
+type ReadConfig struct {
+	FingerprintSize int
+	MaxLogSize      int
+	MaxBytesPerRead int
+	// FlushTimeout and MultilineFlushTimeout are in nanoseconds.
+	FlushTimeout          int64
+	MultilineFlushTimeout int64
+	IsStart               func([]byte) bool
+}
+
+// maxLine is the longest physical line kept whole; longer lines are cut and flagged.
+func (c *ReadConfig) maxLine() int { return c.MaxLogSize + 64<<10 }
+
+// Reader reads one file.
+type Reader struct {
+	Path   string
+	Meta   podpath.Meta
+	MetaOK bool
+	ID     FileID
+
+	f        *os.File
+	fp       Fingerprint
+	offset   int64
+	format   Format
+	skipping bool
+	j        *joiner.Joiner
+	cfg      *ReadConfig
+	docker   criline.DockerParser
+	line     criline.Line
+	rec      Record
+	scratch  []byte
+	sink     func(*Record)
+	stats    *Stats
+	emitFunc func(*joiner.Entry)
+	// pendingExtra flags the entry finished by the line being processed.
+	pendingExtra RecordFlags
+
+	// Draining is set when the file is no longer at a matched path (rotated or deleted).
+	Draining bool
+	// LastGrowth is when the reader last found new bytes (ns).
+	LastGrowth int64
+	// Size is the file size at the last look.
+	Size int64
+}
+
+// Offset returns the offset up to which the file has been read.
+func (r *Reader) Offset() int64 { return r.offset }
+
+// Close closes the file descriptor.
+func (r *Reader) Close() error {
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	return err
+}
+
+func newReader(path string, f *os.File, id FileID, cfg *ReadConfig, stats *Stats) *Reader {
+	meta, ok := podpath.Parse(path)
+	r := &Reader{Path: path, Meta: meta, MetaOK: ok, ID: id, f: f, cfg: cfg, stats: stats,
+		j: joiner.New(joiner.Config{MaxLogSize: cfg.MaxLogSize, IsStart: cfg.IsStart})}
+	r.emitFunc = r.emitEntry
+	return r
+}
+
+// fingerprintOf hashes the first n bytes of f.
+func fingerprintOf(f *os.File, n int, buf []byte) (Fingerprint, error) {
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	got, err := f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return Fingerprint{}, err
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(buf[:got])
+	return Fingerprint{Len: got, Hash: h.Sum64()}, nil
+}
+
+// Read reads new bytes, at most cfg.MaxBytesPerRead of complete lines, and passes finished
+// records to sink. buf is a scratch buffer shared by all readers. When close is set the caller
+// wants to let the file go: if no new bytes arrived, everything pending (including an
+// unterminated last line) is emitted and done is reported; the caller closes the reader once
+// the records are consumed. changed reports that the offset or pending state moved.
+func (r *Reader) Read(now int64, buf []byte, close bool, sink func(*Record)) (changed, done bool, err error) {
+	r.sink = sink
+	defer func() { r.sink = nil }()
+	st, err := r.f.Stat()
+	if err != nil {
+		return false, false, err
+	}
+	size := st.Size()
+	if size != r.Size {
+		close = false // the file changed since the caller decided: it is not quiet
+		r.LastGrowth = now
+	}
+	r.Size = size
+	truncated, err := r.checkIdentity(size, buf)
+	if err != nil {
+		return false, false, err
+	}
+	changed = truncated
+	if size > r.offset {
+		n, err := r.readLines(now, size, buf, close)
+		if err != nil {
+			return changed, false, err
+		}
+		changed = changed || n > 0
+	}
+	if close && r.offset >= size {
+		changed = changed || r.j.Pending()
+		r.j.Flush(now, -1, -1, r.emitFunc)
+		return changed, true, nil
+	}
+	if r.offset >= size && r.j.Pending() {
+		r.j.Flush(now, r.cfg.FlushTimeout, r.cfg.MultilineFlushTimeout, r.emitFunc)
+		changed = changed || !r.j.Pending()
+	}
+	return changed, false, nil
+}
+
+// checkIdentity detects copytruncate (the file shrank below our offset, or its first bytes
+// changed) and keeps growing the fingerprint of a short file.
+func (r *Reader) checkIdentity(size int64, buf []byte) (bool, error) {
+	if size < r.offset {
+		r.restartAfterTruncate()
+		return true, nil
+	}
+	if size == r.offset && r.fp.Len >= r.cfg.FingerprintSize {
+		return false, nil
+	}
+	want := min(int64(r.cfg.FingerprintSize), size)
+	if r.fp.Len > 0 {
+		fp, err := fingerprintOf(r.f, r.fp.Len, buf)
+		if err != nil {
+			return false, err
+		}
+		if fp != r.fp {
+			r.restartAfterTruncate()
+			return true, nil
+		}
+	}
+	if int64(r.fp.Len) < want {
+		fp, err := fingerprintOf(r.f, int(want), buf)
+		if err != nil {
+			return false, err
+		}
+		r.fp = fp
+	}
+	return false, nil
+}
+
+func (r *Reader) restartAfterTruncate() {
+	r.stats.CopyTruncations++
+	r.j.Flush(0, -1, -1, r.emitFunc)
+	r.offset = 0
+	r.fp = Fingerprint{}
+	r.skipping = false
+}
+
+// readLines reads from the offset and processes complete lines. It returns the bytes consumed.
+func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, error) {
+	want := size - r.offset
+	if want > int64(len(buf)) {
+		want = int64(len(buf))
+	}
+	data := buf[:want]
+	got, err := r.f.ReadAt(data, r.offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	data = data[:got]
+	consumed := 0
+	for consumed < len(data) && consumed < r.cfg.MaxBytesPerRead {
+		rest := data[consumed:]
+		nl := bytes.IndexByte(rest, '\n')
+		if r.skipping {
+			if nl < 0 {
+				r.stats.DroppedBytes += int64(len(rest))
+				consumed += len(rest)
+				break
+			}
+			r.stats.DroppedBytes += int64(nl)
+			consumed += nl + 1
+			r.skipping = false
+			continue
+		}
+		if nl < 0 {
+			switch {
+			case len(rest) >= r.cfg.maxLine():
+				// A physical line too long to keep whole: keep its head, skip to its end.
+				r.stats.LongLines++
+				r.processLine(now, rest[:r.cfg.maxLine()], joiner.Truncated)
+				r.stats.DroppedBytes += int64(len(rest) - r.cfg.maxLine())
+				consumed += len(rest)
+				r.skipping = true
+			case final && r.offset+int64(consumed+len(rest)) >= size:
+				// The file ends without a newline and will not grow any more.
+				r.processLine(now, rest, Unterminated)
+				consumed += len(rest)
+			}
+			break
+		}
+		r.processLine(now, rest[:nl], 0)
+		consumed += nl + 1
+	}
+	r.offset += int64(consumed)
+	r.stats.Bytes += int64(consumed)
+	return consumed, nil
+}
+
+func (r *Reader) processLine(now int64, line []byte, extra RecordFlags) {
+	r.stats.Lines++
+	if r.format == FormatUnknown && len(line) > 0 {
+		r.format = FormatCRI
+		if line[0] == '{' {
+			r.format = FormatDocker
+		}
+	}
+	l := &r.line
+	var err error
+	if r.format == FormatDocker {
+		if err = r.docker.Parse(line, l); err != nil {
+			err = criline.ParseCRI(line, l)
+		}
+	} else if err = criline.ParseCRI(line, l); err != nil {
+		err = r.docker.Parse(line, l)
+	}
+	if err != nil {
+		r.stats.ParseErrors++
+		rec := &r.rec
+		var valid bool
+		r.scratch, valid = joiner.AppendValidUTF8(r.scratch[:0], line)
+		*rec = Record{Body: r.scratch, Flags: ParseError | extra, Pieces: 1}
+		if !valid {
+			rec.Flags |= joiner.InvalidUTF8
+			r.stats.InvalidUTF8++
+		}
+		r.stats.Records++
+		r.sink(rec)
+		return
+	}
+	if extra != 0 {
+		// A cut or unterminated line: its entry ends here whatever its tag said, flagged.
+		l.Partial = false
+		r.pendingExtra = extra
+	}
+	r.j.Add(int(l.Stream-1), l.Time, l.Partial, l.Tags, l.Content, now, r.emitFunc)
+	r.pendingExtra = 0
+}
+
+func (r *Reader) emitEntry(e *joiner.Entry) {
+	rec := &r.rec
+	*rec = Record{Time: e.Time, Stream: criline.Stream(e.Stream + 1), Tags: e.Tags, Body: e.Content,
+		Flags: e.Flags | r.pendingExtra, Pieces: e.Pieces, Dropped: e.Dropped}
+	s := r.stats
+	s.Records++
+	if e.Pieces > 1 {
+		s.Joins++
+	}
+	if rec.Flags&joiner.Truncated != 0 {
+		s.Truncations++
+	}
+	if e.Flags&joiner.Flushed != 0 {
+		s.Flushes++
+	}
+	if e.Flags&joiner.InvalidUTF8 != 0 {
+		s.InvalidUTF8++
+	}
+	s.DroppedBytes += int64(e.Dropped)
+	r.sink(rec)
+}
+
+// State is a reader's durable state.
+type State struct {
+	ID       FileID
+	Path     string
+	FP       Fingerprint
+	Offset   int64
+	Format   Format
+	Skipping bool
+	Joiner   []byte
+}
+
+// State returns the reader's current state.
+func (r *Reader) State() State {
+	return State{ID: r.ID, Path: r.Path, FP: r.fp, Offset: r.offset, Format: r.format, Skipping: r.skipping,
+		Joiner: r.j.AppendState(nil)}
+}
+
+// restore applies a saved state.
+func (r *Reader) restore(s State) error {
+	if err := r.j.LoadState(s.Joiner); err != nil {
+		return err
+	}
+	r.fp, r.offset, r.format, r.skipping = s.FP, s.Offset, s.Format, s.Skipping
+	return nil
+}
+
+const stateVersion = 1
+
+// MarshalState encodes s.
+func MarshalState(s State) []byte {
+	b := make([]byte, 0, 64+len(s.Path)+len(s.Joiner))
+	b = append(b, stateVersion, byte(s.Format))
+	if s.Skipping {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.AppendUvarint(b, s.ID.Dev)
+	b = binary.AppendUvarint(b, s.ID.Ino)
+	b = binary.AppendUvarint(b, uint64(s.FP.Len))
+	b = binary.LittleEndian.AppendUint64(b, s.FP.Hash)
+	b = binary.AppendUvarint(b, uint64(s.Offset))
+	b = binary.AppendUvarint(b, uint64(len(s.Path)))
+	b = append(b, s.Path...)
+	return append(b, s.Joiner...)
+}
+
+// ErrState reports a stored state that cannot be decoded.
+var ErrState = errors.New("tracker: corrupt saved state")
+
+// UnmarshalState decodes a state encoded by MarshalState.
+func UnmarshalState(b []byte) (State, error) {
+	var s State
+	if len(b) < 3 || b[0] != stateVersion || b[2] > 1 {
+		return s, ErrState
+	}
+	s.Format, s.Skipping = Format(b[1]), b[2] == 1
+	b = b[3:]
+	var vals [3]uint64
+	for i := range vals {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return s, ErrState
+		}
+		vals[i], b = v, b[n:]
+	}
+	if len(b) < 8 || vals[2] > 1<<20 {
+		return s, ErrState
+	}
+	s.ID = FileID{Dev: vals[0], Ino: vals[1]}
+	s.FP = Fingerprint{Len: int(vals[2]), Hash: binary.LittleEndian.Uint64(b)}
+	b = b[8:]
+	off, n := binary.Uvarint(b)
+	if n <= 0 || off > 1<<62 {
+		return s, ErrState
+	}
+	s.Offset, b = int64(off), b[n:]
+	pl, n := binary.Uvarint(b)
+	if n <= 0 || pl > uint64(len(b)-n) {
+		return s, ErrState
+	}
+	b = b[n:]
+	s.Path = string(b[:pl])
+	s.Joiner = append([]byte(nil), b[pl:]...)
+	return s, nil
+}

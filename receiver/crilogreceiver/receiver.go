@@ -1,0 +1,454 @@
+package crilogreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/receiver"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/tracker"
+)
+
+// Storage keys.
+const (
+	indexKey      = "cri_log.index"
+	filePrefixKey = "cri_log.file."
+)
+
+type criReceiver struct {
+	cfg    *Config
+	set    receiver.Settings
+	next   consumer.Logs
+	tb     *metadata.TelemetryBuilder
+	logger *zap.Logger
+
+	client  storage.Client
+	tracker *tracker.Tracker
+	watcher *tracker.Watcher
+	files   map[*tracker.Reader]*fileState
+	emitter emitter
+
+	// indexDirty marks that the set of saved files changed; deletes are keys to remove.
+	indexDirty bool
+	deletes    []string
+	lastStats  tracker.Stats
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex // guards started
+	start  bool
+}
+
+// fileState is the receiver's view of one reader: its pending batch and checkpoint.
+type fileState struct {
+	key      string
+	resource resourceAttrs
+	// pending is a batch refused by the consumer, offered again after retryAt.
+	pending *batch
+	closing bool // the pending batch is the file's last one
+	retryAt time.Time
+	backoff time.Duration
+	// committed is the encoded state after the last consumed batch; dirty means unsaved.
+	committed   []byte
+	dirty       bool
+	savedOffset int64
+	readOffset  int64
+}
+
+func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs) (*criReceiver, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return &criReceiver{cfg: cfg, set: set, next: next, tb: tb, logger: set.Logger,
+		files: map[*tracker.Reader]*fileState{}}, nil
+}
+
+// Start loads checkpoints and starts the read loop.
+func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
+	var known []tracker.State
+	firstStart := true
+	if r.cfg.Storage != nil {
+		ext, ok := host.GetExtensions()[*r.cfg.Storage]
+		if !ok {
+			return fmt.Errorf("storage extension %s not found", r.cfg.Storage)
+		}
+		se, ok := ext.(storage.Extension)
+		if !ok {
+			return fmt.Errorf("extension %s is not a storage extension", r.cfg.Storage)
+		}
+		client, err := se.GetClient(ctx, component.KindReceiver, r.set.ID, "")
+		if err != nil {
+			return fmt.Errorf("storage client: %w", err)
+		}
+		r.client = client
+		known, firstStart, err = loadCheckpoints(ctx, client)
+		if err != nil {
+			return err
+		}
+	}
+	var isStart func([]byte) bool
+	switch {
+	case r.cfg.Multiline.Preset == PresetKlog:
+		isStart = joiner.KlogStart
+	case r.cfg.Multiline.LineStartPattern != "":
+		isStart = regexp.MustCompile(r.cfg.Multiline.LineStartPattern).Match
+	}
+	r.tracker = tracker.New(tracker.Config{
+		Include:            r.cfg.Include,
+		Exclude:            r.cfg.Exclude,
+		StartAtEnd:         r.cfg.StartAt == StartAtEnd,
+		MaxConcurrentFiles: r.cfg.MaxConcurrentFiles,
+		Read: tracker.ReadConfig{
+			FingerprintSize:       r.cfg.FingerprintSize,
+			MaxLogSize:            r.cfg.MaxLogSize,
+			MaxBytesPerRead:       r.cfg.MaxBytesPerPoll,
+			FlushTimeout:          int64(r.cfg.FlushTimeout),
+			MultilineFlushTimeout: int64(r.cfg.Multiline.FlushTimeout),
+			IsStart:               isStart,
+		},
+	}, known, firstStart)
+	r.indexDirty = true // the index also records that a first start happened
+	if w, err := tracker.NewWatcher(r.cfg.Include); err != nil {
+		r.logger.Info("directory watching unavailable; relying on polling", zap.Error(err))
+	} else {
+		r.watcher = w
+	}
+	r.emitter.includePath = r.cfg.IncludeFilePath
+	loopCtx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.done = make(chan struct{})
+	r.mu.Lock()
+	r.start = true
+	r.mu.Unlock()
+	go r.run(loopCtx)
+	return nil
+}
+
+// Shutdown stops the loop, saves the last checkpoints and closes the files.
+func (r *criReceiver) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	started := r.start
+	r.start = false
+	r.mu.Unlock()
+	if !started {
+		return nil
+	}
+	r.cancel()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	var errs []error
+	if r.watcher != nil {
+		errs = append(errs, r.watcher.Close())
+	}
+	errs = append(errs, r.saveCheckpoints(ctx))
+	for _, rd := range r.tracker.Readers() {
+		_ = rd.Close()
+	}
+	if r.client != nil {
+		errs = append(errs, r.client.Close(ctx))
+	}
+	r.tb.Shutdown()
+	return errors.Join(errs...)
+}
+
+func (r *criReceiver) run(ctx context.Context) {
+	defer close(r.done)
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	var discover <-chan struct{}
+	if r.watcher != nil {
+		discover = r.watcher.Discover
+	}
+	nextDiscovery := time.Time{}
+	for {
+		now := time.Now()
+		if !now.Before(nextDiscovery) {
+			r.discover(now)
+			nextDiscovery = now.Add(r.cfg.DiscoveryInterval)
+		}
+		progress := r.cycle(ctx)
+		if err := r.saveCheckpoints(ctx); err != nil && ctx.Err() == nil {
+			r.logger.Warn("saving checkpoints failed; retrying at the next poll", zap.Error(err))
+		}
+		r.report(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if progress {
+			continue // more data may be waiting: no sleep while busy
+		}
+		poll.Reset(r.cfg.PollInterval)
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+		case <-discover:
+			nextDiscovery = time.Time{}
+		}
+	}
+}
+
+func (r *criReceiver) discover(now time.Time) {
+	if r.watcher != nil {
+		r.watcher.Refresh()
+	}
+	gone, errs := r.tracker.Discover(now.UnixNano())
+	for _, err := range errs {
+		r.logger.Debug("opening a log file failed", zap.Error(err))
+	}
+	for _, s := range gone {
+		r.deletes = append(r.deletes, stateKey(s.ID))
+		r.indexDirty = true
+	}
+	for _, rd := range r.tracker.Readers() {
+		if _, ok := r.files[rd]; ok {
+			continue
+		}
+		// A new reader: save its starting point at once, so that after a restart it is known
+		// (a start_at end position must not become "read from the beginning").
+		st := rd.State()
+		r.files[rd] = &fileState{key: stateKey(rd.ID), resource: resourceFor(rd),
+			committed: tracker.MarshalState(st), dirty: true, savedOffset: -1, readOffset: st.Offset}
+		r.indexDirty = true
+	}
+}
+
+// cycle gives every reader one turn. It reports whether any reader made progress.
+func (r *criReceiver) cycle(ctx context.Context) bool {
+	progress := false
+	readers := append([]*tracker.Reader(nil), r.tracker.Readers()...)
+	grace := int64(r.cfg.DrainGrace)
+	for _, rd := range readers {
+		if ctx.Err() != nil {
+			return false
+		}
+		fs := r.files[rd]
+		now := time.Now()
+		if fs.pending != nil {
+			if now.Before(fs.retryAt) {
+				continue
+			}
+			if r.deliver(ctx, rd, fs, fs.pending, fs.closing) {
+				progress = true
+			}
+			continue
+		}
+		closing := rd.Draining && now.UnixNano()-rd.LastGrowth >= grace
+		b := r.emitter.begin(fs, now)
+		changed, done, err := rd.Read(now.UnixNano(), r.tracker.Buffer(), closing, r.emitter.sink)
+		if err != nil {
+			r.logger.Warn("reading a log file failed", zap.String("path", rd.Path), zap.Error(err))
+			continue
+		}
+		fs.readOffset = rd.Offset()
+		if b.len() == 0 {
+			if changed {
+				r.commit(rd, fs)
+				progress = true
+			}
+			if done {
+				r.closeFile(rd, fs)
+			}
+			continue
+		}
+		progress = true
+		r.deliver(ctx, rd, fs, b, done)
+	}
+	return progress
+}
+
+// deliver offers a batch to the next consumer and applies the outcome. It reports success.
+func (r *criReceiver) deliver(ctx context.Context, rd *tracker.Reader, fs *fileState, b *batch, last bool) bool {
+	err := r.next.ConsumeLogs(ctx, b.logs(&r.emitter, fs))
+	if err != nil && !consumererror.IsPermanent(err) {
+		if ctx.Err() != nil {
+			// Shutting down: the batch was not acknowledged and its state is not saved, so it
+			// is read again after the restart.
+			return false
+		}
+		r.tb.ReceiverCriLogBackpressureWaits.Add(ctx, 1)
+		if fs.pending == nil {
+			fs.pending = b.detach()
+			fs.closing = last
+			fs.backoff = r.cfg.RetryOnFailure.InitialInterval
+		} else {
+			fs.backoff = min(2*fs.backoff, r.cfg.RetryOnFailure.MaxInterval)
+		}
+		fs.retryAt = time.Now().Add(fs.backoff)
+		r.logger.Debug("next consumer refused a batch; pausing the file", zap.String("path", rd.Path),
+			zap.Duration("retry_in", fs.backoff), zap.Error(err))
+		return false
+	}
+	if err != nil {
+		r.tb.ReceiverCriLogRecordsDropped.Add(ctx, int64(b.len()))
+		r.logger.Error("next consumer rejected a batch permanently; dropping it", zap.String("path", rd.Path),
+			zap.Int("records", b.len()), zap.Error(err))
+	}
+	fs.pending = nil
+	fs.closing = false
+	r.commit(rd, fs)
+	if last {
+		r.closeFile(rd, fs)
+	}
+	return true
+}
+
+func (r *criReceiver) commit(rd *tracker.Reader, fs *fileState) {
+	fs.committed = tracker.MarshalState(rd.State())
+	fs.readOffset = rd.Offset()
+	fs.dirty = true
+}
+
+func (r *criReceiver) closeFile(rd *tracker.Reader, fs *fileState) {
+	r.tracker.Remove(rd)
+	delete(r.files, rd)
+	if r.client != nil {
+		r.deletes = append(r.deletes, fs.key)
+		r.indexDirty = true
+	}
+}
+
+// saveCheckpoints writes dirty states, deletions and the index in one storage batch.
+func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
+	if r.client == nil {
+		for _, fs := range r.files {
+			fs.dirty = false
+			fs.savedOffset = fs.readOffset
+		}
+		r.deletes = r.deletes[:0]
+		return nil
+	}
+	var ops []*storage.Operation
+	var saved []*fileState
+	for _, fs := range r.files {
+		if fs.dirty {
+			ops = append(ops, storage.SetOperation(fs.key, fs.committed))
+			saved = append(saved, fs)
+		}
+	}
+	for _, k := range r.deletes {
+		ops = append(ops, storage.DeleteOperation(k))
+	}
+	if r.indexDirty {
+		keys := make([]string, 0, len(r.files))
+		for _, fs := range r.files {
+			keys = append(keys, fs.key)
+		}
+		ops = append(ops, storage.SetOperation(indexKey, []byte(strings.Join(keys, "\n"))))
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	// Saving must finish even while shutting down: use a context that is not cancelled.
+	if err := r.client.Batch(context.WithoutCancel(ctx), ops...); err != nil {
+		r.tb.ReceiverCriLogCheckpointErrors.Add(ctx, 1)
+		return err
+	}
+	for _, fs := range saved {
+		fs.dirty = false
+		if st, err := tracker.UnmarshalState(fs.committed); err == nil {
+			fs.savedOffset = st.Offset
+		}
+	}
+	r.deletes = r.deletes[:0]
+	r.indexDirty = false
+	return nil
+}
+
+// report turns tracker statistics into telemetry.
+func (r *criReceiver) report(ctx context.Context) {
+	s, p := r.tracker.Stats, r.lastStats
+	r.lastStats = s
+	tb := r.tb
+	if d := s.Lines - p.Lines; d != 0 {
+		tb.ReceiverCriLogLinesRead.Add(ctx, d)
+	}
+	if d := s.Bytes - p.Bytes; d != 0 {
+		tb.ReceiverCriLogBytesRead.Add(ctx, d)
+	}
+	if d := s.Records - p.Records; d != 0 {
+		tb.ReceiverCriLogRecordsEmitted.Add(ctx, d)
+	}
+	if d := s.Joins - p.Joins; d != 0 {
+		tb.ReceiverCriLogPartialJoins.Add(ctx, d)
+	}
+	if d := s.Truncations - p.Truncations; d != 0 {
+		tb.ReceiverCriLogTruncations.Add(ctx, d)
+	}
+	if d := s.DroppedBytes - p.DroppedBytes; d != 0 {
+		tb.ReceiverCriLogTruncatedBytes.Add(ctx, d)
+	}
+	if d := s.Flushes - p.Flushes; d != 0 {
+		tb.ReceiverCriLogFlushes.Add(ctx, d)
+	}
+	if d := s.ParseErrors - p.ParseErrors; d != 0 {
+		tb.ReceiverCriLogParseFailures.Add(ctx, d)
+	}
+	if d := s.InvalidUTF8 - p.InvalidUTF8; d != 0 {
+		tb.ReceiverCriLogInvalidUtf8.Add(ctx, d)
+	}
+	if d := s.CopyTruncations - p.CopyTruncations; d != 0 {
+		tb.ReceiverCriLogCopytruncations.Add(ctx, d)
+	}
+	var lag int64
+	for _, fs := range r.files {
+		if fs.savedOffset >= 0 && fs.readOffset > fs.savedOffset {
+			lag += fs.readOffset - fs.savedOffset
+		}
+	}
+	tb.ReceiverCriLogCheckpointLag.Record(ctx, lag)
+	tb.ReceiverCriLogFilesOpen.Record(ctx, int64(r.tracker.Len()))
+	tb.ReceiverCriLogFilesWaiting.Record(ctx, int64(r.tracker.Waiting))
+}
+
+func stateKey(id tracker.FileID) string { return filePrefixKey + id.String() }
+
+// loadCheckpoints reads the index and every state it names. firstStart is true when there is
+// no index at all.
+func loadCheckpoints(ctx context.Context, client storage.Client) (states []tracker.State, firstStart bool, err error) {
+	idx, err := client.Get(ctx, indexKey)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading checkpoint index: %w", err)
+	}
+	if idx == nil {
+		return nil, true, nil
+	}
+	var ops []*storage.Operation
+	for _, k := range strings.Split(string(idx), "\n") {
+		if strings.HasPrefix(k, filePrefixKey) {
+			ops = append(ops, storage.GetOperation(k))
+		}
+	}
+	if len(ops) > 0 {
+		if err := client.Batch(ctx, ops...); err != nil {
+			return nil, false, fmt.Errorf("reading checkpoints: %w", err)
+		}
+	}
+	for _, op := range ops {
+		if op.Value == nil {
+			continue
+		}
+		s, err := tracker.UnmarshalState(op.Value)
+		if err != nil {
+			continue // unreadable: the file is read anew rather than skipped
+		}
+		states = append(states, s)
+	}
+	return states, false, nil
+}
