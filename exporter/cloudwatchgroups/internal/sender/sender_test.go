@@ -1,0 +1,125 @@
+package sender
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"go.uber.org/zap"
+)
+
+func apiErr(code string) error { return &smithy.GenericAPIError{Code: code, Message: "m"} }
+
+func httpErr(status int) error {
+	return &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: status}}, Err: errors.New("x")}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		err  error
+		want class
+	}{
+		{apiErr("ResourceNotFoundException"), classNotFound},
+		{fmt.Errorf("wrapped: %w", apiErr("ResourceAlreadyExistsException")), classExists},
+		{apiErr("ThrottlingException"), classThrottle},
+		{apiErr("ServiceUnavailableException"), classTransient},
+		{apiErr("InvalidParameterException"), classPermanent},
+		{apiErr("AccessDeniedException"), classPermanent},
+		{httpErr(503), classTransient},
+		{httpErr(429), classThrottle},
+		{httpErr(400), classPermanent},
+		{errors.New("connection reset by peer"), classTransient},
+		{context.DeadlineExceeded, classCancelled},
+	}
+	for _, tt := range tests {
+		if got := classify(tt.err); got != tt.want {
+			t.Errorf("classify(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestRejected(t *testing.T) {
+	tests := []struct {
+		name string
+		info *types.RejectedLogEventsInfo
+		want map[string]int
+	}{
+		{name: "none"},
+		{name: "too old", info: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(3)}, want: map[string]int{"too_old": 3}},
+		{name: "too new", info: &types.RejectedLogEventsInfo{TooNewLogEventStartIndex: aws.Int32(8)}, want: map[string]int{"too_new": 2}},
+		{name: "expired wider", info: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(2), ExpiredLogEventEndIndex: aws.Int32(4)}, want: map[string]int{"expired": 4}},
+		{name: "out of range clamped", info: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(99), TooNewLogEventStartIndex: aws.Int32(-1)}, want: map[string]int{"too_old": 10, "too_new": 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := rejected(tt.info, 10)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) && !(len(got) == 0 && len(tt.want) == 0) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+type countingObserver struct{ throttles, serverErrors int }
+
+func (o *countingObserver) Throttled(context.Context, string)     { o.throttles++ }
+func (o *countingObserver) ServerError(context.Context, string)   { o.serverErrors++ }
+func (o *countingObserver) GroupCreated(context.Context)          {}
+func (o *countingObserver) StreamCreated(context.Context)         {}
+func (o *countingObserver) SettingsApplied(context.Context, bool) {}
+func (o *countingObserver) ClassMismatch(context.Context)         {}
+
+func TestRetry(t *testing.T) {
+	tests := []struct {
+		name      string
+		errs      []error
+		elapsed   time.Duration
+		wantErr   bool
+		wantCalls int
+		wantWaits []time.Duration // upper bounds of each wait
+	}{
+		{name: "success", errs: []error{nil}, wantCalls: 1},
+		{name: "throttled then ok", errs: []error{apiErr("ThrottlingException"), httpErr(500), nil}, wantCalls: 3, wantWaits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}},
+		{name: "permanent stops", errs: []error{apiErr("InvalidParameterException")}, wantErr: true, wantCalls: 1},
+		{name: "budget runs out", errs: []error{apiErr("ThrottlingException"), apiErr("ThrottlingException"), apiErr("ThrottlingException"), apiErr("ThrottlingException"), apiErr("ThrottlingException")}, elapsed: 150 * time.Millisecond, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := &countingObserver{}
+			s := New(nil, Config{Backoff: Backoff{Initial: 100 * time.Millisecond, Max: 300 * time.Millisecond, MaxElapsed: tt.elapsed}}, obs, zap.NewNop())
+			var waits []time.Duration
+			var slept time.Duration
+			s.sleep = func(_ context.Context, d time.Duration) error {
+				waits = append(waits, d)
+				slept += d
+				return nil
+			}
+			calls := 0
+			err := s.retry(context.Background(), "op", func() error {
+				calls++
+				if calls > len(tt.errs) {
+					return apiErr("ThrottlingException")
+				}
+				return tt.errs[calls-1]
+			})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if tt.wantCalls > 0 && calls != tt.wantCalls {
+				t.Fatalf("calls = %d, want %d", calls, tt.wantCalls)
+			}
+			for i, w := range tt.wantWaits {
+				if waits[i] > w || waits[i] < w/2 {
+					t.Fatalf("wait %d = %v, want in [%v, %v]", i, waits[i], w/2, w)
+				}
+			}
+		})
+	}
+}
