@@ -33,11 +33,14 @@ func (p *Parser) Parse(line string, ref time.Time, rec *Record) Format {
 	return FormatNone
 }
 
-// halfYear is the distance beyond which a header date is taken to belong to the neighbouring
-// year of the reference time.
-const halfYear = 183 * 24 * time.Hour
+// futureTolerance is how far past the reference time a header may lie and still be taken to
+// be in the reference year: clock skew between hosts and a misconfigured zone, not more.
+const futureTolerance = 7 * 24 * time.Hour
 
-// headerTime resolves a year-less header in p.Location using ref for the year.
+// headerTime resolves a year-less header in p.Location. Logs are written before they are
+// read, so the year is the latest one that does not put the header more than
+// futureTolerance after ref: a December line read in January falls in the previous year, a
+// January line read (with a clock slightly behind) on 31 December in the next.
 func (p *Parser) headerTime(h header, ref time.Time) (time.Time, bool) {
 	if h.month < 1 || h.month > 12 || h.day < 1 || h.day > 31 || h.hour > 23 || h.min > 59 || h.sec > 60 {
 		return time.Time{}, false
@@ -46,17 +49,18 @@ func (p *Parser) headerTime(h header, ref time.Time) (time.Time, bool) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	year := ref.In(loc).Year()
-	t := time.Date(year, time.Month(h.month), h.day, h.hour, h.min, h.sec, h.nsec, loc)
-	switch d := t.Sub(ref); {
-	case d > halfYear:
-		year--
-	case d < -halfYear:
-		year++
-	default:
-		return t, validDay(t, h)
+	ref = ref.In(loc)
+	limit := ref.Add(futureTolerance)
+	year := ref.Year()
+	if ref.YearDay() > 365-8 {
+		if t := time.Date(year+1, time.Month(h.month), h.day, h.hour, h.min, h.sec, h.nsec, loc); !t.After(limit) {
+			return t, validDay(t, h)
+		}
 	}
-	t = time.Date(year, time.Month(h.month), h.day, h.hour, h.min, h.sec, h.nsec, loc)
+	t := time.Date(year, time.Month(h.month), h.day, h.hour, h.min, h.sec, h.nsec, loc)
+	if t.After(limit) {
+		t = time.Date(year-1, time.Month(h.month), h.day, h.hour, h.min, h.sec, h.nsec, loc)
+	}
 	return t, validDay(t, h)
 }
 

@@ -157,6 +157,9 @@ func TestYearInference(t *testing.T) {
 		{time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC), "I0101 00:00:01.000000 1 a.go:1] m", time.Date(2027, 1, 1, 0, 0, 1, 0, time.UTC)},
 		{time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), "I0101 00:00:00.000000 1 a.go:1] m", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
 		{time.Date(2028, 3, 1, 0, 0, 0, 0, time.UTC), "I0229 12:00:00.000000 1 a.go:1] m", time.Date(2028, 2, 29, 12, 0, 0, 0, time.UTC)},
+		{time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), "I0129 03:26:19.857798 1 a.go:1] m", time.Date(2026, 1, 29, 3, 26, 19, 857798000, time.UTC)},
+		{time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), "I1125 00:00:00.000000 1 a.go:1] skew", time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
+		{time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), "I1205 00:00:00.000000 1 a.go:1] m", time.Date(2025, 12, 5, 0, 0, 0, 0, time.UTC)},
 	}
 	var p Parser
 	var rec Record
