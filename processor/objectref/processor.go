@@ -140,6 +140,8 @@ type work struct {
 	matches  []match
 	subjects []int
 	writes   []keyValue
+	// hasSubjectAttrs is true when the record's attributes hold a subject attribute already.
+	hasSubjectAttrs bool
 }
 
 type keyValue struct{ key, value string }
@@ -148,6 +150,7 @@ func (p *refProcessor) processRecord(ctx context.Context, lr plog.LogRecord, w *
 	c.records++
 	attrs := lr.Attributes()
 	w.matches = w.matches[:0]
+	w.hasSubjectAttrs = false
 	p.collect(attrs, false, w)
 	if p.body && lr.Body().Type() == pcommon.ValueTypeMap {
 		p.collect(lr.Body().Map(), true, w)
@@ -174,11 +177,14 @@ func (p *refProcessor) processRecord(ctx context.Context, lr plog.LogRecord, w *
 	p.writeSubjects(ctx, lr, attrs, w, c)
 }
 
-// collect appends the matches among m's keys.
+// collect appends the matches among m's keys, and notes whether the attributes already hold
+// a subject attribute (when none does, writing them needs no check).
 func (p *refProcessor) collect(m pcommon.Map, inBody bool, w *work) {
 	for k, v := range m.All() {
 		if i := p.table.lookup(k); i >= 0 {
 			w.matches = append(w.matches, match{idx: i, inBody: inBody, val: v, container: m})
+		} else if !inBody && !w.hasSubjectAttrs && p.table.subjectAttrs.has(k) {
+			w.hasSubjectAttrs = true
 		}
 	}
 }
@@ -397,6 +403,18 @@ func (p *refProcessor) writeSubjects(ctx context.Context, lr plog.LogRecord, att
 // there is kept and counted as a conflict.
 func (p *refProcessor) plan(w *work, attrs pcommon.Map, key, value string, c *counts) {
 	if key == "" {
+		return
+	}
+	for _, kv := range w.writes {
+		if kv.key == key { // two kinds configured with one attribute: the first wins
+			if kv.value != value {
+				c.conflictAttrs++
+			}
+			return
+		}
+	}
+	if !w.hasSubjectAttrs {
+		w.writes = append(w.writes, keyValue{key, value})
 		return
 	}
 	if old, ok := attrs.Get(key); ok {

@@ -92,18 +92,58 @@ type keyInfo struct {
 // table is the resolved key and kind tables.
 type table struct {
 	keys  []keyInfo
-	index map[string]int
+	index keySet // key -> position in keys
 	kinds map[string]*kindInfo
-	// lengths[c] has bit n set when some key starts with byte c and is n bytes long (n < 64):
-	// a cheap filter in front of the hash lookup, as most attribute keys are not references.
+	// subjectAttrs holds every attribute name a subject may be written to.
+	subjectAttrs keySet
+}
+
+// keySet maps strings to ints behind a cheap filter, as most attribute keys looked up are not
+// in the set: lengths[c] has bit n set when a member starts with byte c and is n bytes long.
+type keySet struct {
+	m       map[string]int
 	lengths [256]uint64
-	// long is true when some key is 64 bytes or longer, which the filter cannot represent.
-	long bool
+	long    bool // a member is 64 bytes or longer, which the filter cannot represent
+}
+
+func (s *keySet) add(key string, v int) {
+	if s.m == nil {
+		s.m = map[string]int{}
+	}
+	if key == "" {
+		return
+	}
+	s.m[key] = v
+	if len(key) >= 64 {
+		s.long = true
+	} else {
+		s.lengths[key[0]] |= 1 << len(key)
+	}
+}
+
+func (s *keySet) has(key string) bool {
+	_, ok := s.get(key)
+	return ok
+}
+
+func (s *keySet) get(key string) (int, bool) {
+	switch {
+	case len(key) == 0:
+		return 0, false
+	case len(key) < 64:
+		if s.lengths[key[0]]&(1<<len(key)) == 0 {
+			return 0, false
+		}
+	case !s.long:
+		return 0, false
+	}
+	v, ok := s.m[key]
+	return v, ok
 }
 
 // buildTable merges the configuration over the built-in tables.
 func buildTable(cfg *Config) (*table, error) {
-	t := &table{kinds: map[string]*kindInfo{}, index: map[string]int{}}
+	t := &table{kinds: map[string]*kindInfo{}}
 	addKind := func(k KindConfig) {
 		scope := k8sref.ClusterScoped
 		if k.Namespaced {
@@ -130,7 +170,7 @@ func buildTable(cfg *Config) (*table, error) {
 		if excluded[k.Key] {
 			return nil
 		}
-		if _, dup := t.index[k.Key]; dup {
+		if t.index.has(k.Key) {
 			return nil // a configured entry overrides the built-in one with the same key
 		}
 		ki := keyInfo{key: k.Key, kindKey: k.KindKey, subject: true,
@@ -150,7 +190,7 @@ func buildTable(cfg *Config) (*table, error) {
 		if k.Subject != nil {
 			ki.subject = *k.Subject
 		}
-		t.index[k.Key] = len(t.keys)
+		t.index.add(k.Key, len(t.keys))
 		t.keys = append(t.keys, ki)
 		return nil
 	}
@@ -164,22 +204,16 @@ func buildTable(cfg *Config) (*table, error) {
 			return nil, err
 		}
 	}
-	for _, k := range t.keys {
-		if len(k.key) >= 64 {
-			t.long = true
-			continue
-		}
-		t.lengths[k.key[0]] |= 1 << len(k.key)
+	for _, k := range t.kinds {
+		t.subjectAttrs.add(k.nameAttribute, 0)
+		t.subjectAttrs.add(k.uidAttribute, 0)
 	}
 	return t, nil
 }
 
 // lookup returns the key table position of an attribute key, or -1.
 func (t *table) lookup(key string) int {
-	if len(key) == 0 || (len(key) < 64 && t.lengths[key[0]]&(1<<len(key)) == 0) || (len(key) >= 64 && !t.long) {
-		return -1
-	}
-	if i, ok := t.index[key]; ok {
+	if i, ok := t.index.get(key); ok {
 		return i
 	}
 	return -1

@@ -1,6 +1,9 @@
 package k8sref
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 // FuzzParseText checks that any input either parses into a valid reference whose canonical
 // form parses back to the same identity, or is rejected with a reason; never a panic.
@@ -36,6 +39,30 @@ func FuzzParseText(f *testing.F) {
 		}
 		if s[0] != '{' && canon != s && !(s[0] == '/' && canon == s[1:]) {
 			t.Fatalf("text %q canonicalized to different %q", s, canon)
+		}
+	})
+}
+
+// FuzzParseJSON checks the direct JSON reader against encoding/json: whatever it accepts must
+// be valid JSON with the same name and namespace.
+func FuzzParseJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"a","namespace":"b"}`, `{"kind":"Pod","name":"a\u0062","uid":"u"}`, `{"name":"a\"b"}`,
+		` { "name" : "a" } `, `{"name":1}`, `{}`, `{"name":"a",}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ref, why := ParseJSON(s)
+		if why != OK {
+			return
+		}
+		var m map[string]string
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatalf("ParseJSON accepted %q, encoding/json: %v", s, err)
+		}
+		if m["name"] != ref.Name || m["namespace"] != ref.Namespace {
+			t.Fatalf("ParseJSON(%q) = %+v, encoding/json %v", s, ref, m)
 		}
 	})
 }

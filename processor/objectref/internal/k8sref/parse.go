@@ -46,21 +46,93 @@ func ParseText(s string) (Ref, Reason) {
 	return Ref{Namespace: ns, Name: name}, OK
 }
 
-// ParseJSON parses a reference written as a JSON object with ObjectReference field names.
+// ParseJSON parses a reference written as a JSON object with ObjectReference field names and
+// string values. It reads the object directly (references are small and flat), so it rejects
+// what encoding/json rejects and in addition any value that is not a string.
 func ParseJSON(s string) (Ref, Reason) {
-	var m map[string]any
-	if err := json.Unmarshal([]byte(s), &m); err != nil || m == nil {
+	var f Fields
+	i := skipSpace(s, 0)
+	if i >= len(s) || s[i] != '{' {
 		return Ref{}, Malformed
 	}
-	var f Fields
-	for k, v := range m {
-		if str, ok := v.(string); ok {
-			f.Add(k, str)
-		} else {
-			f.AddOther(k)
+	i = skipSpace(s, i+1)
+	if i < len(s) && s[i] == '}' {
+		i = skipSpace(s, i+1)
+		if i != len(s) {
+			return Ref{}, Malformed
 		}
+		return f.Ref()
+	}
+	for {
+		key, next, ok := jsonString(s, i)
+		if !ok {
+			return Ref{}, Malformed
+		}
+		i = skipSpace(s, next)
+		if i >= len(s) || s[i] != ':' {
+			return Ref{}, Malformed
+		}
+		i = skipSpace(s, i+1)
+		value, next, ok := jsonString(s, i)
+		if !ok {
+			return Ref{}, Malformed // not a string, or not valid JSON
+		}
+		f.Add(key, value)
+		i = skipSpace(s, next)
+		if i >= len(s) {
+			return Ref{}, Malformed
+		}
+		if s[i] == '}' {
+			break
+		}
+		if s[i] != ',' {
+			return Ref{}, Malformed
+		}
+		i = skipSpace(s, i+1)
+	}
+	if skipSpace(s, i+1) != len(s) {
+		return Ref{}, Malformed
 	}
 	return f.Ref()
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonString reads the JSON string starting at s[i] and returns its value and the index after
+// it. A string without escapes is returned as a substring of s.
+func jsonString(s string, i int) (string, int, bool) {
+	if i >= len(s) || s[i] != '"' {
+		return "", i, false
+	}
+	escaped := false
+	for j := i + 1; j < len(s); j++ {
+		c := s[j]
+		switch {
+		case c == '\\':
+			escaped = true
+			j++
+		case c == '"':
+			if !escaped {
+				if !utf8.ValidString(s[i+1 : j]) {
+					return "", i, false
+				}
+				return s[i+1 : j], j + 1, true
+			}
+			var v string
+			if err := json.Unmarshal([]byte(s[i:j+1]), &v); err != nil {
+				return "", i, false
+			}
+			return v, j + 1, true
+		case c < ' ':
+			return "", i, false
+		}
+	}
+	return "", i, false
 }
 
 // Field bits, to catch a repeated field.

@@ -1,6 +1,7 @@
 package k8sref
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -167,5 +168,39 @@ func TestReasons(t *testing.T) {
 	}
 	if Reason(200).String() != "unknown" {
 		t.Fatal("out-of-range reason")
+	}
+}
+
+// TestParseJSONMatchesEncodingJSON checks the direct JSON reader against encoding/json.
+func TestParseJSONMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{
+		`{"name":"a","namespace":"b"}`,
+		` { "name" : "a" , "namespace" : "b" } `,
+		`{"name":"a\u0062","namespace":"b"}`,
+		`{"name":"a\"b"}`,
+		`{"name":"a","namespace":"b",}`,
+		`{"name":"a" "namespace":"b"}`,
+		`{"name":"a"}}`,
+		`{}`,
+		`{"name":null}`,
+		`{"name":"a\x01"}`,
+		`{"name":"a\q"}`,
+		"{\"name\":\"\xff\"}",
+		`{"name":"a","name":"b"}`,
+		`{"name":"a`,
+		`{"name"`,
+		`{`,
+	} {
+		got, why := ParseJSON(s)
+		var m map[string]any
+		err := json.Unmarshal([]byte(s), &m)
+		if err != nil && why == OK {
+			t.Errorf("ParseJSON(%q) accepted invalid JSON: %+v", s, got)
+		}
+		if err == nil && why == OK {
+			if got.Name != m["name"] {
+				t.Errorf("ParseJSON(%q) name %q, encoding/json %q", s, got.Name, m["name"])
+			}
+		}
 	}
 }
