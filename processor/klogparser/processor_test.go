@@ -25,6 +25,12 @@ var observed = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 // records and the telemetry.
 func run(t *testing.T, cfg *Config, prepare func(plog.LogRecord, int), bodies ...any) ([]plog.LogRecord, *componenttest.Telemetry) {
 	t.Helper()
+	return runAt(t, cfg, observed, prepare, bodies...)
+}
+
+// runAt is run with the given observed timestamp.
+func runAt(t *testing.T, cfg *Config, observed time.Time, prepare func(plog.LogRecord, int), bodies ...any) ([]plog.LogRecord, *componenttest.Telemetry) {
+	t.Helper()
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	set := processortest.NewNopSettings(metadata.Type)
