@@ -3,8 +3,8 @@ package klogline
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 )
 
 // header is the parsed text header.
