@@ -35,7 +35,7 @@ func (s *Server) Summary() Summary {
 // serveLocal serves the inspection and control endpoints:
 //
 //	GET  /local/summary                             groups, streams, counters, faults
-//	GET  /local/events?group=G&stream=S[&limit=N]   the last N (default 20) stored events
+//	GET  /local/events?group=G&stream=S[&limit=N]   the last N (default 20, 0: all) stored events
 //	GET  /local/faults                              the faults in effect
 //	POST /local/faults                              replace the faults (JSON Faults)
 //	POST /local/reset                               delete all groups, zero the counters
@@ -48,8 +48,8 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request) {
 		limit := 20
 		if v := q.Get("limit"); v != "" {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "limit must be a positive integer"})
+			if err != nil || n < 0 {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "limit must be 0 (all) or a positive integer"})
 				return
 			}
 			limit = n
@@ -59,7 +59,10 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
 			return
 		}
-		writeJSON(w, http.StatusOK, events[max(0, len(events)-limit):])
+		if limit > 0 {
+			events = events[max(0, len(events)-limit):]
+		}
+		writeJSON(w, http.StatusOK, events)
 	case r.URL.Path == "/local/faults" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, s.Faults())
 	case r.URL.Path == "/local/faults" && r.Method == http.MethodPost:

@@ -42,16 +42,16 @@ func (s *Server) validateBatch(events []inputLogEvent) (int, *apiError) {
 	}
 	total := 0
 	for i, e := range events {
-		member := fmt.Sprintf("logEvents.%d.member", i+1)
+		member := func() string { return fmt.Sprintf("logEvents.%d.member", i+1) }
 		switch {
 		case e.Timestamp == nil:
-			return 0, constraintError("null", member+".timestamp", "Member must not be null")
+			return 0, constraintError("null", member()+".timestamp", "Member must not be null")
 		case *e.Timestamp < 0:
-			return 0, constraintError(*e.Timestamp, member+".timestamp", "Member must have value greater than or equal to 0")
+			return 0, constraintError(*e.Timestamp, member()+".timestamp", "Member must have value greater than or equal to 0")
 		case e.Message == nil:
-			return 0, constraintError("null", member+".message", "Member must not be null")
+			return 0, constraintError("null", member()+".message", "Member must not be null")
 		case len(*e.Message) == 0:
-			return 0, constraintError("", member+".message", "Member must have length greater than or equal to 1")
+			return 0, constraintError("", member()+".message", "Member must have length greater than or equal to 1")
 		}
 		size := len(*e.Message) + EventOverheadBytes
 		if size > lim.MaxEventBytes {

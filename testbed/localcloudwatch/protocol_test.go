@@ -144,6 +144,9 @@ func TestLocalEndpoints(t *testing.T) {
 	if get("/local/events?group=g&stream=s&limit=1", &evs) != 200 || len(evs) != 1 || evs[0].Message != "second" {
 		t.Fatalf("events %+v", evs)
 	}
+	if get("/local/events?group=g&stream=s&limit=0", &evs) != 200 || len(evs) != 2 || evs[0].Message != "first" {
+		t.Fatalf("all events %+v", evs)
+	}
 	var e map[string]string
 	if get("/local/events?group=g&stream=nope", &e) != 404 {
 		t.Fatalf("missing stream: %v", e)
