@@ -47,6 +47,8 @@ type Backoff struct {
 	Initial, Max time.Duration
 	// MaxElapsed bounds the retries of one batch; 0 means until the context ends.
 	MaxElapsed time.Duration
+	// Disabled turns retries off: every failure is returned at once.
+	Disabled bool
 }
 
 // Observer receives the sender's events for telemetry. Implementations must be safe for
@@ -410,6 +412,9 @@ func (s *Sender) retry(ctx context.Context, op string, fn func() error) error {
 		case classTransient:
 			s.obs.ServerError(ctx, op)
 		default:
+			return err
+		}
+		if b.Disabled {
 			return err
 		}
 		// Equal jitter: half the wait fixed, half random, so parallel callers spread out.

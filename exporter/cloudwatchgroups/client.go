@@ -1,0 +1,53 @@
+package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
+)
+
+// callTimeout bounds one HTTP call to CloudWatch Logs.
+const callTimeout = 60 * time.Second
+
+// newCloudWatchClient builds a CloudWatch Logs client from the standard AWS credential chain
+// (environment, shared config and profile, web identity / IRSA, ECS and EC2 roles), optionally
+// assuming RoleARN. The SDK's own retries are off: the sender retries and counts them.
+func newCloudWatchClient(ctx context.Context, cfg *Config) (sender.API, error) {
+	opts := []func(*config.LoadOptions) error{
+		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
+		config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(callTimeout)),
+	}
+	if cfg.Region != "" {
+		opts = append(opts, config.WithRegion(cfg.Region))
+	}
+	if cfg.Profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(cfg.Profile))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	if awsCfg.Region == "" {
+		return nil, fmt.Errorf("no AWS region: set region or AWS_REGION")
+	}
+	if cfg.RoleARN != "" {
+		provider := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsCfg), cfg.RoleARN, func(o *stscreds.AssumeRoleOptions) {
+			o.RoleSessionName = "otelcol-k8s-cloudwatch-groups"
+		})
+		awsCfg.Credentials = aws.NewCredentialsCache(provider)
+	}
+	return cloudwatchlogs.NewFromConfig(awsCfg, func(o *cloudwatchlogs.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+	}), nil
+}

@@ -1,0 +1,168 @@
+package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/naming"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/routing"
+)
+
+// Config configures the cloudwatch_groups exporter.
+type Config struct {
+	TimeoutConfig exporterhelper.TimeoutConfig                             `mapstructure:",squash"`
+	QueueConfig   configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+	// BackOffConfig drives both the retries of single PutLogEvents calls and exporterhelper's
+	// retries of whole requests.
+	BackOffConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
+
+	// Region is the AWS Region; empty means the standard chain (AWS_REGION, shared config).
+	Region string `mapstructure:"region"`
+	// Endpoint overrides the CloudWatch Logs endpoint URL.
+	Endpoint string `mapstructure:"endpoint"`
+	// Profile selects a shared config profile; empty means the default chain.
+	Profile string `mapstructure:"profile"`
+	// RoleARN, when set, is assumed through STS with the base credentials.
+	RoleARN string `mapstructure:"role_arn"`
+
+	// GroupBy is log_type, namespace_name or namespace_uid.
+	GroupBy string `mapstructure:"group_by"`
+	// GroupByOptional lists attribute keys whose first present, valid value names the group.
+	GroupByOptional []string `mapstructure:"group_by_optional"`
+	// GroupPrefix is put before every group name, joined with GroupSeparator.
+	GroupPrefix    string `mapstructure:"group_prefix"`
+	GroupSeparator string `mapstructure:"group_separator"`
+	// LogType configures how records are classified.
+	LogType LogTypeConfig `mapstructure:"log_type"`
+	// StreamNameTemplate overrides the "<host>.<routing key>" stream name.
+	StreamNameTemplate string `mapstructure:"stream_name_template"`
+	// Hostname overrides the host part of stream names when resources carry no host.name or
+	// k8s.node.name; empty means the host name of the process.
+	Hostname string `mapstructure:"hostname"`
+
+	// RetentionDays is applied to every group; 0 leaves retention alone.
+	RetentionDays int32 `mapstructure:"retention_days"`
+	// Tags are applied to every group.
+	Tags map[string]string `mapstructure:"tags"`
+	// KMSKeyID is the KMS key ARN associated with every group.
+	KMSKeyID string `mapstructure:"kms_key_id"`
+	// LogGroupClass is used when creating groups.
+	LogGroupClass string `mapstructure:"log_group_class"`
+
+	// MessageFormat is json (default) or raw.
+	MessageFormat string `mapstructure:"message_format"`
+	// MaxEventBytes is the largest event message; longer ones are truncated or split.
+	MaxEventBytes int `mapstructure:"max_event_bytes"`
+	// Oversize is truncate (default) or split.
+	Oversize string `mapstructure:"oversize"`
+
+	// MaxConcurrency bounds parallel PutLogEvents calls per request.
+	MaxConcurrency int `mapstructure:"max_concurrency"`
+	// CreateLogGroupRate and CreateLogStreamRate bound creation calls per second.
+	CreateLogGroupRate  float64 `mapstructure:"create_log_group_rate"`
+	CreateLogStreamRate float64 `mapstructure:"create_log_stream_rate"`
+}
+
+// LogTypeConfig configures log type classification.
+type LogTypeConfig struct {
+	// Attribute is where the type is read from (when set upstream) and recorded.
+	Attribute string `mapstructure:"attribute"`
+	// InfrastructureNamespaces are glob patterns of infrastructure namespaces.
+	InfrastructureNamespaces []string `mapstructure:"infrastructure_namespaces"`
+	// JournalMatchers identify node journal records (infrastructure).
+	JournalMatchers []routing.Matcher `mapstructure:"journal_matchers"`
+	// AuditMatchers identify audit records.
+	AuditMatchers []routing.Matcher `mapstructure:"audit_matchers"`
+}
+
+// retentionDays are the values PutRetentionPolicy accepts.
+var retentionDays = []int32{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+
+var logGroupClasses = []string{"STANDARD", "INFREQUENT_ACCESS", "DELIVERY"}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	switch routing.GroupBy(c.GroupBy) {
+	case routing.ByLogType, routing.ByNamespaceName, routing.ByNamespaceUID:
+	default:
+		errs = append(errs, fmt.Errorf("group_by %q: must be log_type, namespace_name or namespace_uid", c.GroupBy))
+	}
+	for i, k := range c.GroupByOptional {
+		if k == "" {
+			errs = append(errs, fmt.Errorf("group_by_optional[%d] is empty", i))
+		}
+	}
+	if c.GroupPrefix != "" {
+		if !naming.ValidGroup(c.GroupPrefix + c.GroupSeparator + "x") {
+			errs = append(errs, fmt.Errorf("group_prefix %q with group_separator %q does not make a valid log group name", c.GroupPrefix, c.GroupSeparator))
+		}
+	}
+	for _, m := range slices.Concat(c.LogType.JournalMatchers, c.LogType.AuditMatchers) {
+		if m.Key == "" || m.Pattern == "" {
+			errs = append(errs, errors.New("log_type matchers need both key and pattern"))
+			break
+		}
+	}
+	if _, err := routing.New(c.routingConfig()); err != nil {
+		errs = append(errs, err)
+	}
+	if c.RetentionDays != 0 && !slices.Contains(retentionDays, c.RetentionDays) {
+		errs = append(errs, fmt.Errorf("retention_days %d: must be 0 (leave unchanged) or one of %v", c.RetentionDays, retentionDays))
+	}
+	if c.LogGroupClass != "" && !slices.Contains(logGroupClasses, c.LogGroupClass) {
+		errs = append(errs, fmt.Errorf("log_group_class %q: must be one of %s", c.LogGroupClass, strings.Join(logGroupClasses, ", ")))
+	}
+	if len(c.Tags) > 50 {
+		errs = append(errs, fmt.Errorf("tags: at most 50, got %d", len(c.Tags)))
+	}
+	for k, v := range c.Tags {
+		if k == "" || len(k) > 128 || len(v) > 256 || strings.HasPrefix(strings.ToLower(k), "aws:") {
+			errs = append(errs, fmt.Errorf("tag %q: keys must be 1-128 characters not starting with aws:, values at most 256", k))
+		}
+	}
+	switch encoding.Format(c.MessageFormat) {
+	case encoding.JSON, encoding.Raw:
+	default:
+		errs = append(errs, fmt.Errorf("message_format %q: must be json or raw", c.MessageFormat))
+	}
+	if c.MaxEventBytes < 64 || c.MaxEventBytes > batching.MaxEventBytes {
+		errs = append(errs, fmt.Errorf("max_event_bytes %d: must be between 64 and %d", c.MaxEventBytes, batching.MaxEventBytes))
+	}
+	if c.Oversize != "truncate" && c.Oversize != "split" {
+		errs = append(errs, fmt.Errorf("oversize %q: must be truncate or split", c.Oversize))
+	}
+	if c.MaxConcurrency < 1 {
+		errs = append(errs, errors.New("max_concurrency must be at least 1"))
+	}
+	if c.CreateLogGroupRate <= 0 || c.CreateLogStreamRate <= 0 {
+		errs = append(errs, errors.New("create_log_group_rate and create_log_stream_rate must be positive"))
+	}
+	if c.RoleARN != "" && !strings.HasPrefix(c.RoleARN, "arn:") {
+		errs = append(errs, fmt.Errorf("role_arn %q is not an ARN", c.RoleARN))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) routingConfig() routing.Config {
+	return routing.Config{
+		GroupBy:                  routing.GroupBy(c.GroupBy),
+		GroupByOptional:          c.GroupByOptional,
+		GroupPrefix:              c.GroupPrefix,
+		GroupSeparator:           c.GroupSeparator,
+		TypeAttribute:            c.LogType.Attribute,
+		InfrastructureNamespaces: c.LogType.InfrastructureNamespaces,
+		JournalMatchers:          c.LogType.JournalMatchers,
+		AuditMatchers:            c.LogType.AuditMatchers,
+		StreamTemplate:           c.StreamNameTemplate,
+		Hostname:                 c.Hostname,
+	}
+}

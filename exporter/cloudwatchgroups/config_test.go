@@ -1,0 +1,82 @@
+package cloudwatchgroups
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/routing"
+)
+
+func loadConfig(t *testing.T, name string) *Config {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	id := component.NewID(metadata.Type)
+	if name != "" {
+		id = component.NewIDWithName(metadata.Type, name)
+	}
+	sub, err := cm.Sub(id.String())
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, sub.Unmarshal(cfg))
+	return cfg
+}
+
+func TestLoadConfig(t *testing.T) {
+	def := loadConfig(t, "")
+	require.NoError(t, confmap.Validate(def))
+	assert.Equal(t, "us-east-1", def.Region)
+	assert.Equal(t, "log_type", def.GroupBy)
+	assert.Equal(t, "json", def.MessageFormat)
+	assert.True(t, def.QueueConfig.HasValue())
+	assert.True(t, def.QueueConfig.Get().Batch.HasValue())
+
+	all := loadConfig(t, "all")
+	require.NoError(t, confmap.Validate(all))
+	assert.Equal(t, "namespace_uid", all.GroupBy)
+	assert.Equal(t, []string{"k8s.pod.label.log-group", "team"}, all.GroupByOptional)
+	assert.Equal(t, "/", all.GroupSeparator)
+	assert.Equal(t, []routing.Matcher{{Key: "log.file.path", Pattern: "/var/log/kube-apiserver/audit*.log"}}, all.LogType.AuditMatchers)
+	assert.Equal(t, int32(30), all.RetentionDays)
+	assert.Equal(t, map[string]string{"team": "platform", "env": "prod"}, all.Tags)
+	assert.Equal(t, "INFREQUENT_ACCESS", all.LogGroupClass)
+	assert.Equal(t, "split", all.Oversize)
+	assert.Equal(t, 2*time.Minute, all.TimeoutConfig.Timeout)
+	assert.Equal(t, 10*time.Minute, all.BackOffConfig.MaxElapsedTime)
+	q := all.QueueConfig.Get()
+	require.NotNil(t, q.StorageID)
+	assert.Equal(t, "file_storage", q.StorageID.String())
+	assert.Equal(t, int64(2097152), q.Batch.Get().MinSize)
+}
+
+func TestInvalidConfigs(t *testing.T) {
+	tests := map[string]string{
+		"bad_group_by":   "group_by",
+		"bad_retention":  "retention_days",
+		"bad_class":      "log_group_class",
+		"bad_prefix":     "group_prefix",
+		"bad_format":     "message_format",
+		"bad_event_size": "max_event_bytes",
+		"bad_oversize":   "oversize",
+		"bad_matcher":    "matchers",
+		"bad_template":   "stream_name_template",
+		"bad_rates":      "create_log_stream_rate",
+		"bad_tags":       "aws:reserved",
+	}
+	for name, want := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := confmap.Validate(loadConfig(t, name))
+			require.Error(t, err)
+			assert.True(t, strings.Contains(err.Error(), want), "error %q does not mention %q", err, want)
+		})
+	}
+}

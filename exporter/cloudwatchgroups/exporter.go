@@ -1,0 +1,380 @@
+package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/routing"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
+)
+
+type cwExporter struct {
+	cfg       *Config
+	logger    *zap.Logger
+	telemetry *metadata.TelemetryBuilder
+	router    *routing.Router
+	format    encoding.Format
+	prepOpts  batching.Options
+	// newAPI builds the CloudWatch Logs client at start; tests replace it.
+	newAPI func(context.Context, *Config) (sender.API, error)
+	sender *sender.Sender
+	now    func() time.Time
+}
+
+func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
+	rcfg := cfg.routingConfig()
+	if rcfg.Hostname == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("host name for stream names: %w (set hostname)", err)
+		}
+		rcfg.Hostname = h
+	}
+	router, err := routing.New(rcfg)
+	if err != nil {
+		return nil, err
+	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	opts := batching.Options{MaxEventBytes: cfg.MaxEventBytes}
+	if cfg.Oversize == "split" {
+		opts.Oversize = batching.Split
+	}
+	if cfg.RetentionDays > 0 {
+		opts.MaxAge = time.Duration(cfg.RetentionDays) * 24 * time.Hour
+	}
+	return &cwExporter{
+		cfg:       cfg,
+		logger:    set.Logger,
+		telemetry: tb,
+		router:    router,
+		format:    encoding.Format(cfg.MessageFormat),
+		prepOpts:  opts,
+		newAPI:    newCloudWatchClient,
+		now:       time.Now,
+	}, nil
+}
+
+func (e *cwExporter) start(ctx context.Context, _ component.Host) error {
+	api, err := e.newAPI(ctx, e.cfg)
+	if err != nil {
+		return err
+	}
+	backoff := sender.Backoff{
+		Initial:    e.cfg.BackOffConfig.InitialInterval,
+		Max:        e.cfg.BackOffConfig.MaxInterval,
+		MaxElapsed: e.cfg.BackOffConfig.MaxElapsedTime,
+	}
+	if !e.cfg.BackOffConfig.Enabled {
+		backoff = sender.Backoff{Disabled: true}
+	}
+	e.sender = sender.New(api, sender.Config{
+		Settings: sender.GroupSettings{
+			RetentionDays: e.cfg.RetentionDays,
+			Tags:          e.cfg.Tags,
+			KMSKeyID:      e.cfg.KMSKeyID,
+			Class:         e.cfg.LogGroupClass,
+		},
+		Backoff:          backoff,
+		CreateGroupRate:  e.cfg.CreateLogGroupRate,
+		CreateStreamRate: e.cfg.CreateLogStreamRate,
+	}, &observer{tb: e.telemetry}, e.logger)
+	return nil
+}
+
+func (e *cwExporter) shutdown(context.Context) error {
+	e.telemetry.Shutdown()
+	return nil
+}
+
+// streamID names one destination stream.
+type streamID struct{ group, stream string }
+
+// work is one batch ready to send.
+type work struct {
+	id     streamID
+	events []batching.Event
+}
+
+// push routes, encodes, batches and sends one request. It retries single calls itself, so
+// batches already delivered are never sent again; when some batches still fail it returns
+// only their records for exporterhelper to retry.
+func (e *cwExporter) push(ctx context.Context, ld plog.Logs) error {
+	if e.sender == nil {
+		return errors.New("exporter not started")
+	}
+	now := e.now()
+	streams, order := e.route(ctx, ld, now)
+
+	var batches []work
+	var st batching.Stats
+	for _, id := range order {
+		prepared, s := batching.Prepare(streams[id], now, e.prepOpts)
+		st.TooOld += s.TooOld
+		st.TooNew += s.TooNew
+		st.Empty += s.Empty
+		st.Truncated += s.Truncated
+		st.Split += s.Split
+		for _, b := range batching.Cut(prepared) {
+			batches = append(batches, work{id: id, events: b})
+		}
+	}
+	e.countPrepare(ctx, st)
+
+	failed, err := e.send(ctx, batches)
+	if len(failed) == 0 {
+		return nil
+	}
+	return consumererror.NewLogs(err, subset(ld, failed))
+}
+
+// route encodes every record and groups the events by destination stream. Messages of one
+// request share one string allocation.
+func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) (map[streamID][]batching.Event, []streamID) {
+	type pending struct {
+		id         streamID
+		ts         int64
+		start, end int
+	}
+	recs := make([]pending, 0, ld.LogRecordCount())
+	var arena []byte
+	typeAttr := e.cfg.LogType.Attribute
+	nowMs := now.UnixMilli()
+	fallbacks := map[string]int{}
+	rewrittenGroups, rewrittenStreams := 0, 0
+
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		res := rl.Resource().Attributes()
+		sls := rl.ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				rec := lrs.At(k)
+				rt := e.router.Route(res, rec.Attributes())
+				for _, f := range rt.Fallbacks {
+					fallbacks[f]++
+				}
+				if rt.GroupRewritten {
+					rewrittenGroups++
+				}
+				if rt.StreamRewritten {
+					rewrittenStreams++
+				}
+				start := len(arena)
+				arena = encoding.AppendMessage(arena, e.format, res, rec, encoding.Extra{Key: typeAttr, Value: string(rt.Type)})
+				ts := nowMs
+				if t := rec.Timestamp(); t != 0 {
+					ts = t.AsTime().UnixMilli()
+				} else if t := rec.ObservedTimestamp(); t != 0 {
+					ts = t.AsTime().UnixMilli()
+				}
+				recs = append(recs, pending{id: streamID{rt.Group, rt.Stream}, ts: ts, start: start, end: len(arena)})
+			}
+		}
+	}
+	text := string(arena)
+	streams := map[streamID][]batching.Event{}
+	var order []streamID
+	for ref, p := range recs {
+		evs, ok := streams[p.id]
+		if !ok {
+			order = append(order, p.id)
+		}
+		streams[p.id] = append(evs, batching.Event{Timestamp: p.ts, Message: text[p.start:p.end], Ref: ref})
+	}
+	for reason, n := range fallbacks {
+		e.telemetry.ExporterCloudwatchGroupsRoutingFallbacks.Add(ctx, int64(n), reasonAttr(reason))
+	}
+	if rewrittenGroups > 0 {
+		e.telemetry.ExporterCloudwatchGroupsNamesRewritten.Add(ctx, int64(rewrittenGroups), kindGroup)
+	}
+	if rewrittenStreams > 0 {
+		e.telemetry.ExporterCloudwatchGroupsNamesRewritten.Add(ctx, int64(rewrittenStreams), kindStream)
+	}
+	return streams, order
+}
+
+func (e *cwExporter) countPrepare(ctx context.Context, st batching.Stats) {
+	dropped := e.telemetry.ExporterCloudwatchGroupsEventsDropped
+	for reason, n := range map[string]int{"too_old": st.TooOld, "too_new": st.TooNew, "empty": st.Empty} {
+		if n > 0 {
+			dropped.Add(ctx, int64(n), reasonAttr(reason))
+		}
+	}
+	if st.Truncated > 0 {
+		e.telemetry.ExporterCloudwatchGroupsEventsResized.Add(ctx, int64(st.Truncated), actionTruncated)
+	}
+	if st.Split > 0 {
+		e.telemetry.ExporterCloudwatchGroupsEventsResized.Add(ctx, int64(st.Split), actionSplit)
+	}
+}
+
+// send delivers the batches with at most MaxConcurrency calls in flight. It returns the refs
+// of records in batches that failed with a retryable error, and the first such error.
+func (e *cwExporter) send(ctx context.Context, batches []work) (map[int]bool, error) {
+	var (
+		mu       sync.Mutex
+		failed   map[int]bool
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	next := make(chan work)
+	workers := min(e.cfg.MaxConcurrency, len(batches))
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w := range next {
+				if err := e.sendBatch(ctx, w); err != nil {
+					mu.Lock()
+					if failed == nil {
+						failed = map[int]bool{}
+						firstErr = err
+					}
+					for _, ev := range w.events {
+						failed[ev.Ref] = true
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, w := range batches {
+		next <- w
+	}
+	close(next)
+	wg.Wait()
+	return failed, firstErr
+}
+
+// sendBatch sends one batch; it returns an error only when the batch should be retried.
+func (e *cwExporter) sendBatch(ctx context.Context, w work) error {
+	e.sender.Prepare(ctx, w.id.group)
+	input := make([]types.InputLogEvent, len(w.events))
+	for i := range w.events {
+		input[i] = types.InputLogEvent{Message: &w.events[i].Message, Timestamp: &w.events[i].Timestamp}
+	}
+	res, err := e.sender.Put(ctx, w.id.group, w.id.stream, input)
+	tb := e.telemetry
+	if err != nil {
+		if perm := (*sender.PermanentError)(nil); errors.As(err, &perm) {
+			tb.ExporterCloudwatchGroupsEventsRejected.Add(ctx, int64(len(w.events)), reasonAttr("permanent"))
+			e.logger.Error("CloudWatch Logs refused a batch; its events are dropped",
+				zap.String("log_group", w.id.group), zap.String("log_stream", w.id.stream),
+				zap.Int("events", len(w.events)), zap.Error(err))
+			return nil
+		}
+		return err
+	}
+	rejected := 0
+	for reason, n := range res.Rejected {
+		rejected += n
+		tb.ExporterCloudwatchGroupsEventsRejected.Add(ctx, int64(n), reasonAttr(reason))
+	}
+	size := batching.Bytes(w.events)
+	tb.ExporterCloudwatchGroupsEventsSent.Add(ctx, int64(len(w.events)-rejected))
+	tb.ExporterCloudwatchGroupsBytesSent.Add(ctx, int64(size))
+	tb.ExporterCloudwatchGroupsBatches.Add(ctx, 1)
+	tb.ExporterCloudwatchGroupsBatchFillRatio.Record(ctx, int64(size*100/batching.MaxBatchBytes))
+	return nil
+}
+
+// subset returns the records of ld whose flat index is in refs.
+func subset(ld plog.Logs, refs map[int]bool) plog.Logs {
+	out := plog.NewLogs()
+	ref := 0
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		var outRL plog.ResourceLogs
+		sls := rl.ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			sl := sls.At(j)
+			var outSL plog.ScopeLogs
+			lrs := sl.LogRecords()
+			for k := 0; k < lrs.Len(); k, ref = k+1, ref+1 {
+				if !refs[ref] {
+					continue
+				}
+				if outRL == (plog.ResourceLogs{}) {
+					outRL = out.ResourceLogs().AppendEmpty()
+					rl.Resource().CopyTo(outRL.Resource())
+					outRL.SetSchemaUrl(rl.SchemaUrl())
+				}
+				if outSL == (plog.ScopeLogs{}) {
+					outSL = outRL.ScopeLogs().AppendEmpty()
+					sl.Scope().CopyTo(outSL.Scope())
+					outSL.SetSchemaUrl(sl.SchemaUrl())
+				}
+				lrs.At(k).CopyTo(outSL.LogRecords().AppendEmpty())
+			}
+		}
+	}
+	return out
+}
+
+var (
+	kindGroup       = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", "group")))
+	kindStream      = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", "stream")))
+	actionTruncated = metric.WithAttributeSet(attribute.NewSet(attribute.String("action", "truncated")))
+	actionSplit     = metric.WithAttributeSet(attribute.NewSet(attribute.String("action", "split")))
+)
+
+func reasonAttr(reason string) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", reason)))
+}
+
+// observer turns sender events into telemetry.
+type observer struct{ tb *metadata.TelemetryBuilder }
+
+func opAttr(op string) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(attribute.String("operation", op)))
+}
+
+func (o *observer) Throttled(ctx context.Context, op string) {
+	o.tb.ExporterCloudwatchGroupsThrottles.Add(ctx, 1, opAttr(op))
+}
+
+func (o *observer) ServerError(ctx context.Context, op string) {
+	o.tb.ExporterCloudwatchGroupsServerErrors.Add(ctx, 1, opAttr(op))
+}
+
+func (o *observer) GroupCreated(ctx context.Context) {
+	o.tb.ExporterCloudwatchGroupsGroupsCreated.Add(ctx, 1)
+}
+
+func (o *observer) StreamCreated(ctx context.Context) {
+	o.tb.ExporterCloudwatchGroupsStreamsCreated.Add(ctx, 1)
+}
+
+func (o *observer) SettingsApplied(ctx context.Context, ok bool) {
+	outcome := "applied"
+	if !ok {
+		outcome = "failed"
+	}
+	o.tb.ExporterCloudwatchGroupsGroupSettings.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcome))))
+}
+
+func (o *observer) ClassMismatch(ctx context.Context) {
+	o.tb.ExporterCloudwatchGroupsGroupSettings.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "class_mismatch"))))
+}

@@ -1,0 +1,91 @@
+package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/routing"
+)
+
+// NewFactory returns the factory of the cloudwatch_groups exporter.
+func NewFactory() exporter.Factory {
+	return exporter.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		exporter.WithLogs(createLogsExporter, metadata.LogsStability),
+	)
+}
+
+// Default batch: enough data per push that each stream's PutLogEvents batches come out full.
+const (
+	defaultBatchMinBytes = 4 << 20
+	defaultBatchMaxBytes = 16 << 20
+	defaultFlushTimeout  = 5 * time.Second
+)
+
+func createDefaultConfig() component.Config {
+	queue := exporterhelper.NewDefaultQueueConfig()
+	queue.NumConsumers = 4
+	queue.Batch = configoptional.Some(exporterhelper.BatchConfig{
+		FlushTimeout: defaultFlushTimeout,
+		Sizer:        exporterhelper.RequestSizerTypeBytes,
+		MinSize:      defaultBatchMinBytes,
+		MaxSize:      defaultBatchMaxBytes,
+	})
+	timeout := exporterhelper.NewDefaultTimeoutConfig()
+	timeout.Timeout = 5 * time.Minute
+	return &Config{
+		TimeoutConfig:  timeout,
+		QueueConfig:    configoptional.Some(queue),
+		BackOffConfig:  configretry.NewDefaultBackOffConfig(),
+		GroupBy:        string(routing.ByLogType),
+		GroupSeparator: ".",
+		LogType: LogTypeConfig{
+			Attribute:                "log.type",
+			InfrastructureNamespaces: []string{"default", "kube-*", "openshift-*"},
+			JournalMatchers: []routing.Matcher{
+				{Key: routing.AttrFilePath, Pattern: "/var/log/journal/*"},
+				{Key: routing.AttrFilePath, Pattern: "/run/log/journal/*"},
+			},
+			AuditMatchers: []routing.Matcher{
+				{Key: routing.AttrFilePath, Pattern: "/var/log/kube-apiserver/audit*.log"},
+				{Key: routing.AttrFilePath, Pattern: "/var/log/kubernetes/audit*.log"},
+				{Key: routing.AttrFilePath, Pattern: "/var/log/openshift-apiserver/audit*.log"},
+				{Key: routing.AttrFilePath, Pattern: "/var/log/oauth-apiserver/audit*.log"},
+				{Key: routing.AttrFilePath, Pattern: "/var/log/audit/audit.log*"},
+				{Key: routing.AttrFilePath, Pattern: "/var/log/ovn/acl-audit-log*.log"},
+			},
+		},
+		MessageFormat:       "json",
+		MaxEventBytes:       batching.MaxEventBytes,
+		Oversize:            "truncate",
+		MaxConcurrency:      8,
+		CreateLogGroupRate:  5,
+		CreateLogStreamRate: 40,
+	}
+}
+
+func createLogsExporter(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
+	c := cfg.(*Config)
+	e, err := newExporter(c, set)
+	if err != nil {
+		return nil, err
+	}
+	return exporterhelper.NewLogs(ctx, set, cfg, e.push,
+		exporterhelper.WithStart(e.start),
+		exporterhelper.WithShutdown(e.shutdown),
+		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
+		exporterhelper.WithTimeout(c.TimeoutConfig),
+		exporterhelper.WithRetry(c.BackOffConfig),
+		exporterhelper.WithQueue(c.QueueConfig),
+	)
+}
