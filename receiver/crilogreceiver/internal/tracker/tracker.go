@@ -192,6 +192,16 @@ func (t *Tracker) add(r *Reader) {
 	t.order = append(t.order, r)
 }
 
+func (t *Tracker) moveToFront(r *Reader) {
+	for i, o := range t.order {
+		if o == r {
+			copy(t.order[1:i+1], t.order[:i])
+			t.order[0] = r
+			return
+		}
+	}
+}
+
 func (t *Tracker) sameFile(f *os.File, s State) bool {
 	if s.FP.Len == 0 {
 		return true
@@ -226,6 +236,7 @@ func (t *Tracker) findRotated(now int64) []error {
 				r.Path = s.Path // keep the metadata of the original name
 				r.Meta, r.MetaOK = podpath.Parse(s.Path)
 				r.Draining = true
+				t.moveToFront(r) // older data first: per-stream order across the rotation
 			}
 			break
 		}
