@@ -47,7 +47,7 @@ func TestInterleavedPartialsAndAttributes(t *testing.T) {
 	requireExactly(t, c, map[string][]string{
 		key("web", "app", "stdout"): {"out-one  with spaces  ", "café au lait", ""},
 		key("web", "app", "stderr"): {"err-one", "tagged", "bad \uFFFD byte"},
-		"ns/web/app/0/":              {"this is not CRI"},
+		"ns/web/app/0/":             {"this is not CRI"},
 	})
 	require.Equal(t, map[string]any{"log.iostream": "stderr", "log.cri.tags": "origin=crio", "log.file.path": p.path}, attrsOf(t, c, "tagged"))
 	require.Equal(t, map[string]any{"log.cri.parse_error": true, "log.file.path": p.path}, attrsOf(t, c, "this is not CRI"))
@@ -403,6 +403,8 @@ func TestRestartAfterKill(t *testing.T) {
 		start := len(w) - len(b)
 		require.GreaterOrEqual(t, len(a), start, "%s: lost %d records between the receivers", k, start-len(a))
 		require.Equal(t, w[start:], b, "%s: second receiver", k)
+		// One batch holds at most MaxBytesPerPoll bytes, of lines of at least 40 bytes.
+		require.LessOrEqual(t, len(a)-start, cfg.MaxBytesPerPoll/40, "%s: more than one batch repeated", k)
 		dups += len(a) - start
 	}
 	t.Logf("restart after kill: %d of %d records delivered twice (one unacknowledged batch per file at most)", dups, total)

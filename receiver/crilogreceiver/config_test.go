@@ -1,0 +1,70 @@
+package crilogreceiver
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/metadata"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	storageID := component.MustNewIDWithName("file_storage", "cri")
+	custom := createDefaultConfig().(*Config)
+	custom.Include = []string{"/var/log/pods/*/*/*.log", "/var/log/containers/*.log"}
+	custom.Exclude = []string{"/var/log/pods/kube-system_*/*/*.log"}
+	custom.StartAt = StartAtBeginning
+	custom.PollInterval = 100 * time.Millisecond
+	custom.DiscoveryInterval = time.Second
+	custom.DrainGrace = 10 * time.Second
+	custom.MaxConcurrentFiles = 512
+	custom.MaxBytesPerPoll = 256 << 10
+	custom.MaxLogSize = 2 << 20
+	custom.FlushTimeout = 2 * time.Second
+	custom.FingerprintSize = 500
+	custom.IncludeFilePath = true
+	custom.Storage = &storageID
+	custom.Multiline = MultilineConfig{Preset: PresetKlog, FlushTimeout: 300 * time.Millisecond}
+	custom.RetryOnFailure = RetryConfig{InitialInterval: 50 * time.Millisecond, MaxInterval: 10 * time.Second}
+	pattern := createDefaultConfig().(*Config)
+	pattern.Multiline.LineStartPattern = `^\d{4}-\d{2}-\d{2}`
+
+	tests := []struct {
+		name    string
+		want    *Config
+		wantErr string
+	}{
+		{name: "", want: createDefaultConfig().(*Config)},
+		{name: "custom", want: custom},
+		{name: "pattern", want: pattern},
+		{name: "bad_start_at", wantErr: "start_at"},
+		{name: "bad_both_multiline", wantErr: "not both"},
+		{name: "bad_pattern", wantErr: "line_start_pattern"},
+		{name: "bad_preset", wantErr: "unknown preset"},
+		{name: "bad_sizes", wantErr: "max_log_size"},
+		{name: "bad_intervals", wantErr: "poll_interval must be positive"},
+		{name: "bad_glob", wantErr: "bad glob pattern"},
+		{name: "no_include", wantErr: "include"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig()
+			sub, err := cm.Sub(component.NewIDWithName(metadata.Type, tt.name).String())
+			require.NoError(t, err)
+			require.NoError(t, sub.Unmarshal(cfg))
+			err = cfg.(*Config).Validate()
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, cfg)
+		})
+	}
+}
