@@ -26,6 +26,9 @@ type Config struct {
 	Form Form `mapstructure:"form"`
 	// Body also looks for references among the top-level keys of a map body.
 	Body bool `mapstructure:"body"`
+	// KeyPrefix is prepended to every key of the key table and to their sibling keys, to match
+	// klog_parser's attributes_prefix. It does not apply to the body.
+	KeyPrefix string `mapstructure:"key_prefix"`
 	// Keys adds key-table entries or overrides built-in ones with the same key. They come
 	// before the built-in entries, in this order, which decides the subject of each kind.
 	Keys []KeyConfig `mapstructure:"keys"`

@@ -25,7 +25,7 @@ func TestLoadConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "", want: &Config{Form: FormString}},
-		{name: "map", want: &Config{Form: FormMap, Body: true}},
+		{name: "map", want: &Config{Form: FormMap, Body: true, KeyPrefix: "klog."}},
 		{name: "custom", want: &Config{
 			Form: FormString,
 			Keys: []KeyConfig{
@@ -75,15 +75,15 @@ func TestBuildTableOrder(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "claim", tb.keys[0].key)
 	assert.Equal(t, "pod", tb.keys[1].key)
-	assert.Empty(t, tb.keys[1].uidKey, "configured entry replaces the built-in one")
+	assert.Empty(t, tb.keys[1].attrSiblings.uid, "configured entry replaces the built-in one")
 	assert.Equal(t, "node", tb.keys[2].key, "built-ins follow, minus overridden ones")
 	assert.Equal(t, -1, tb.lookup("lease"))
 	assert.Equal(t, -1, tb.lookup("Pod"), "keys match exactly")
 	assert.Equal(t, 1, tb.lookup("pod"))
 	for _, k := range tb.keys {
 		if k.key == "replicaSet" {
-			assert.Equal(t, "replicaSetUID", k.uidKey)
-			assert.Equal(t, "namespace", k.namespaceKey)
+			assert.Equal(t, "replicaSetUID", k.attrSiblings.uid)
+			assert.Equal(t, "namespace", k.attrSiblings.namespace)
 			assert.True(t, k.subject)
 		}
 		if k.key == "related" {

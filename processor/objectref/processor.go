@@ -2,6 +2,7 @@ package objectref
 
 import (
 	"context"
+	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -180,10 +181,22 @@ func (p *refProcessor) processRecord(ctx context.Context, lr plog.LogRecord, w *
 // collect appends the matches among m's keys, and notes whether the attributes already hold
 // a subject attribute (when none does, writing them needs no check).
 func (p *refProcessor) collect(m pcommon.Map, inBody bool, w *work) {
+	prefix := p.table.prefix
+	if inBody {
+		prefix = ""
+	}
 	for k, v := range m.All() {
-		if i := p.table.lookup(k); i >= 0 {
-			w.matches = append(w.matches, match{idx: i, inBody: inBody, val: v, container: m})
-		} else if !inBody && !w.hasSubjectAttrs && p.table.subjectAttrs.has(k) {
+		key, ok := k, true
+		if prefix != "" {
+			key, ok = strings.CutPrefix(k, prefix)
+		}
+		if ok {
+			if i := p.table.lookup(key); i >= 0 {
+				w.matches = append(w.matches, match{idx: i, inBody: inBody, val: v, container: m})
+				continue
+			}
+		}
+		if !inBody && !w.hasSubjectAttrs && p.table.subjectAttrs.has(k) {
 			w.hasSubjectAttrs = true
 		}
 	}
@@ -209,6 +222,10 @@ func less(a, b *match) bool {
 // resolve parses a match's value and checks it against its kind.
 func (p *refProcessor) resolve(m *match) {
 	key := &p.table.keys[m.idx]
+	sib := &key.attrSiblings
+	if m.inBody {
+		sib = &key.bodySiblings
+	}
 	var ref k8sref.Ref
 	var why k8sref.Reason
 	switch m.val.Type() {
@@ -239,8 +256,8 @@ func (p *refProcessor) resolve(m *match) {
 			m.why = k8sref.KindMismatch
 			return
 		}
-	case key.kindKey != "":
-		name, ok := siblingString(m.container, key.kindKey)
+	case sib.kind != "":
+		name, ok := siblingString(m.container, sib.kind)
 		if ok && ref.Kind != "" && ref.Kind != name {
 			m.why = k8sref.KindMismatch
 			return
@@ -259,8 +276,8 @@ func (p *refProcessor) resolve(m *match) {
 
 	var ns string
 	var hasNS bool
-	if ref.Bare && scope == k8sref.Namespaced && key.namespaceKey != "" {
-		ns, hasNS = siblingString(m.container, key.namespaceKey)
+	if ref.Bare && scope == k8sref.Namespaced && sib.namespace != "" {
+		ns, hasNS = siblingString(m.container, sib.namespace)
 	}
 	ref, why = k8sref.Resolve(ref, scope, ns, hasNS)
 	if why != k8sref.OK {
@@ -268,8 +285,8 @@ func (p *refProcessor) resolve(m *match) {
 		return
 	}
 	m.ref, m.kind, m.namespaceBy = ref, kind, hasNS
-	if ref.UID == "" && key.uidKey != "" {
-		if uid, ok := siblingString(m.container, key.uidKey); ok && k8sref.ValidUID(uid) {
+	if ref.UID == "" && sib.uid != "" {
+		if uid, ok := siblingString(m.container, sib.uid); ok && k8sref.ValidUID(uid) {
 			m.siblingUID = uid
 		}
 	}

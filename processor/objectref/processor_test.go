@@ -600,3 +600,17 @@ func TestBatchCounts(t *testing.T) {
 	assert.Equal(t, int64(2), h.counter(metricRejected, "missing_namespace"))
 	assert.Equal(t, 6, h.sink.LogRecordCount(), "every record is passed on")
 }
+
+func TestKeyPrefix(t *testing.T) {
+	h := newHarness(t, &Config{KeyPrefix: "klog.", Body: true}, nil)
+	lr := h.run(map[string]any{
+		"klog.pod": "web-0", "klog.namespace": "default", "klog.podUID": "u-1",
+		"node": "not-read-without-prefix",
+	}, map[string]any{"node": "node-1"})
+	assert.Equal(t, map[string]any{
+		"klog.pod": "default/web-0", "klog.namespace": "default", "klog.podUID": "u-1",
+		"node": "not-read-without-prefix",
+		"k8s.pod.name": "web-0", "k8s.pod.uid": "u-1", "k8s.namespace.name": "default",
+		"k8s.node.name": "node-1",
+	}, lr.Attributes().AsRaw(), "attributes need the prefix, the body does not")
+}

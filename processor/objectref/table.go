@@ -81,18 +81,35 @@ type kindInfo struct {
 
 // keyInfo is one resolved row of the key table.
 type keyInfo struct {
-	key          string
-	kind         *kindInfo // fixed kind, or nil
-	kindKey      string
-	namespaceKey string
-	uidKey       string
-	subject      bool
+	key     string
+	kind    *kindInfo // fixed kind, or nil
+	subject bool
+	// siblings are the sibling keys as found in the attributes (with the key prefix) and in
+	// the body (without).
+	attrSiblings, bodySiblings siblingKeys
+}
+
+// siblingKeys are the keys read next to a reference; empty when not configured.
+type siblingKeys struct {
+	kind, namespace, uid string
+}
+
+func (s siblingKeys) withPrefix(prefix string) siblingKeys {
+	add := func(k string) string {
+		if k == "" {
+			return ""
+		}
+		return prefix + k
+	}
+	return siblingKeys{add(s.kind), add(s.namespace), add(s.uid)}
 }
 
 // table is the resolved key and kind tables.
 type table struct {
 	keys  []keyInfo
-	index keySet // key -> position in keys
+	index keySet // key -> position in keys, without the prefix
+	// prefix is the configured key_prefix; keys and siblings in attributes carry it.
+	prefix string
 	kinds map[string]*kindInfo
 	// subjectAttrs holds every attribute name a subject may be written to.
 	subjectAttrs keySet
@@ -143,7 +160,7 @@ func (s *keySet) get(key string) (int, bool) {
 
 // buildTable merges the configuration over the built-in tables.
 func buildTable(cfg *Config) (*table, error) {
-	t := &table{kinds: map[string]*kindInfo{}}
+	t := &table{kinds: map[string]*kindInfo{}, prefix: cfg.KeyPrefix}
 	addKind := func(k KindConfig) {
 		scope := k8sref.ClusterScoped
 		if k.Namespaced {
@@ -173,8 +190,8 @@ func buildTable(cfg *Config) (*table, error) {
 		if t.index.has(k.Key) {
 			return nil // a configured entry overrides the built-in one with the same key
 		}
-		ki := keyInfo{key: k.Key, kindKey: k.KindKey, subject: true,
-			namespaceKey: "namespace", uidKey: k.Key + "UID"}
+		ki := keyInfo{key: k.Key, subject: true}
+		sib := siblingKeys{kind: k.KindKey, namespace: "namespace", uid: k.Key + "UID"}
 		if k.Kind != "" {
 			ki.kind = t.kinds[k.Kind]
 			if ki.kind == nil {
@@ -182,11 +199,13 @@ func buildTable(cfg *Config) (*table, error) {
 			}
 		}
 		if k.NamespaceKey != nil {
-			ki.namespaceKey = *k.NamespaceKey
+			sib.namespace = *k.NamespaceKey
 		}
 		if k.UIDKey != nil {
-			ki.uidKey = *k.UIDKey
+			sib.uid = *k.UIDKey
 		}
+		ki.bodySiblings = sib
+		ki.attrSiblings = sib.withPrefix(cfg.KeyPrefix)
 		if k.Subject != nil {
 			ki.subject = *k.Subject
 		}
