@@ -609,7 +609,7 @@ func TestKeyPrefix(t *testing.T) {
 	}, map[string]any{"node": "node-1"})
 	assert.Equal(t, map[string]any{
 		"klog.pod": "default/web-0", "klog.namespace": "default", "klog.podUID": "u-1",
-		"node": "not-read-without-prefix",
+		"node":         "not-read-without-prefix",
 		"k8s.pod.name": "web-0", "k8s.pod.uid": "u-1", "k8s.namespace.name": "default",
 		"k8s.node.name": "node-1",
 	}, lr.Attributes().AsRaw(), "attributes need the prefix, the body does not")

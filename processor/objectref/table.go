@@ -110,7 +110,7 @@ type table struct {
 	index keySet // key -> position in keys, without the prefix
 	// prefix is the configured key_prefix; keys and siblings in attributes carry it.
 	prefix string
-	kinds map[string]*kindInfo
+	kinds  map[string]*kindInfo
 	// subjectAttrs holds every attribute name a subject may be written to.
 	subjectAttrs keySet
 }
