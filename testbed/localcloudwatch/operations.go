@@ -41,10 +41,23 @@ func init() {
 		"CreateLogStream":       op((*Server).createLogStream),
 		"DeleteLogStream":       op((*Server).deleteLogStream),
 		"DescribeLogStreams":    op((*Server).describeLogStreams),
-		"PutLogEvents":          op((*Server).putLogEvents),
+		"PutLogEvents":          decodePut,
 		"GetLogEvents":          op((*Server).getLogEvents),
 		"FilterLogEvents":       op((*Server).filterLogEvents),
 	}
+}
+
+// decodePut decodes PutLogEvents bodies on the fast path, falling back to
+// encoding/json for anything the fast path does not take.
+func decodePut(s *Server, body []byte) (any, *apiError) {
+	in := new(putLogEventsInput)
+	if !decodePutLogEvents(body, in) {
+		*in = putLogEventsInput{}
+		if err := decode(body, in); err != nil {
+			return nil, err
+		}
+	}
+	return s.putLogEvents(in)
 }
 
 func isOperation(name string) bool {

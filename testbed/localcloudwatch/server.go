@@ -258,7 +258,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, op, err)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	body, err := readBody(w, r)
 	if err != nil {
 		s.writeError(w, op, &apiError{http.StatusRequestEntityTooLarge, CodeSerialization, "request body too large or unreadable: " + err.Error()})
 		return
@@ -315,6 +315,19 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	s.writeHeaders(w)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// readBody reads the request body, sized from Content-Length when it is given.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, maxRequestBody)
+	if r.ContentLength <= 0 || r.ContentLength > maxRequestBody {
+		return io.ReadAll(rd)
+	}
+	body := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(rd, body); err != nil {
+		return nil, err
+	}
+	return body, nil
 }
 
 // checkSignature accepts any request that carries a SigV4 Authorization header; the
