@@ -85,40 +85,60 @@ func (d *putDecoder) literal(lit string) bool {
 }
 
 func (d *putDecoder) top(in *putLogEventsInput) bool {
+	seenEvents := false
+	return d.object(func(key string) bool {
+		switch key {
+		case "logGroupName":
+			return d.optString(&in.LogGroupName)
+		case "logStreamName":
+			return d.optString(&in.LogStreamName)
+		case "sequenceToken":
+			return d.optString(&in.SequenceToken)
+		case "logEvents":
+			// encoding/json decodes a repeated array into the elements of the first.
+			ok := !seenEvents && d.events(&in.LogEvents)
+			seenEvents = true
+			return ok
+		}
+		// encoding/json also matches member names case-insensitively.
+		return !foldsTo(key, "logGroupName", "logStreamName", "sequenceToken", "logEvents") && d.skip(0)
+	}) && d.end()
+}
+
+// object reads a JSON object, calling member with the decoder at each member's value.
+func (d *putDecoder) object(member func(key string) bool) bool {
 	if !d.consume('{') {
 		return false
 	}
 	if d.consume('}') {
-		return d.end()
+		return true
 	}
-	seenEvents := false
 	for {
 		key, ok := d.str()
-		if !ok || !d.consume(':') {
+		if !ok || !d.consume(':') || !member(key) {
 			return false
 		}
-		switch key {
-		case "logGroupName":
-			ok = d.optString(&in.LogGroupName)
-		case "logStreamName":
-			ok = d.optString(&in.LogStreamName)
-		case "sequenceToken":
-			ok = d.optString(&in.SequenceToken)
-		case "logEvents":
-			// encoding/json decodes a repeated array into the elements of the first.
-			ok = !seenEvents && d.events(&in.LogEvents)
-			seenEvents = true
-		default:
-			// encoding/json also matches member names case-insensitively.
-			ok = !foldsTo(key, "logGroupName", "logStreamName", "sequenceToken", "logEvents") && d.skip(0)
+		if !d.consume(',') {
+			return d.consume('}')
 		}
-		if !ok {
+	}
+}
+
+// array reads a JSON array, calling elem with the decoder at each element.
+func (d *putDecoder) array(elem func() bool) bool {
+	if !d.consume('[') {
+		return false
+	}
+	if d.consume(']') {
+		return true
+	}
+	for {
+		if !elem() {
 			return false
 		}
-		if d.consume(',') {
-			continue
+		if !d.consume(',') {
+			return d.consume(']')
 		}
-		return d.consume('}') && d.end()
 	}
 }
 
@@ -153,62 +173,28 @@ func (d *putDecoder) events(p *[]inputLogEvent) bool {
 		*p = nil
 		return true
 	}
-	if !d.consume('[') {
-		return false
-	}
 	out := make([]inputLogEvent, 0, 64)
-	if d.consume(']') {
-		*p = out
-		return true
-	}
-	for {
-		var e inputLogEvent
-		if !d.event(&e) {
-			return false
-		}
-		out = append(out, e)
-		if d.consume(',') {
-			continue
-		}
-		if !d.consume(']') {
-			return false
-		}
-		*p = out
-		return true
-	}
+	ok := d.array(func() bool {
+		out = append(out, inputLogEvent{})
+		return d.event(&out[len(out)-1])
+	})
+	*p = out
+	return ok
 }
 
 func (d *putDecoder) event(e *inputLogEvent) bool {
 	if d.next() == 'n' {
 		return d.literal("null") // a null element stays the zero event
 	}
-	if !d.consume('{') {
-		return false
-	}
-	if d.consume('}') {
-		return true
-	}
-	for {
-		key, ok := d.str()
-		if !ok || !d.consume(':') {
-			return false
-		}
+	return d.object(func(key string) bool {
 		switch key {
 		case "timestamp":
-			ok = d.optInt(&e.Timestamp)
+			return d.optInt(&e.Timestamp)
 		case "message":
-			ok = d.optString(&e.Message)
-		default:
-			ok = !foldsTo(key, "timestamp", "message") && d.skip(0)
+			return d.optString(&e.Message)
 		}
-		if !ok {
-			return false
-		}
-		if d.consume(',') {
-			continue
-		}
-		return d.consume('}')
-	}
+		return !foldsTo(key, "timestamp", "message") && d.skip(0)
+	})
 }
 
 func foldsTo(key string, names ...string) bool {
@@ -366,33 +352,9 @@ func (d *putDecoder) skip(depth int) bool {
 		_, ok := d.str()
 		return ok
 	case c == '{':
-		d.i++
-		if d.consume('}') {
-			return true
-		}
-		for {
-			if _, ok := d.str(); !ok || !d.consume(':') || !d.skip(depth+1) {
-				return false
-			}
-			if d.consume(',') {
-				continue
-			}
-			return d.consume('}')
-		}
+		return d.object(func(string) bool { return d.skip(depth + 1) })
 	case c == '[':
-		d.i++
-		if d.consume(']') {
-			return true
-		}
-		for {
-			if !d.skip(depth + 1) {
-				return false
-			}
-			if d.consume(',') {
-				continue
-			}
-			return d.consume(']')
-		}
+		return d.array(func() bool { return d.skip(depth + 1) })
 	case c == 't':
 		return d.literal("true")
 	case c == 'f':
