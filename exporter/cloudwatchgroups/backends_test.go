@@ -1,0 +1,205 @@
+package cloudwatchgroups
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
+)
+
+// backend is a CloudWatch Logs implementation the integration tests run against.
+type backend struct {
+	name     string
+	endpoint string
+	local    *localcloudwatch.Server // nil for moto
+}
+
+// awsEnv points the standard credential chain at static test credentials and away from any
+// shared configuration of the machine.
+func awsEnv(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startMoto starts moto's server on a free loopback port. Without moto the test is skipped,
+// except in CI (CI=true) where it fails.
+func startMoto(t *testing.T) *backend {
+	t.Helper()
+	if err := exec.Command("python3", "-c", "import moto.server").Run(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("moto is required in CI: python3 -m moto.server: %v", err)
+		}
+		t.Skipf("moto not installed: %v", err)
+	}
+	port := freePort(t)
+	cmd := exec.Command("python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	// moto's own boto setup must not see the test's AWS_* settings (an empty AWS_PROFILE
+	// breaks it).
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Post(endpoint+"/moto-api/reset", "application/json", nil)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("moto did not start: %v\n%s", err, out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return &backend{name: "moto", endpoint: endpoint}
+}
+
+func startLocal(t *testing.T, cfg localcloudwatch.Config) *backend {
+	t.Helper()
+	srv := localcloudwatch.New(cfg)
+	endpoint, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return &backend{name: "local", endpoint: endpoint, local: srv}
+}
+
+// client returns an SDK client for inspecting the backend (with the SDK's own retries).
+func (b *backend) client() *cloudwatchlogs.Client {
+	return cloudwatchlogs.New(cloudwatchlogs.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(b.endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
+		RetryMaxAttempts: 10,
+	})
+}
+
+// groupInfo is what the tests check about a group, read through the public API.
+type groupInfo struct {
+	retention int32
+	tags      map[string]string
+	class     string
+	streams   map[string][]types.OutputLogEvent // every event of every stream, by GetLogEvents
+	filtered  int                               // events FilterLogEvents returns for the group
+}
+
+func (b *backend) inspect(t *testing.T) map[string]*groupInfo {
+	t.Helper()
+	ctx := context.Background()
+	c := b.client()
+	out := map[string]*groupInfo{}
+	gp := cloudwatchlogs.NewDescribeLogGroupsPaginator(c, &cloudwatchlogs.DescribeLogGroupsInput{})
+	for gp.HasMorePages() {
+		page, err := gp.NextPage(ctx)
+		if err != nil {
+			t.Fatalf("DescribeLogGroups: %v", err)
+		}
+		for _, g := range page.LogGroups {
+			name := aws.ToString(g.LogGroupName)
+			gi := &groupInfo{retention: aws.ToInt32(g.RetentionInDays), class: string(g.LogGroupClass), streams: map[string][]types.OutputLogEvent{}}
+			arn := aws.ToString(g.LogGroupArn)
+			if arn == "" {
+				arn = strings.TrimSuffix(aws.ToString(g.Arn), ":*")
+			}
+			tags, err := c.ListTagsForResource(ctx, &cloudwatchlogs.ListTagsForResourceInput{ResourceArn: aws.String(arn)})
+			if err != nil {
+				t.Fatalf("ListTagsForResource %s: %v", arn, err)
+			}
+			gi.tags = tags.Tags
+			sp := cloudwatchlogs.NewDescribeLogStreamsPaginator(c, &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String(name)})
+			for sp.HasMorePages() {
+				sPage, err := sp.NextPage(ctx)
+				if err != nil {
+					t.Fatalf("DescribeLogStreams %s: %v", name, err)
+				}
+				for _, s := range sPage.LogStreams {
+					gi.streams[aws.ToString(s.LogStreamName)] = b.events(t, name, aws.ToString(s.LogStreamName))
+				}
+			}
+			fp := cloudwatchlogs.NewFilterLogEventsPaginator(c, &cloudwatchlogs.FilterLogEventsInput{LogGroupName: aws.String(name)})
+			for fp.HasMorePages() {
+				fPage, err := fp.NextPage(ctx)
+				if err != nil {
+					t.Fatalf("FilterLogEvents %s: %v", name, err)
+				}
+				gi.filtered += len(fPage.Events)
+			}
+			out[name] = gi
+		}
+	}
+	return out
+}
+
+func (b *backend) events(t *testing.T, group, stream string) []types.OutputLogEvent {
+	t.Helper()
+	var all []types.OutputLogEvent
+	p := cloudwatchlogs.NewGetLogEventsPaginator(b.client(), &cloudwatchlogs.GetLogEventsInput{
+		LogGroupName: aws.String(group), LogStreamName: aws.String(stream), StartFromHead: aws.Bool(true),
+	}, func(o *cloudwatchlogs.GetLogEventsPaginatorOptions) { o.StopOnDuplicateToken = true })
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("GetLogEvents %s/%s: %v", group, stream, err)
+		}
+		all = append(all, page.Events...)
+		if len(page.Events) == 0 {
+			break
+		}
+	}
+	return all
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
