@@ -18,6 +18,7 @@ var moto struct {
 	once     sync.Once
 	stop     func()
 	endpoint string
+	pid      int
 	err      error // start failure
 	missing  bool  // moto is not installed
 }
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 // motoEndpoint starts moto once (python3 -m moto.server on a free loopback port) and
 // returns its endpoint after resetting its state. A missing moto skips the test,
 // except with CI=true, where it fails.
-func motoEndpoint(t *testing.T) string {
+func motoEndpoint(t testing.TB) string {
 	t.Helper()
 	moto.once.Do(startMoto)
 	if moto.err != nil {
@@ -85,6 +86,7 @@ func startMoto() {
 		if resp, err := http.Get(endpoint + "/moto-api/"); err == nil {
 			resp.Body.Close()
 			moto.endpoint = endpoint
+			moto.pid = cmd.Process.Pid
 			return
 		}
 	}
