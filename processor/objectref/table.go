@@ -223,9 +223,15 @@ func buildTable(cfg *Config) (*table, error) {
 			return nil, err
 		}
 	}
+	t.subjectAttrs.add(namespaceNameAttribute, 0)
 	for _, k := range t.kinds {
 		t.subjectAttrs.add(k.nameAttribute, 0)
 		t.subjectAttrs.add(k.uidAttribute, 0)
+	}
+	for _, k := range t.keys {
+		if t.subjectAttrs.has(t.prefix + k.key) {
+			return nil, fmt.Errorf("key %q is also an attribute subjects are written to", t.prefix+k.key)
+		}
 	}
 	return t, nil
 }
