@@ -226,11 +226,11 @@ func (p *refProcessor) resolve(m *match) {
 	if m.inBody {
 		sib = &key.bodySiblings
 	}
-	var ref k8sref.Ref
+	ref := &m.ref
 	var why k8sref.Reason
 	switch m.val.Type() {
 	case pcommon.ValueTypeStr:
-		ref, why = k8sref.ParseText(m.val.Str())
+		*ref, why = k8sref.ParseText(m.val.Str())
 	case pcommon.ValueTypeMap:
 		var f k8sref.Fields
 		for k, v := range m.val.Map().All() {
@@ -240,7 +240,7 @@ func (p *refProcessor) resolve(m *match) {
 				f.AddOther(k)
 			}
 		}
-		ref, why = f.Ref()
+		*ref, why = f.Ref()
 	default:
 		why = k8sref.Malformed
 	}
@@ -279,12 +279,11 @@ func (p *refProcessor) resolve(m *match) {
 	if ref.Bare && scope == k8sref.Namespaced && sib.namespace != "" {
 		ns, hasNS = siblingString(m.container, sib.namespace)
 	}
-	ref, why = k8sref.Resolve(ref, scope, ns, hasNS)
-	if why != k8sref.OK {
+	if why = k8sref.Resolve(ref, scope, ns, hasNS); why != k8sref.OK {
 		m.why = why
 		return
 	}
-	m.ref, m.kind, m.namespaceBy = ref, kind, hasNS
+	m.kind, m.namespaceBy = kind, hasNS
 	if ref.UID == "" && sib.uid != "" {
 		if uid, ok := siblingString(m.container, sib.uid); ok && k8sref.ValidUID(uid) {
 			m.siblingUID = uid

@@ -106,34 +106,35 @@ const (
 	ClusterScoped
 )
 
-// Resolve checks ref against the scope of its kind. siblingNamespace, when hasSibling, is the
-// namespace given next to the reference (a "namespace" attribute); it completes a bare reference
-// to a namespaced kind and is ignored otherwise.
-func Resolve(ref Ref, scope Scope, siblingNamespace string, hasSibling bool) (Ref, Reason) {
+// Resolve checks ref against the scope of its kind, completing it in place. siblingNamespace,
+// when hasSibling, is the namespace given next to the reference (a "namespace" attribute); it
+// completes a bare reference to a namespaced kind and is ignored otherwise. On rejection ref is
+// left as it was.
+func Resolve(ref *Ref, scope Scope, siblingNamespace string, hasSibling bool) Reason {
 	switch scope {
 	case Namespaced:
 		if ref.Namespace != "" {
-			return ref, OK
+			return OK
 		}
 		if !ref.Bare || !hasSibling {
-			return ref, MissingNamespace
+			return MissingNamespace
 		}
 		if !validNamespace(siblingNamespace) {
-			return ref, Malformed
+			return Malformed
 		}
 		ref.Namespace = siblingNamespace
 		ref.Bare = false
-		return ref, OK
+		return OK
 	case ClusterScoped:
 		if ref.Namespace != "" {
-			return ref, UnexpectedNamespace
+			return UnexpectedNamespace
 		}
 		ref.Bare = false
-		return ref, OK
+		return OK
 	default:
 		if ref.Namespace != "" {
-			return ref, OK
+			return OK
 		}
-		return ref, UnknownKind
+		return UnknownKind
 	}
 }

@@ -127,7 +127,8 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, why := Resolve(tt.ref, tt.scope, tt.sibling, tt.hasSibling)
+			got := tt.ref
+			why := Resolve(&got, tt.scope, tt.sibling, tt.hasSibling)
 			if why != tt.why || got != tt.want {
 				t.Fatalf("Resolve = %+v, %v; want %+v, %v", got, why, tt.want, tt.why)
 			}
