@@ -2,6 +2,7 @@ package klogparser // import "github.com/otelcol-k8s/otelcol-k8s/processor/klogp
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -74,9 +75,13 @@ type counts struct {
 	text, json, notKlog, partialText, partialJSON int64
 }
 
+// records recycles parse records (and their field slices) between batches.
+var records = sync.Pool{New: func() any { return new(klogline.Record) }}
+
 func (p *klogProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
 	var c counts
-	var rec klogline.Record
+	rec := records.Get().(*klogline.Record)
+	defer records.Put(rec)
 	now := time.Now()
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
@@ -84,7 +89,7 @@ func (p *klogProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Log
 		for j := 0; j < sls.Len(); j++ {
 			lrs := sls.At(j).LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
-				p.processRecord(lrs.At(k), &rec, now, &c)
+				p.processRecord(lrs.At(k), rec, now, &c)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package klogline
 
 import (
+	"strings"
 	"unicode/utf8"
 )
 
@@ -8,6 +9,16 @@ import (
 // s[0] == '"', and whether it contains a backslash. end is -1 when the quote does not close
 // on the same line.
 func scanQuoted(s string) (end int, escaped bool) {
+	// Fast path: no backslash before the first quote.
+	if q := strings.IndexByte(s[1:], '"'); q >= 0 {
+		body := s[1 : 1+q]
+		if strings.IndexByte(body, '\\') < 0 {
+			if strings.IndexByte(body, '\n') >= 0 {
+				return -1, false
+			}
+			return q + 2, false
+		}
+	}
 	for i := 1; i < len(s); i++ {
 		switch s[i] {
 		case '\\':
