@@ -1,0 +1,188 @@
+package tracker
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func testTracker(t *testing.T, root string, known []State, first, atEnd bool) *Tracker {
+	t.Helper()
+	return New(Config{
+		Include:    []string{filepath.Join(root, "*", "*", "*.log")},
+		StartAtEnd: atEnd,
+		Read:       ReadConfig{FingerprintSize: 64, MaxLogSize: 1024, MaxBytesPerRead: 4096, FlushTimeout: 1e9, MultilineFlushTimeout: 1e9},
+	}, known, first)
+}
+
+func writeFile(t *testing.T, path, content string, appendTo bool) {
+	t.Helper()
+	require(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendTo {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	require(t, err)
+	_, err = f.WriteString(content)
+	require(t, err)
+	require(t, f.Close())
+}
+
+func require(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func line(i int) string {
+	return fmt.Sprintf("2024-05-01T10:00:00.%09dZ stdout F line %d\n", i, i)
+}
+
+// readAll gives every reader turns until nothing changes and returns the bodies.
+func readAll(t *testing.T, tr *Tracker, close bool) []string {
+	t.Helper()
+	var out []string
+	for i := 0; i < 100; i++ {
+		progress := false
+		for _, r := range append([]*Reader(nil), tr.Readers()...) {
+			changed, done, err := r.Read(int64(i), tr.Buffer(), close, func(rec *Record) { out = append(out, string(rec.Body)) })
+			require(t, err)
+			progress = progress || changed
+			if done {
+				tr.Remove(r)
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	return out
+}
+
+func TestStartAtEndOnlyAtFirstStart(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "ns_p_u", "c", "0.log")
+	writeFile(t, p, line(1)+line(2)+"2024-05-01T10:00:00Z stdout F incompl", false)
+	tr := testTracker(t, root, nil, true, true)
+	tr.Discover(0)
+	writeFile(t, p, "ete\n"+line(3), true)
+	if got := readAll(t, tr, false); fmt.Sprint(got) != "[incomplete line 3]" {
+		t.Fatalf("got %q", got)
+	}
+	// Not a first start: a file found now is read from its beginning.
+	q := filepath.Join(root, "ns_q_u", "c", "0.log")
+	writeFile(t, q, line(1), false)
+	tr2 := testTracker(t, root, nil, false, true)
+	tr2.Discover(0)
+	if got := readAll(t, tr2, false); len(got) != 5 {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestRestoreAndInodeReuse(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "ns_p_u", "c", "0.log")
+	writeFile(t, p, line(1)+line(2), false)
+	tr := testTracker(t, root, nil, true, false)
+	tr.Discover(0)
+	readAll(t, tr, false)
+	st := tr.Readers()[0].State()
+	enc := MarshalState(st)
+	dec, err := UnmarshalState(enc)
+	require(t, err)
+	if !bytes.Equal(MarshalState(dec), enc) {
+		t.Fatal("state round trip changed")
+	}
+	for _, r := range tr.Readers() {
+		_ = r.Close()
+	}
+
+	writeFile(t, p, line(3), true)
+	tr2 := testTracker(t, root, []State{dec}, false, false)
+	tr2.Discover(0)
+	if got := readAll(t, tr2, false); fmt.Sprint(got) != "[line 3]" {
+		t.Fatalf("resume: got %q", got)
+	}
+	// Same inode, other content (what inode reuse looks like): the saved offset must not apply.
+	other := dec
+	other.FP.Hash ^= 1
+	tr3 := testTracker(t, root, []State{other}, false, false)
+	tr3.Discover(0)
+	if got := readAll(t, tr3, false); len(got) != 3 {
+		t.Fatalf("inode reuse: got %q", got)
+	}
+}
+
+func TestRotatedNamesAndSymlinksAreNotNewFiles(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "ns_p_u", "c", "0.log")
+	writeFile(t, p, line(1), false)
+	writeFile(t, p+".20240501-100000", line(9), false)
+	writeFile(t, p+".20240501-090000.gz", "binary", false)
+	require(t, os.Symlink(p, filepath.Join(root, "ns_p_u", "c", "link.log")))
+	tr := testTracker(t, root, nil, true, false)
+	tr.Discover(0)
+	if tr.Len() != 1 {
+		t.Fatalf("%d readers, want 1", tr.Len())
+	}
+	// Rename rotation: the old file is drained, the new one is a new reader.
+	require(t, os.Rename(p, p+".20240501-110000"))
+	writeFile(t, p, line(2), false)
+	tr.Discover(1)
+	if tr.Len() != 2 || !tr.Readers()[0].Draining || tr.Readers()[1].Draining {
+		t.Fatalf("after rotation: %d readers", tr.Len())
+	}
+	if got := readAll(t, tr, false); fmt.Sprint(got) != "[line 1 line 2]" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestLongLineIsCutAndSkipped(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "ns_p_u", "c", "0.log")
+	long := "2024-05-01T10:00:00Z stdout F " + string(bytes.Repeat([]byte("x"), 200<<10)) + "\n"
+	writeFile(t, p, long+line(1), false)
+	tr := testTracker(t, root, nil, true, false)
+	tr.Discover(0)
+	var recs []Record
+	for i := 0; i < 200; i++ {
+		for _, r := range tr.Readers() {
+			_, _, err := r.Read(0, tr.Buffer(), false, func(rec *Record) {
+				c := *rec
+				c.Body = append([]byte(nil), rec.Body...)
+				recs = append(recs, c)
+			})
+			require(t, err)
+		}
+	}
+	if len(recs) != 2 || len(recs[0].Body) != 1024 || recs[0].Flags&(1) == 0 || string(recs[1].Body) != "line 1" {
+		t.Fatalf("got %d records", len(recs))
+	}
+}
+
+func TestDirPatterns(t *testing.T) {
+	got := dirPatterns("/var/log/pods/*/*/*.log")
+	if fmt.Sprint(got) != "[/var/log/pods/*/* /var/log/pods/* /var/log/pods]" {
+		t.Fatalf("got %v", got)
+	}
+}
+
+func FuzzUnmarshalState(f *testing.F) {
+	f.Add(MarshalState(State{ID: FileID{1, 2}, Path: "/a/b.log", FP: Fingerprint{10, 99}, Offset: 1234, Format: FormatCRI, Joiner: []byte{1, 0, 0, 0, 0}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := UnmarshalState(b)
+		if err != nil {
+			return
+		}
+		// Whatever decodes re-encodes to the same state.
+		s2, err := UnmarshalState(MarshalState(s))
+		if err != nil || !reflect.DeepEqual(s, s2) {
+			t.Fatalf("round trip of %x: %+v vs %+v (%v)", b, s, s2, err)
+		}
+	})
+}
