@@ -13,11 +13,15 @@ import (
 // UTF-8, lone surrogates) it reports !ok and the caller falls back to encoding/json,
 // which also words the error. FuzzDecodePutLogEvents checks the equivalence.
 //
-// Unescaped strings are substrings of one copy of the body, so a batch costs one
-// allocation for all its messages.
+// Strings without escapes are substrings of one copy of the body and strings with
+// escapes substrings of one arena, so a batch costs a handful of allocations.
 func decodePutLogEvents(body []byte, in *putLogEventsInput) (ok bool) {
 	d := putDecoder{s: string(body)}
-	return d.top(in)
+	if !d.top(in) {
+		return false
+	}
+	d.finish()
+	return true
 }
 
 type putDecoder struct {
@@ -27,6 +31,9 @@ type putDecoder struct {
 	// allocation per value.
 	ints []int64
 	strs []string
+	// arena holds the unescaped strings until finish.
+	arena  []byte
+	fixups []fixup
 }
 
 const slabSize = 512
@@ -39,11 +46,11 @@ func (d *putDecoder) newInt(v int64) *int64 {
 	return &d.ints[len(d.ints)-1]
 }
 
-func (d *putDecoder) newString(v string) *string {
+func (d *putDecoder) newString() *string {
 	if len(d.strs) == cap(d.strs) {
 		d.strs = make([]string, 0, slabSize)
 	}
-	d.strs = append(d.strs, v)
+	d.strs = append(d.strs, "")
 	return &d.strs[len(d.strs)-1]
 }
 
@@ -157,12 +164,9 @@ func (d *putDecoder) optString(p **string) bool {
 		*p = nil
 		return true
 	}
-	v, ok := d.str()
-	if !ok {
-		return false
-	}
-	*p = d.newString(v)
-	return true
+	v := d.newString()
+	*p = v
+	return d.strInto(v)
 }
 
 func (d *putDecoder) events(p *[]inputLogEvent) bool {
@@ -238,108 +242,156 @@ func (d *putDecoder) optInt(p **int64) bool {
 	return true
 }
 
-// str reads a JSON string.
-func (d *putDecoder) str() (string, bool) {
+// stringStop marks the bytes that end a run of plain string content.
+var stringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// scan reads a JSON string and returns its raw content between the quotes and whether
+// it contains escapes.
+func (d *putDecoder) scan() (raw string, escaped, ok bool) {
 	if !d.consume('"') {
-		return "", false
+		return "", false, false
 	}
 	start := d.i
 	for d.i < len(d.s) {
-		c := d.s[d.i]
-		switch {
-		case c == '"':
-			v := d.s[start:d.i]
+		for d.i < len(d.s) && !stringStop[d.s[d.i]] {
 			d.i++
-			if !utf8.ValidString(v) {
-				return "", false
-			}
-			return v, true
-		case c == '\\':
-			return d.escapedStr(start)
-		case c < 0x20:
-			return "", false
 		}
-		d.i++
+		if d.i >= len(d.s) {
+			break
+		}
+		switch c := d.s[d.i]; {
+		case c == '"':
+			raw = d.s[start:d.i]
+			d.i++
+			return raw, escaped, true
+		case c == '\\':
+			escaped = true
+			d.i += 2
+		default: // a control character
+			return "", false, false
+		}
 	}
-	return "", false
+	return "", false, false
 }
 
-// escapedStr finishes a string that contains escapes, from its first byte at start.
-func (d *putDecoder) escapedStr(start int) (string, bool) {
-	buf := make([]byte, 0, d.i-start+64)
-	buf = append(buf, d.s[start:d.i]...)
-	for d.i < len(d.s) {
-		c := d.s[d.i]
-		switch {
-		case c == '"':
-			d.i++
-			if !utf8.Valid(buf) {
-				return "", false
-			}
-			return string(buf), true
-		case c < 0x20:
-			return "", false
-		case c != '\\':
-			buf = append(buf, c)
-			d.i++
-			continue
+// str reads a JSON string into a new string.
+func (d *putDecoder) str() (string, bool) {
+	raw, escaped, ok := d.scan()
+	if !ok {
+		return "", false
+	}
+	if !escaped {
+		return raw, utf8.ValidString(raw)
+	}
+	b, ok := unescape(nil, raw)
+	return string(b), ok && utf8.Valid(b)
+}
+
+// strInto reads a JSON string into *p. Strings with escapes are unescaped into the
+// decoder's arena and filled in by finish, so they cost no allocation of their own.
+func (d *putDecoder) strInto(p *string) bool {
+	raw, escaped, ok := d.scan()
+	if !ok {
+		return false
+	}
+	if !escaped {
+		*p = raw
+		return utf8.ValidString(raw)
+	}
+	if d.arena == nil {
+		d.arena = make([]byte, 0, len(d.s)) // unescaping never grows the content
+	}
+	off := len(d.arena)
+	if d.arena, ok = unescape(d.arena, raw); !ok || !utf8.Valid(d.arena[off:]) {
+		return false
+	}
+	d.fixups = append(d.fixups, fixup{p, off, len(d.arena)})
+	return true
+}
+
+// fixup is an unescaped string waiting in the arena.
+type fixup struct {
+	p          *string
+	start, end int
+}
+
+// finish fills in the unescaped strings from one copy of the arena.
+func (d *putDecoder) finish() {
+	if len(d.fixups) == 0 {
+		return
+	}
+	a := string(d.arena)
+	for _, f := range d.fixups {
+		*f.p = a[f.start:f.end]
+	}
+}
+
+// unescape appends the unescaped content of a raw JSON string to dst.
+func unescape(dst []byte, raw string) ([]byte, bool) {
+	for {
+		i := strings.IndexByte(raw, '\\')
+		if i < 0 {
+			return append(dst, raw...), true
 		}
-		if d.i+1 >= len(d.s) {
-			return "", false
+		dst = append(dst, raw[:i]...)
+		if i+1 >= len(raw) {
+			return dst, false
 		}
-		esc := d.s[d.i+1]
-		d.i += 2
+		esc := raw[i+1]
+		raw = raw[i+2:]
 		switch esc {
 		case '"', '\\', '/':
-			buf = append(buf, esc)
+			dst = append(dst, esc)
 		case 'b':
-			buf = append(buf, '\b')
+			dst = append(dst, '\b')
 		case 'f':
-			buf = append(buf, '\f')
+			dst = append(dst, '\f')
 		case 'n':
-			buf = append(buf, '\n')
+			dst = append(dst, '\n')
 		case 'r':
-			buf = append(buf, '\r')
+			dst = append(dst, '\r')
 		case 't':
-			buf = append(buf, '\t')
+			dst = append(dst, '\t')
 		case 'u':
-			r, ok := d.hex4()
+			r, ok := hex4(raw)
 			if !ok {
-				return "", false
+				return dst, false
 			}
+			raw = raw[4:]
 			if utf16.IsSurrogate(r) {
 				// A valid pair is one rune; encoding/json's handling of broken pairs
 				// is left to it.
-				if !d.literal(`\u`) {
-					return "", false
+				if len(raw) < 2 || raw[0] != '\\' || raw[1] != 'u' {
+					return dst, false
 				}
-				r2, ok := d.hex4()
+				r2, ok := hex4(raw[2:])
 				if !ok {
-					return "", false
+					return dst, false
 				}
-				r = utf16.DecodeRune(r, r2)
-				if r == utf8.RuneError {
-					return "", false
+				raw = raw[6:]
+				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
+					return dst, false
 				}
 			}
-			buf = utf8.AppendRune(buf, r)
+			dst = utf8.AppendRune(dst, r)
 		default:
-			return "", false
+			return dst, false
 		}
 	}
-	return "", false
 }
 
-func (d *putDecoder) hex4() (rune, bool) {
-	if len(d.s)-d.i < 4 {
+func hex4(s string) (rune, bool) {
+	if len(s) < 4 {
 		return 0, false
 	}
-	v, err := strconv.ParseUint(d.s[d.i:d.i+4], 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	d.i += 4
-	return rune(v), true
+	v, err := strconv.ParseUint(s[:4], 16, 32)
+	return rune(v), err == nil
 }
 
 // skip passes over any JSON value.
