@@ -10,10 +10,10 @@ go test -run '^$' -bench 'ObjectRefVsKlogParser' -benchtime 100x -count "$count"
 		names[name] = 1
 	}
 	END {
-		split("parser_ns/record object_ref_ns/record object_ref_%", metrics, " ")
+		split("parser_ns/record object_ref_ns/record object_ref_% object_ref_cpu_%", metrics, " ")
 		for (n in names) {
 			line = n ":"
-			for (m = 1; m <= 3; m++) {
+			for (m = 1; m <= 4; m++) {
 				k = split(vals[n, metrics[m]], v, " ")
 				for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
 				med = (k % 2) ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
