@@ -13,6 +13,7 @@ require (
 	go.opentelemetry.io/collector/pdata v1.66.0
 	go.opentelemetry.io/collector/processor v1.66.0
 	go.opentelemetry.io/collector/processor/processortest v0.160.0
+	golang.org/x/sys v0.47.0
 	k8s.io/component-base v0.36.4
 	k8s.io/klog/v2 v2.140.0
 )
@@ -61,7 +62,6 @@ require (
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.58.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
