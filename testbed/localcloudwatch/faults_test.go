@@ -199,3 +199,62 @@ func TestFaultsValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestStartDownAndConcurrentToggles(t *testing.T) {
+	srv, c := start(t, localcloudwatch.Config{Faults: localcloudwatch.Faults{Down: true}})
+	if _, err := c.CreateLogGroup(ctx(t), &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("g")}); err == nil {
+		t.Fatal("server started down answered")
+	}
+	done := make(chan struct{})
+	for i := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range 20 {
+				_ = srv.SetFaults(localcloudwatch.Faults{Down: (i+j)%2 == 0})
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	if err := srv.SetFaults(localcloudwatch.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, c, "g")
+}
+
+func TestConcurrentWritersAndReaders(t *testing.T) {
+	srv, _ := start(t, localcloudwatch.Config{Seed: 3, Faults: localcloudwatch.Faults{ThrottleRate: 0.2, ServerErrorRate: 0.05}})
+	c := retryingClient("http://" + srv.Addr())
+	mustCreate(t, c, "g")
+	const writers, batches = 6, 15
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			stream := fmt.Sprintf("s%d", w)
+			if _, err := c.CreateLogStream(ctx(t), &cloudwatchlogs.CreateLogStreamInput{LogGroupName: aws.String("g"), LogStreamName: aws.String(stream)}); err != nil {
+				errs <- err
+				return
+			}
+			for b := range batches {
+				now := time.Now().UnixMilli()
+				if _, err := c.PutLogEvents(ctx(t), &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String("g"), LogStreamName: aws.String(stream),
+					LogEvents: events([]int64{now, now}, fmt.Sprintf("%d-a", b), fmt.Sprintf("%d-b", b))}); err != nil {
+					errs <- err
+					return
+				}
+				_ = srv.Summary()
+				_, _ = c.GetLogEvents(ctx(t), &cloudwatchlogs.GetLogEventsInput{LogGroupName: aws.String("g"), LogStreamName: aws.String(stream)})
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := srv.Stats().EventsAccepted; got != writers*batches*2 {
+		t.Fatalf("accepted %d events", got)
+	}
+}

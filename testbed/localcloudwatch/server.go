@@ -86,7 +86,8 @@ func (s *Server) Start(addr string) (string, error) {
 	if s.httpSrv != nil {
 		return "", errors.New("localcloudwatch: server already started")
 	}
-	if err := s.cfg.Faults.Validate(); err != nil {
+	faults := s.Faults()
+	if err := faults.Validate(); err != nil {
 		return "", fmt.Errorf("localcloudwatch: faults: %w", err)
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -99,7 +100,7 @@ func (s *Server) Start(addr string) (string, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnState:         s.trackConn,
 	}
-	if !s.faults.Down {
+	if !faults.Down {
 		s.serveLocked(ln)
 	} else {
 		_ = ln.Close()
@@ -167,33 +168,34 @@ func (s *Server) SetFaults(f Faults) error {
 	}
 	f.Operations = append([]string(nil), f.Operations...)
 	s.faultMu.Lock()
-	wasDown := s.faults.Down
 	s.faults = f
 	s.faultMu.Unlock()
-	if wasDown == f.Down {
-		return nil
-	}
+	return s.reconcileListener()
+}
+
+// reconcileListener opens or closes the listener to match the Down fault in effect.
+func (s *Server) reconcileListener() error {
 	s.netMu.Lock()
 	defer s.netMu.Unlock()
 	if s.httpSrv == nil || s.closed {
 		return nil
 	}
-	if f.Down {
-		if s.ln != nil {
-			_ = s.ln.Close()
-			s.ln = nil
-		}
+	down := s.Faults().Down
+	switch {
+	case down && s.ln != nil:
+		_ = s.ln.Close()
+		s.ln = nil
 		for c := range s.conns {
 			_ = c.Close()
 			delete(s.conns, c)
 		}
-		return nil
+	case !down && s.ln == nil:
+		ln, err := net.Listen("tcp", s.addr)
+		if err != nil {
+			return fmt.Errorf("localcloudwatch: listen again on %s: %w", s.addr, err)
+		}
+		s.serveLocked(ln)
 	}
-	ln, err := net.Listen("tcp", s.addr)
-	if err != nil {
-		return fmt.Errorf("localcloudwatch: listen again on %s: %w", s.addr, err)
-	}
-	s.serveLocked(ln)
 	return nil
 }
 
