@@ -5,6 +5,10 @@
 // Point any AWS SDK at the printed endpoint (for the collector: the exporter's endpoint
 // setting) with any credentials. GET /local/summary shows groups, streams and counts;
 // see the package README for every endpoint.
+//
+//	localcloudwatch -report http://127.0.0.1:4590
+//
+// prints a human-readable report of a running server instead.
 package main
 
 import (
@@ -33,6 +37,9 @@ func main() {
 }
 
 type options struct {
+	report                                                                string
+	reportEvents                                                          int
+	reportOnExit                                                          bool
 	addr, controlAddr, region, account, faultOps, stateDump, endpointFile string
 	seed                                                                  uint64
 	faults                                                                localcloudwatch.Faults
@@ -64,6 +71,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.discard, "discard-messages", false, "count events but do not keep their messages (long benchmarks)")
 	fs.StringVar(&o.stateDump, "state-dump", "", "on exit write the /local/summary JSON to this file (- for stdout)")
 	fs.StringVar(&o.endpointFile, "endpoint-file", "", "write the API endpoint URL to this file once listening")
+	fs.StringVar(&o.report, "report", "", "do not serve: print a report of the server at this endpoint (URL) and exit")
+	fs.IntVar(&o.reportEvents, "report-events", 3, "events shown per log group in reports")
+	fs.BoolVar(&o.reportOnExit, "report-on-exit", false, "print a report to stdout when stopped")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -89,6 +99,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.report != "" {
+		return httpReport(stdout, o.report, o.reportEvents)
 	}
 	cfg := localcloudwatch.Config{
 		Region: o.region, AccountID: o.account, Seed: o.seed, Faults: o.faults,
@@ -128,6 +141,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "localcloudwatch: stopping")
 	_ = srv.Close()
+	if o.reportOnExit {
+		events := func(group, stream string, n int) ([]localcloudwatch.Event, error) {
+			evs, err := srv.Events(group, stream)
+			return evs[max(0, len(evs)-n):], err
+		}
+		if err := writeReport(stdout, srv.Summary(), events, o.reportEvents); err != nil {
+			return err
+		}
+	}
 	return dumpState(srv, o.stateDump, stdout)
 }
 

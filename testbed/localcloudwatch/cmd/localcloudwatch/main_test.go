@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -122,4 +123,40 @@ func freeAddr(t *testing.T) string {
 	}
 	_ = srv.Close()
 	return strings.TrimPrefix(ep, "http://")
+}
+
+func TestReport(t *testing.T) {
+	srv := localcloudwatch.New(localcloudwatch.Config{AllowUnsigned: true})
+	endpoint, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	call := func(target, body string) {
+		req, _ := http.NewRequest(http.MethodPost, endpoint+"/", strings.NewReader(body))
+		req.Header.Set("X-Amz-Target", "Logs_20140328."+target)
+		req.Header.Set("Content-Type", "application/x-amz-json-1.1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", target, err, resp)
+		}
+		resp.Body.Close()
+	}
+	now := time.Now().UnixMilli()
+	call("CreateLogGroup", `{"logGroupName":"/k8s/application","tags":{"team":"logs"}}`)
+	call("PutRetentionPolicy", `{"logGroupName":"/k8s/application","retentionInDays":7}`)
+	call("CreateLogStream", `{"logGroupName":"/k8s/application","logStreamName":"node-1.app"}`)
+	call("PutLogEvents", fmt.Sprintf(`{"logGroupName":"/k8s/application","logStreamName":"node-1.app","logEvents":[{"timestamp":%d,"message":"first"},{"timestamp":%d,"message":"second"}]}`, now, now))
+	var out bytes.Buffer
+	if err := run([]string{"-report", endpoint, "-report-events", "1"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/k8s/application", "7 days", "team=logs", "PutLogEvents: 1 accepted, 2 events", "/k8s/application / node-1.app (last 1 of 2 events)", "second"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "first") {
+		t.Errorf("report shows more than 1 event:\n%s", out.String())
+	}
 }
