@@ -116,11 +116,13 @@ type table struct {
 }
 
 // keySet maps strings to ints behind a cheap filter, as most attribute keys looked up are not
-// in the set: lengths[c] has bit n set when a member starts with byte c and is n bytes long.
+// in the set: first[c] has bit n set when a member starts with byte c and is n bytes long, last[c]
+// when one ends with c and is n bytes long. Both must match before the key is hashed.
 type keySet struct {
-	m       map[string]int
-	lengths [256]uint64
-	long    bool // a member is 64 bytes or longer, which the filter cannot represent
+	m     map[string]int
+	first [256]uint64
+	last  [256]uint64
+	long  bool // a member is 64 bytes or longer, which the filter cannot represent
 }
 
 func (s *keySet) add(key string, v int) {
@@ -134,7 +136,8 @@ func (s *keySet) add(key string, v int) {
 	if len(key) >= 64 {
 		s.long = true
 	} else {
-		s.lengths[key[0]] |= 1 << len(key)
+		s.first[key[0]] |= 1 << len(key)
+		s.last[key[len(key)-1]] |= 1 << len(key)
 	}
 }
 
@@ -148,7 +151,8 @@ func (s *keySet) get(key string) (int, bool) {
 	case len(key) == 0:
 		return 0, false
 	case len(key) < 64:
-		if s.lengths[key[0]]&(1<<len(key)) == 0 {
+		bit := uint64(1) << len(key)
+		if s.first[key[0]]&bit == 0 || s.last[key[len(key)-1]]&bit == 0 {
 			return 0, false
 		}
 	case !s.long:
