@@ -165,3 +165,67 @@ func TestDescribePagination(t *testing.T) {
 		t.Fatalf("groups %v", groups)
 	}
 }
+
+func TestDescribeVariants(t *testing.T) {
+	_, c := start(t, localcloudwatch.Config{})
+	for _, g := range []string{"/k8s/App", "/k8s/audit", "/other/app-logs"} {
+		mustCreate(t, c, g)
+	}
+	names := func(in *cloudwatchlogs.DescribeLogGroupsInput) string {
+		t.Helper()
+		out, err := c.DescribeLogGroups(ctx(t), in)
+		if err != nil {
+			return errCode(t, err)
+		}
+		var n []string
+		for _, g := range out.LogGroups {
+			n = append(n, aws.ToString(g.LogGroupName))
+		}
+		return fmt.Sprint(n)
+	}
+	for _, tc := range []struct {
+		in   cloudwatchlogs.DescribeLogGroupsInput
+		want string
+	}{
+		{cloudwatchlogs.DescribeLogGroupsInput{LogGroupNamePattern: aws.String("app")}, "[/k8s/App /other/app-logs]"},
+		{cloudwatchlogs.DescribeLogGroupsInput{LogGroupIdentifiers: []string{"/k8s/audit", "arn:aws:logs:us-east-1:123456789012:log-group:/other/app-logs"}}, "[/k8s/audit /other/app-logs]"},
+		{cloudwatchlogs.DescribeLogGroupsInput{LogGroupNamePattern: aws.String("app"), LogGroupNamePrefix: aws.String("/k8s")}, "InvalidParameterException"},
+		{cloudwatchlogs.DescribeLogGroupsInput{Limit: aws.Int32(0)}, "InvalidParameterException"},
+		{cloudwatchlogs.DescribeLogGroupsInput{NextToken: aws.String("bogus")}, "InvalidParameterException"},
+	} {
+		if got := names(&tc.in); got != tc.want {
+			t.Errorf("%+v: got %s want %s", tc.in, got, tc.want)
+		}
+	}
+
+	mustCreate(t, c, "/s", "a", "b", "c", "idle")
+	now := time.Now().UnixMilli()
+	for _, p := range []struct {
+		stream string
+		ts     int64
+	}{{"a", now - 300}, {"b", now - 100}, {"c", now - 200}} {
+		if _, err := c.PutLogEvents(ctx(t), &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String("/s"), LogStreamName: aws.String(p.stream), LogEvents: events([]int64{p.ts})}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var order []string
+	p := cloudwatchlogs.NewDescribeLogStreamsPaginator(c, &cloudwatchlogs.DescribeLogStreamsInput{
+		LogGroupIdentifier: aws.String("/s"), OrderBy: types.OrderByLastEventTime, Descending: aws.Bool(true),
+	}, func(o *cloudwatchlogs.DescribeLogStreamsPaginatorOptions) { o.Limit = 1 })
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range out.LogStreams {
+			order = append(order, aws.ToString(s.LogStreamName))
+		}
+	}
+	if fmt.Sprint(order) != "[b c a idle]" {
+		t.Fatalf("by last event time, descending: %v", order)
+	}
+	_, err := c.DescribeLogStreams(ctx(t), &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String("/s"), LogGroupIdentifier: aws.String("/s")})
+	if got := errCode(t, err); got != "InvalidParameterException" {
+		t.Fatalf("name and identifier: %q", got)
+	}
+}
