@@ -21,6 +21,13 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/tracker"
 )
 
+// maxPendingBytes bounds the text held by batches the next consumer refused. Beyond it no file
+// reads more until refused batches are accepted; each file still holds at most one batch.
+const maxPendingBytes = 64 << 20
+
+// quietAfter is how long a file must not grow before it is looked at less often.
+const quietAfter = 10 * time.Second
+
 // Storage keys.
 const (
 	indexKey      = "cri_log.index"
@@ -40,6 +47,8 @@ type criReceiver struct {
 	files   map[*tracker.Reader]*fileState
 	emitter emitter
 
+	// pendingBytes is the text held by refused batches, bounded by maxPendingBytes.
+	pendingBytes int64
 	// indexDirty marks that the set of saved files changed; deletes are keys to remove.
 	indexDirty bool
 	deletes    []string
@@ -59,7 +68,9 @@ type fileState struct {
 	pending *batch
 	closing bool // the pending batch is the file's last one
 	retryAt time.Time
-	backoff time.Duration
+	// nextCheck delays looking at a quiet file.
+	nextCheck time.Time
+	backoff   time.Duration
 	// committed is the encoded state after the last consumed batch; dirty means unsaved.
 	committed   []byte
 	dirty       bool
@@ -175,12 +186,18 @@ func (r *criReceiver) run(ctx context.Context) {
 	if r.watcher != nil {
 		discover = r.watcher.Discover
 	}
+	// With directory events, periodic discovery is only a safety net for missed events (queue
+	// overflow, a directory created just before its watch): it runs ten times less often.
+	interval := r.cfg.DiscoveryInterval
+	if r.watcher != nil {
+		interval *= 10
+	}
 	nextDiscovery := time.Time{}
 	for {
 		now := time.Now()
 		if !now.Before(nextDiscovery) {
 			r.discover(now)
-			nextDiscovery = now.Add(r.cfg.DiscoveryInterval)
+			nextDiscovery = now.Add(interval)
 		}
 		progress := r.cycle(ctx)
 		if err := r.saveCheckpoints(ctx); err != nil && ctx.Err() == nil {
@@ -249,6 +266,12 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			}
 			continue
 		}
+		if now.Before(fs.nextCheck) {
+			continue
+		}
+		if r.pendingBytes >= maxPendingBytes {
+			continue // refused batches hold enough memory: only retry them until they drain
+		}
 		closing := rd.Draining && now.UnixNano()-rd.LastGrowth >= grace
 		b := r.emitter.begin(fs, now)
 		changed, done, err := rd.Read(now.UnixNano(), r.tracker.Buffer(), closing, r.emitter.sink)
@@ -257,6 +280,13 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			continue
 		}
 		fs.readOffset = rd.Offset()
+		// A file quiet for a while is looked at five times less often: with many idle files
+		// the fstat calls are what an idle receiver spends.
+		if !changed && !done && now.UnixNano()-rd.LastGrowth > int64(quietAfter) {
+			fs.nextCheck = now.Add(5 * r.cfg.PollInterval)
+		} else {
+			fs.nextCheck = time.Time{}
+		}
 		if b.len() == 0 {
 			if changed {
 				r.commit(rd, fs)
@@ -285,6 +315,7 @@ func (r *criReceiver) deliver(ctx context.Context, rd *tracker.Reader, fs *fileS
 		r.tb.ReceiverCriLogBackpressureWaits.Add(ctx, 1)
 		if fs.pending == nil {
 			fs.pending = b.detach()
+			r.pendingBytes += int64(len(fs.pending.arena))
 			fs.closing = last
 			fs.backoff = r.cfg.RetryOnFailure.InitialInterval
 		} else {
@@ -299,6 +330,9 @@ func (r *criReceiver) deliver(ctx context.Context, rd *tracker.Reader, fs *fileS
 		r.tb.ReceiverCriLogRecordsDropped.Add(ctx, int64(b.len()))
 		r.logger.Error("next consumer rejected a batch permanently; dropping it", zap.String("path", rd.Path),
 			zap.Int("records", b.len()), zap.Error(err))
+	}
+	if fs.pending != nil {
+		r.pendingBytes -= int64(len(fs.pending.arena))
 	}
 	fs.pending = nil
 	fs.closing = false

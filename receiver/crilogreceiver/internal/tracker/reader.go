@@ -11,6 +11,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/criline"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
@@ -92,6 +93,8 @@ type Reader struct {
 	ID     FileID
 
 	f        *os.File
+	fd       int
+	stat     syscall.Stat_t
 	fp       Fingerprint
 	offset   int64
 	format   Format
@@ -131,7 +134,8 @@ func (r *Reader) Close() error {
 
 func newReader(path string, f *os.File, id FileID, cfg *ReadConfig, stats *Stats) *Reader {
 	meta, ok := podpath.Parse(path)
-	r := &Reader{Path: path, Meta: meta, MetaOK: ok, ID: id, f: f, cfg: cfg, stats: stats,
+	r := &Reader{Path: path, Meta: meta, MetaOK: ok, ID: id, f: f, fd: int(f.Fd()), cfg: cfg, stats: stats, //nolint:gosec // descriptors fit in int
+
 		j: joiner.New(joiner.Config{MaxLogSize: cfg.MaxLogSize, IsStart: cfg.IsStart})}
 	r.emitFunc = r.emitEntry
 	return r
@@ -160,11 +164,10 @@ func fingerprintOf(f *os.File, n int, buf []byte) (Fingerprint, error) {
 func (r *Reader) Read(now int64, buf []byte, close bool, sink func(*Record)) (changed, done bool, err error) {
 	r.sink = sink
 	defer func() { r.sink = nil }()
-	st, err := r.f.Stat()
-	if err != nil {
+	if err := syscall.Fstat(r.fd, &r.stat); err != nil {
 		return false, false, err
 	}
-	size := st.Size()
+	size := r.stat.Size
 	if size != r.Size {
 		close = false // the file changed since the caller decided: it is not quiet
 		r.LastGrowth = now
@@ -201,8 +204,8 @@ func (r *Reader) checkIdentity(size int64, buf []byte) (bool, error) {
 		r.restartAfterTruncate()
 		return true, nil
 	}
-	if size == r.offset && r.fp.Len >= r.cfg.FingerprintSize {
-		return false, nil
+	if size == r.offset && int64(r.fp.Len) >= min(size, int64(r.cfg.FingerprintSize)) {
+		return false, nil // nothing new and the fingerprint is complete: an idle file costs one fstat
 	}
 	want := min(int64(r.cfg.FingerprintSize), size)
 	if r.fp.Len > 0 {
