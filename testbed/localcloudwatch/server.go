@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,6 +61,8 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cfg.Quotas.PerAccount = maps.Clone(cfg.Quotas.PerAccount)
+	cfg.Faults.Operations = slices.Clone(cfg.Faults.Operations)
 	s := &Server{
 		cfg:     cfg,
 		limits:  cfg.Limits.withDefaults(),
