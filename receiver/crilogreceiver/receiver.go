@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
@@ -39,6 +40,7 @@ type criReceiver struct {
 	set    receiver.Settings
 	next   consumer.Logs
 	tb     *metadata.TelemetryBuilder
+	obs    *receiverhelper.ObsReport
 	logger *zap.Logger
 
 	client  storage.Client
@@ -83,7 +85,12 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs) (*criRe
 	if err != nil {
 		return nil, err
 	}
-	return &criReceiver{cfg: cfg, set: set, next: next, tb: tb, logger: set.Logger,
+	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID: set.ID, Transport: "file", LongLivedCtx: true, ReceiverCreateSettings: set})
+	if err != nil {
+		return nil, err
+	}
+	return &criReceiver{cfg: cfg, set: set, next: next, tb: tb, obs: obs, logger: set.Logger,
 		files: map[*tracker.Reader]*fileState{}}, nil
 }
 
@@ -305,7 +312,9 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 
 // deliver offers a batch to the next consumer and applies the outcome. It reports success.
 func (r *criReceiver) deliver(ctx context.Context, rd *tracker.Reader, fs *fileState, b *batch, last bool) bool {
-	err := r.next.ConsumeLogs(ctx, b.logs(&r.emitter, fs))
+	opCtx := r.obs.StartLogsOp(ctx)
+	err := r.next.ConsumeLogs(opCtx, b.logs(&r.emitter, fs))
+	r.obs.EndLogsOp(opCtx, "cri", b.len(), err)
 	if err != nil && !consumererror.IsPermanent(err) {
 		if ctx.Err() != nil {
 			// Shutting down: the batch was not acknowledged and its state is not saved, so it
