@@ -27,8 +27,8 @@ type Config struct {
 	// The zero value has no quotas; AWSQuotas returns the service defaults.
 	Quotas Quotas
 
-	// Limits are the PutLogEvents limits. The zero value means the documented
-	// CloudWatch Logs limits (DefaultLimits).
+	// Limits are the account and PutLogEvents limits. The zero value means the
+	// documented CloudWatch Logs limits (DefaultLimits).
 	Limits Limits
 
 	// AllowUnsigned accepts requests without a SigV4 Authorization header. By default
@@ -41,8 +41,11 @@ type Config struct {
 	DiscardMessages bool
 }
 
-// Limits are the PutLogEvents limits the server enforces.
+// Limits are the account and PutLogEvents limits the server enforces.
 type Limits struct {
+	// MaxLogGroups is the most log groups the account may have; CreateLogGroup beyond it
+	// is answered LimitExceededException. AWS: 1,000,000 per Region.
+	MaxLogGroups int
 	// MaxBatchBytes is the largest batch: the UTF-8 bytes of all messages plus
 	// EventOverheadBytes per event. AWS: 1,048,576.
 	MaxBatchBytes int
@@ -66,6 +69,7 @@ const EventOverheadBytes = 26
 // DefaultLimits returns the documented CloudWatch Logs PutLogEvents limits.
 func DefaultLimits() Limits {
 	return Limits{
+		MaxLogGroups:   1_000_000,
 		MaxBatchBytes:  1_048_576,
 		MaxBatchEvents: 10_000,
 		MaxEventBytes:  1_048_576,
@@ -78,6 +82,9 @@ func DefaultLimits() Limits {
 // withDefaults fills every zero field from DefaultLimits.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
+	if l.MaxLogGroups <= 0 {
+		l.MaxLogGroups = d.MaxLogGroups
+	}
 	if l.MaxBatchBytes <= 0 {
 		l.MaxBatchBytes = d.MaxBatchBytes
 	}

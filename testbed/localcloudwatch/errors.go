@@ -13,6 +13,7 @@ const (
 	CodeThrottling            = "ThrottlingException"
 	CodeServiceUnavailable    = "ServiceUnavailableException"
 	CodeTooManyTags           = "TooManyTagsException"
+	CodeLimitExceeded         = "LimitExceededException"
 	CodeUnknownOperation      = "UnknownOperationException"
 	CodeSerialization         = "SerializationException"
 	CodeMissingAuthentication = "MissingAuthenticationTokenException"

@@ -161,3 +161,17 @@ func TestTags(t *testing.T) {
 		t.Fatalf("tag missing group: %q", got)
 	}
 }
+
+func TestLogGroupLimit(t *testing.T) {
+	_, c := start(t, localcloudwatch.Config{Limits: localcloudwatch.Limits{MaxLogGroups: 2}})
+	mustCreate(t, c, "a")
+	mustCreate(t, c, "b")
+	_, err := c.CreateLogGroup(ctx(t), &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("c")})
+	if got := errCode(t, err); got != "LimitExceededException" {
+		t.Fatalf("third group: %q", got)
+	}
+	_, err = c.CreateLogGroup(ctx(t), &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("a")})
+	if got := errCode(t, err); got != "ResourceAlreadyExistsException" {
+		t.Fatalf("existing group at the limit: %q", got)
+	}
+}

@@ -48,6 +48,9 @@ func (s *Server) createLogGroup(in *createLogGroupInput) (any, *apiError) {
 	if _, ok := s.groups[*in.LogGroupName]; ok {
 		return nil, errGroupExists
 	}
+	if len(s.groups) >= s.limits.MaxLogGroups {
+		return nil, &apiError{http.StatusBadRequest, CodeLimitExceeded, "Resource limit exceeded."}
+	}
 	g := &logGroup{
 		name: *in.LogGroupName, created: s.nowMillis(), class: class,
 		tags: maps.Clone(in.Tags), streams: map[string]*logStream{},
