@@ -141,6 +141,10 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 	if !t.discovered {
 		t.discovered = true
 		errs = append(errs, t.findRotated(now)...)
+	}
+	// Checkpoints of files not found are forgotten, but only once every matched file could be
+	// opened: a file waiting for a slot still needs its checkpoint.
+	if t.Waiting == 0 {
 		for id, s := range t.known {
 			gone = append(gone, s)
 			delete(t.known, id)
