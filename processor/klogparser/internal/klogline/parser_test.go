@@ -95,7 +95,7 @@ func TestParseText(t *testing.T) {
 			msg: "m", structured: true, fields: []Field{kv("pods", str(`["ns/a" "ns/b"]`)), kv("ok", boolean(true))},
 		},
 		{
-			name: "no space after bracket, trailing newline", line: "I0310 00:00:00.000000 1 a.go:1]\"m\" k=\"v\"\n",
+			name: "no space after bracket, trailing CRLF", line: "I0310 00:00:00.000000 1 a.go:1]\"m\" k=\"v\"\r\n",
 			sev: SeverityInfo, time: time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), thread: 1, file: "a.go", lineNo: 1,
 			msg: "m", structured: true, fields: []Field{kv("k", str("v"))},
 		},

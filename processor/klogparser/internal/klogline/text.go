@@ -128,7 +128,7 @@ func (p *Parser) parseText(line string, ref time.Time, rec *Record) bool {
 
 // parseRest parses what follows the header.
 func (p *Parser) parseRest(rest string, rec *Record) {
-	rest = strings.TrimSuffix(rest, "\n")
+	rest = strings.TrimSuffix(strings.TrimSuffix(rest, "\n"), "\r")
 	if len(rest) == 0 || rest[0] != '"' {
 		rec.Message = rest
 		return
