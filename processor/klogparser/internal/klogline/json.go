@@ -173,7 +173,12 @@ func (p *Parser) parseJSON(line string, rec *Record) bool {
 		}
 		switch {
 		case k == "ts" && !haveTS && (v.Kind == KindDouble || v.Kind == KindInt):
-			rec.Time, rec.HasTime, haveTS = epochTime(v), true, true
+			haveTS = true
+			if t, ok := epochTime(v); ok {
+				rec.Time, rec.HasTime = t, true
+			} else {
+				rec.fail("ts out of range", "")
+			}
 		case k == "ts" && !haveTS && v.Kind == KindString:
 			if t, err := time.Parse(time.RFC3339Nano, v.Str); err == nil {
 				rec.Time, rec.HasTime, haveTS = t, true, true
@@ -248,19 +253,24 @@ func jsonSeverity(level string, rec *Record) Severity {
 	return SeverityError
 }
 
+// maxEpochSeconds bounds ts (about the year 5138) so conversions stay exact and in range.
+const maxEpochSeconds = 1e11
+
 // epochTime converts ts: milliseconds (component-base) when at least 1e11, else seconds
-// (plain zap). Decimal digits are converted exactly where they fit.
-func epochTime(v Value) time.Time {
+// (plain zap). It fails for times beyond maxEpochSeconds either way.
+func epochTime(v Value) (time.Time, bool) {
 	f := v.Double
 	if v.Kind == KindInt {
 		f = float64(v.Int)
 	}
-	unit := float64(time.Second)
-	if f >= 1e11 || f <= -1e11 {
-		unit = float64(time.Millisecond)
+	if f >= maxEpochSeconds || f <= -maxEpochSeconds {
+		f /= 1000 // milliseconds
 	}
-	sec, frac := splitFloat(f * unit / float64(time.Second))
-	return time.Unix(sec, frac).UTC()
+	if f >= maxEpochSeconds || f <= -maxEpochSeconds || f != f {
+		return time.Time{}, false
+	}
+	sec, frac := splitFloat(f)
+	return time.Unix(sec, frac).UTC(), true
 }
 
 // splitFloat splits seconds into whole seconds and nanoseconds rounded to the microsecond,

@@ -215,6 +215,10 @@ func TestParseJSON(t *testing.T) {
 				kv("empty", Value{Kind: KindMap})},
 		},
 		{
+			name: "ts out of range", line: `{"ts":1e300,"msg":"far","v":0}`,
+			sev: SeverityInfo, hasV: true, msg: "far", problem: "ts out of range",
+		},
+		{
 			name: "truncated", line: `{"ts":1700000000000,"msg":"cut","v":0,"a":1,"b":"unterm`,
 			sev: SeverityInfo, time: time.Unix(1700000000, 0), hasV: true, msg: "cut",
 			fields: []Field{kv("a", i64(1))}, problem: "invalid JSON",
