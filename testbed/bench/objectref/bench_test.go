@@ -38,7 +38,7 @@ func BenchmarkObjectRefVsKlogParser(b *testing.B) {
 		lines []string
 	}{
 		{"text", text}, {"json", json},
-		{"text-volume-mix", volumeMix(b, text)}, {"json-volume-mix", volumeMix(b, json)},
+		{"text-volume-mix", volumeMixOf(b, text)}, {"json-volume-mix", volumeMixOf(b, json)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			times := 1000 / len(tc.lines)
@@ -90,25 +90,4 @@ func threadCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ts.Nano())
-}
-
-// volumeMix returns the lines of every call but the access log once, and the access log line
-// nine times as often as all of them together.
-func volumeMix(b *testing.B, lines []string) []string {
-	var mix []string
-	access := -1
-	for i, c := range calls {
-		if c.name == "apiserver access log" {
-			access = i
-			continue
-		}
-		mix = append(mix, lines[i])
-	}
-	if access < 0 {
-		b.Fatal("no access log call")
-	}
-	for n := 9 * len(mix); n > 0; n-- {
-		mix = append(mix, lines[access])
-	}
-	return mix
 }

@@ -1,0 +1,54 @@
+package objectref
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
+)
+
+// TestAllocationsPerRecord compares allocations, which machine load does not disturb: klog_parser
+// alone against klog_parser -> object_ref on the lines of every call. object_ref's allocations are
+// pdata's price for the attributes it adds or rewrites (a value wrapper each, a larger attribute
+// array when the record has no room left, the joined "namespace/name" string of a map rewritten
+// as text, and the map built from JSON text).
+func TestAllocationsPerRecord(t *testing.T) {
+	text, json := klogLines(t)
+	for _, tc := range []struct {
+		name  string
+		lines []string
+	}{{"text", text}, {"json", json}, {"text-volume-mix", volumeMixOf(t, text)}, {"json-volume-mix", volumeMixOf(t, json)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			parser := newProcessor(t, klogparser.NewFactory(), consumertest.NewNop())
+			chain := newPipeline(t, consumertest.NewNop())
+			parserAllocs := allocsPerRecord(t, tc.lines, parser.ConsumeLogs)
+			chainAllocs := allocsPerRecord(t, tc.lines, chain.ConsumeLogs)
+			objectRef := chainAllocs - parserAllocs
+			t.Logf("allocations per record: klog_parser %.2f, object_ref %.2f (%.0f%% of klog_parser)",
+				parserAllocs, objectRef, 100*objectRef/parserAllocs)
+			if objectRef > parserAllocs/2 {
+				t.Errorf("object_ref allocates %.2f per record, more than half of klog_parser's %.2f", objectRef, parserAllocs)
+			}
+		})
+	}
+}
+
+// allocsPerRecord measures consume's allocations on fresh batches of lines, made beforehand.
+func allocsPerRecord(t *testing.T, lines []string, consume func(context.Context, plog.Logs) error) float64 {
+	const runs, times = 20, 10
+	batches := make([]plog.Logs, runs+1) // AllocsPerRun calls once more to warm up
+	for i := range batches {
+		batches[i] = batch(lines, times)
+	}
+	next := 0
+	allocs := testing.AllocsPerRun(runs, func() {
+		if err := consume(context.Background(), batches[next]); err != nil {
+			t.Fatal(err)
+		}
+		next++
+	})
+	return allocs / float64(len(lines)*times)
+}
