@@ -69,6 +69,11 @@ func TestParseText(t *testing.T) {
 			msg: "m", structured: true, fields: []Field{kv("one", str("only")), kv("two", str("a\n\nb")), kv("n", i64(3))},
 		},
 		{
+			name: "split multi-line value", line: `E0310 00:00:00.000000 1 a.go:1] "Unhandled Error" err=<`,
+			sev: SeverityError, time: time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), thread: 1, file: "a.go", lineNo: 1,
+			msg: "Unhandled Error", structured: true, problem: "multi-line value split from its record", unparsed: " err=<",
+		},
+		{
 			name: "unstructured", line: "I0310 00:15:15.5 1 httplog.go:79] GET /api/v1/pods: (1.512ms) 200 [kubectl 10.0.0.1:5]",
 			sev: SeverityInfo, time: time.Date(2026, 3, 10, 0, 15, 15, 500000000, time.UTC), thread: 1,
 			file: "httplog.go", lineNo: 79, msg: "GET /api/v1/pods: (1.512ms) 200 [kubectl 10.0.0.1:5]",

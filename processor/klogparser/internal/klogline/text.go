@@ -148,7 +148,7 @@ func (p *Parser) parseRest(rest string, rec *Record) {
 		return
 	}
 	n, pos, problem := p.parsePairs(rest, end, rec)
-	if n == 0 && problem != "" {
+	if n == 0 && problem != "" && problem != problemSplitValue {
 		// Not a single pair: an Infof message that happens to start with a quote.
 		rec.Fields = rec.Fields[:0]
 		rec.HasErr, rec.Err = false, Value{}
@@ -187,6 +187,9 @@ func quoteOutput(raw string) bool {
 	return true
 }
 
+// problemSplitValue flags a multi-line value whose lines are not part of the record.
+const problemSplitValue = "multi-line value split from its record"
+
 // parsePairs parses ` key=value` pairs starting at rest[pos]. It returns how many parsed,
 // where parsing stopped and, when it stopped before the end, why.
 func (p *Parser) parsePairs(rest string, pos int, rec *Record) (int, int, string) {
@@ -206,6 +209,11 @@ func (p *Parser) parsePairs(rest string, pos int, rec *Record) (int, int, string
 		}
 		key := rest[k:pos]
 		pos++
+		if pos == len(rest)-1 && rest[pos] == '<' {
+			// `key=<` ends the record: the lines of a multi-line value arrived as records of
+			// their own (a runtime that does not join them).
+			return n, start, problemSplitValue
+		}
 		v, next, ok := parseTextValue(rest, pos)
 		if !ok {
 			return n, start, "invalid value for key " + key
