@@ -81,7 +81,10 @@ var records = sync.Pool{New: func() any { return new(klogline.Record) }}
 func (p *klogProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
 	var c counts
 	rec := records.Get().(*klogline.Record)
-	defer records.Put(rec)
+	defer func() {
+		rec.Release()
+		records.Put(rec)
+	}()
 	now := time.Now()
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {

@@ -2,6 +2,7 @@ package klogparser
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -245,3 +246,38 @@ func TestTelemetry(t *testing.T) {
 }
 
 var _ processor.Factory = NewFactory()
+
+func TestConcurrentBatches(t *testing.T) {
+	sink := new(consumertest.LogsSink)
+	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), sink)
+	require.NoError(t, err)
+	lines := []string{
+		`I0310 00:00:01.000000 1 a.go:1] "m" pod="ns/a" n=1`,
+		`{"ts":1773101715525,"msg":"j","v":1,"pod":{"name":"a","namespace":"ns"}}`,
+		"plain",
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				ld := plog.NewLogs()
+				lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+				for _, l := range lines {
+					lrs.AppendEmpty().Body().SetStr(l)
+				}
+				assert.NoError(t, p.ConsumeLogs(context.Background(), ld))
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, sink.AllLogs(), 200)
+	for _, ld := range sink.AllLogs() {
+		lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+		assert.Equal(t, "m", lrs.At(0).Body().Str())
+		assert.Equal(t, "ns/a", lrs.At(0).Attributes().AsRaw()["pod"])
+		assert.Equal(t, "j", lrs.At(1).Body().Str())
+		assert.Equal(t, "plain", lrs.At(2).Body().Str())
+	}
+}

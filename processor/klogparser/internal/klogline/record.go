@@ -130,6 +130,13 @@ type Record struct {
 // Partial reports whether part of the line could not be parsed.
 func (r *Record) Partial() bool { return r.Problem != "" }
 
+// Release drops the references a record holds into parsed lines, so that keeping the record
+// for reuse does not keep the lines alive.
+func (r *Record) Release() {
+	clear(r.Fields[:cap(r.Fields)])
+	r.reset()
+}
+
 func (r *Record) reset() {
 	fields := r.Fields[:0]
 	*r = Record{Fields: fields}
