@@ -10,6 +10,9 @@ count="${1:-10}"
 echo "== convergence: text and JSON lines of one klog call agree after klog_parser -> object_ref"
 go test -count=1 -run TestTextAndJSONLinesConverge .
 
+echo "== allocations per record (independent of machine load)"
+go test -count=1 -run TestAllocationsPerRecord -v . | grep -E 'allocations per record|^(ok|FAIL|---)'
+
 echo "== go test -run '^$' -bench ObjectRefVsKlogParser -benchtime 100x -count $count"
 out="$(go test -run '^$' -bench ObjectRefVsKlogParser -benchtime 100x -count "$count" .)"
 echo "$out" | grep '^Benchmark'

@@ -27,7 +27,7 @@ func TestAllocationsPerRecord(t *testing.T) {
 			parserAllocs := allocsPerRecord(t, tc.lines, parser.ConsumeLogs)
 			chainAllocs := allocsPerRecord(t, tc.lines, chain.ConsumeLogs)
 			objectRef := chainAllocs - parserAllocs
-			t.Logf("allocations per record: klog_parser %.2f, object_ref %.2f (%.0f%% of klog_parser)",
+			t.Logf("%s: allocations per record: klog_parser %.2f, object_ref %.2f (%.0f%% of klog_parser)", tc.name,
 				parserAllocs, objectRef, 100*objectRef/parserAllocs)
 			if objectRef > parserAllocs/2 {
 				t.Errorf("object_ref allocates %.2f per record, more than half of klog_parser's %.2f", objectRef, parserAllocs)
