@@ -113,9 +113,9 @@ func startLocal(t *testing.T, cfg localcloudwatch.Config) *backend {
 // client returns an SDK client for inspecting the backend (with the SDK's own retries).
 func (b *backend) client() *cloudwatchlogs.Client {
 	return cloudwatchlogs.New(cloudwatchlogs.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(b.endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
+		Region:           "us-east-1",
+		BaseEndpoint:     aws.String(b.endpoint),
+		Credentials:      credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
 		RetryMaxAttempts: 10,
 	})
 }

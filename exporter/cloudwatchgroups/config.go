@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
@@ -44,6 +45,8 @@ type Config struct {
 	LogType LogTypeConfig `mapstructure:"log_type"`
 	// StreamNameTemplate overrides the "<host>.<routing key>" stream name.
 	StreamNameTemplate string `mapstructure:"stream_name_template"`
+	// NamespaceUID configures the namespace watch that supplies k8s.namespace.uid.
+	NamespaceUID NamespaceUIDConfig `mapstructure:"namespace_uid"`
 	// Hostname overrides the host part of stream names when resources carry no host.name or
 	// k8s.node.name; empty means the host name of the process.
 	Hostname string `mapstructure:"hostname"`
@@ -83,6 +86,17 @@ type LogTypeConfig struct {
 	AuditMatchers []routing.Matcher `mapstructure:"audit_matchers"`
 }
 
+// NamespaceUIDConfig configures the namespace watch used by group_by namespace_uid for
+// records that carry no k8s.namespace.uid attribute.
+type NamespaceUIDConfig struct {
+	// Watch turns the watch on (needs list and watch on namespaces).
+	Watch bool `mapstructure:"watch"`
+	// Kubeconfig is a kubeconfig file; empty means the in-cluster service account.
+	Kubeconfig string `mapstructure:"kubeconfig"`
+	// SyncTimeout bounds the wait for the first namespace list at start.
+	SyncTimeout time.Duration `mapstructure:"sync_timeout"`
+}
+
 // retentionDays are the values PutRetentionPolicy accepts.
 var retentionDays = []int32{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
 
@@ -114,6 +128,14 @@ func (c *Config) Validate() error {
 	}
 	if _, err := routing.New(c.routingConfig()); err != nil {
 		errs = append(errs, err)
+	}
+	if c.NamespaceUID.Watch {
+		if routing.GroupBy(c.GroupBy) != routing.ByNamespaceUID {
+			errs = append(errs, errors.New("namespace_uid.watch is only used with group_by: namespace_uid"))
+		}
+		if c.NamespaceUID.SyncTimeout <= 0 {
+			errs = append(errs, errors.New("namespace_uid.sync_timeout must be positive"))
+		}
 	}
 	if c.RetentionDays != 0 && !slices.Contains(retentionDays, c.RetentionDays) {
 		errs = append(errs, fmt.Errorf("retention_days %d: must be 0 (leave unchanged) or one of %v", c.RetentionDays, retentionDays))

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/routing"
@@ -46,6 +46,8 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, []string{"k8s.pod.label.log-group", "team"}, all.GroupByOptional)
 	assert.Equal(t, "/", all.GroupSeparator)
 	assert.Equal(t, []routing.Matcher{{Key: "log.file.path", Pattern: "/var/log/kube-apiserver/audit*.log"}}, all.LogType.AuditMatchers)
+	assert.True(t, all.NamespaceUID.Watch)
+	assert.Equal(t, 10*time.Second, all.NamespaceUID.SyncTimeout)
 	assert.Equal(t, int32(30), all.RetentionDays)
 	assert.Equal(t, map[string]string{"team": "platform", "env": "prod"}, all.Tags)
 	assert.Equal(t, "INFREQUENT_ACCESS", all.LogGroupClass)
@@ -71,6 +73,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"bad_template":   "stream_name_template",
 		"bad_rates":      "create_log_stream_rate",
 		"bad_tags":       "aws:reserved",
+		"bad_watch":      "namespace_uid.watch",
 	}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {

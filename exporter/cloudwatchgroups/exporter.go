@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
@@ -20,6 +21,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/nsuid"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/routing"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
 )
@@ -35,6 +37,8 @@ type cwExporter struct {
 	newAPI func(context.Context, *Config) (sender.API, error)
 	sender *sender.Sender
 	now    func() time.Time
+	// nsWatch supplies namespace UIDs when namespace_uid.watch is on; set at start.
+	nsWatch atomic.Pointer[nsuid.Watcher]
 }
 
 func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
@@ -45,6 +49,15 @@ func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
 			return nil, fmt.Errorf("host name for stream names: %w (set hostname)", err)
 		}
 		rcfg.Hostname = h
+	}
+	e := &cwExporter{}
+	if cfg.NamespaceUID.Watch {
+		rcfg.NamespaceUID = func(name string) (string, bool) {
+			if w := e.nsWatch.Load(); w != nil {
+				return w.UID(name)
+			}
+			return "", false
+		}
 	}
 	router, err := routing.New(rcfg)
 	if err != nil {
@@ -61,22 +74,32 @@ func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
 	if cfg.RetentionDays > 0 {
 		opts.MaxAge = time.Duration(cfg.RetentionDays) * 24 * time.Hour
 	}
-	return &cwExporter{
-		cfg:       cfg,
-		logger:    set.Logger,
-		telemetry: tb,
-		router:    router,
-		format:    encoding.Format(cfg.MessageFormat),
-		prepOpts:  opts,
-		newAPI:    newCloudWatchClient,
-		now:       time.Now,
-	}, nil
+	e.cfg = cfg
+	e.logger = set.Logger
+	e.telemetry = tb
+	e.router = router
+	e.format = encoding.Format(cfg.MessageFormat)
+	e.prepOpts = opts
+	e.newAPI = newCloudWatchClient
+	e.now = time.Now
+	return e, nil
 }
 
 func (e *cwExporter) start(ctx context.Context, _ component.Host) error {
 	api, err := e.newAPI(ctx, e.cfg)
 	if err != nil {
 		return err
+	}
+	if e.cfg.NamespaceUID.Watch {
+		client, err := nsuid.Client(e.cfg.NamespaceUID.Kubeconfig)
+		if err != nil {
+			return err
+		}
+		w, err := nsuid.Start(ctx, client, e.cfg.NamespaceUID.SyncTimeout)
+		if err != nil {
+			return err
+		}
+		e.nsWatch.Store(w)
 	}
 	backoff := sender.Backoff{
 		Initial:    e.cfg.BackOffConfig.InitialInterval,
@@ -101,6 +124,9 @@ func (e *cwExporter) start(ctx context.Context, _ component.Host) error {
 }
 
 func (e *cwExporter) shutdown(context.Context) error {
+	if w := e.nsWatch.Swap(nil); w != nil {
+		w.Stop()
+	}
 	e.telemetry.Shutdown()
 	return nil
 }

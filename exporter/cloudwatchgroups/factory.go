@@ -65,6 +65,7 @@ func createDefaultConfig() component.Config {
 				{Key: routing.AttrFilePath, Pattern: "/var/log/ovn/acl-audit-log*.log"},
 			},
 		},
+		NamespaceUID:        NamespaceUIDConfig{SyncTimeout: 30 * time.Second},
 		MessageFormat:       "json",
 		MaxEventBytes:       batching.MaxEventBytes,
 		Oversize:            "truncate",

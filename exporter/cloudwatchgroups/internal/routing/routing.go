@@ -73,6 +73,9 @@ type Config struct {
 	StreamTemplate string
 	// Hostname is used when a record's resource names no host.
 	Hostname string
+	// NamespaceUID, when set, maps a namespace name to its UID for records without
+	// k8s.namespace.uid (group_by namespace_uid).
+	NamespaceUID func(name string) (string, bool)
 }
 
 // Route is the routing decision for one record.
@@ -208,6 +211,13 @@ func (r *Router) groupKey(res, rec pcommon.Map, rt *Route) string {
 	case ByNamespaceUID:
 		if v, ok := lookup(res, rec, AttrNamespaceUID); ok && v != "" {
 			return v
+		}
+		if r.cfg.NamespaceUID != nil {
+			if ns, ok := lookup(res, rec, AttrNamespaceName); ok && ns != "" {
+				if uid, ok := r.cfg.NamespaceUID(ns); ok && uid != "" {
+					return uid
+				}
+			}
 		}
 		rt.Fallbacks = append(rt.Fallbacks, ReasonNamespaceUIDMissing)
 		fallthrough
