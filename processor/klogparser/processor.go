@@ -181,7 +181,7 @@ func (p *klogProcessor) processRecord(lr plog.LogRecord, rec *klogline.Record, n
 		return
 	}
 
-	attrs.EnsureCapacity(attrs.Len() + len(rec.Fields) + 6)
+	attrs.EnsureCapacity(attrs.Len() + len(rec.Fields) + extraAttributes(rec, p.keepOrigin))
 	if p.keepOrigin {
 		attrs.PutStr(p.original, line)
 	}
@@ -227,6 +227,23 @@ func (p *klogProcessor) processRecord(lr plog.LogRecord, rec *klogline.Record, n
 			attrs.PutStr(attrUnparsed, rec.Unparsed)
 		}
 	}
+}
+
+// extraAttributes counts the attributes processRecord writes besides the pairs, so that the
+// attribute array is sized once.
+func extraAttributes(rec *klogline.Record, keepOriginal bool) int {
+	n := 1 // klog.format
+	for _, has := range [...]bool{rec.HasThread, rec.HasVerbose, rec.HasErr, keepOriginal, rec.Partial(), rec.Unparsed != ""} {
+		if has {
+			n++
+		}
+	}
+	if rec.HasLine {
+		n += 2
+	} else if rec.Caller != "" {
+		n++
+	}
+	return n
 }
 
 func severityNumber(s klogline.Severity) plog.SeverityNumber {
