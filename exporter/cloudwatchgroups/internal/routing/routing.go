@@ -40,6 +40,7 @@ const (
 	AttrPodName       = "k8s.pod.name"
 	AttrPodUID        = "k8s.pod.uid"
 	AttrContainerName = "k8s.container.name"
+	AttrRestartCount  = "k8s.container.restart_count"
 	AttrFilePath      = "log.file.path"
 	AttrHostName      = "host.name"
 	AttrNodeName      = "k8s.node.name"
@@ -261,7 +262,7 @@ func RoutingKey(res, rec pcommon.Map) (string, bool) {
 		return strings.ReplaceAll(strings.TrimLeft(p, "/"), "/", "."), true
 	}
 	var parts []string
-	for _, k := range []string{AttrNamespaceName, AttrPodName, AttrPodUID, AttrContainerName} {
+	for _, k := range []string{AttrNamespaceName, AttrPodName, AttrPodUID, AttrContainerName, AttrRestartCount} {
 		if v, ok := lookup(res, rec, k); ok && v != "" {
 			parts = append(parts, v)
 		}

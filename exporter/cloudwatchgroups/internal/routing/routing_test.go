@@ -190,10 +190,10 @@ func TestRoute(t *testing.T) {
 		},
 		{
 			name:       "stream key from pod attributes",
-			rec:        attrs("k8s.namespace.name", "shop", "k8s.pod.name", "web-1", "k8s.pod.uid", "0a1b", "k8s.container.name", "web"),
+			rec:        attrs("k8s.namespace.name", "shop", "k8s.pod.name", "web-1", "k8s.pod.uid", "0a1b", "k8s.container.name", "web", "k8s.container.restart_count", "2"),
 			wantType:   Application,
 			wantGroup:  "application",
-			wantStream: "fallback-host.shop_web-1_0a1b_web",
+			wantStream: "fallback-host.shop_web-1_0a1b_web_2",
 		},
 		{
 			name:          "no stream key",
