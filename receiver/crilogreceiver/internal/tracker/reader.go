@@ -238,16 +238,17 @@ func (r *Reader) restartAfterTruncate() {
 
 // readLines reads from the offset and processes complete lines. It returns the bytes consumed.
 func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, error) {
-	want := size - r.offset
-	if want > int64(len(buf)) {
-		want = int64(len(buf))
-	}
-	data := buf[:want]
-	got, err := r.f.ReadAt(data, r.offset)
-	if err != nil && !errors.Is(err, io.EOF) {
+	// Read one turn's worth; only a line longer than that needs the whole buffer.
+	remaining := size - r.offset
+	data, err := r.readAt(buf[:min(remaining, int64(r.cfg.MaxBytesPerRead))])
+	if err != nil {
 		return 0, err
 	}
-	data = data[:got]
+	if !r.skipping && int64(len(data)) < remaining && len(data) < len(buf) && bytes.IndexByte(data, '\n') < 0 {
+		if data, err = r.readAt(buf[:min(remaining, int64(len(buf)))]); err != nil {
+			return 0, err
+		}
+	}
 	consumed := 0
 	for consumed < len(data) && consumed < r.cfg.MaxBytesPerRead {
 		rest := data[consumed:]
@@ -287,6 +288,14 @@ func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, 
 	return consumed, nil
 }
 
+func (r *Reader) readAt(b []byte) ([]byte, error) {
+	n, err := r.f.ReadAt(b, r.offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return b[:n], nil
+}
+
 func (r *Reader) processLine(now int64, line []byte, extra RecordFlags) {
 	r.stats.Lines++
 	if r.format == FormatUnknown && len(line) > 0 {
@@ -307,12 +316,22 @@ func (r *Reader) processLine(now int64, line []byte, extra RecordFlags) {
 	if err != nil {
 		r.stats.ParseErrors++
 		rec := &r.rec
+		dropped := 0
+		if len(line) > r.cfg.MaxLogSize {
+			dropped = len(line) - r.cfg.MaxLogSize
+			line = line[:r.cfg.MaxLogSize]
+			extra |= joiner.Truncated
+		}
 		var valid bool
 		r.scratch, valid = joiner.AppendValidUTF8(r.scratch[:0], line)
-		*rec = Record{Body: r.scratch, Flags: ParseError | extra, Pieces: 1}
+		*rec = Record{Body: r.scratch, Flags: ParseError | extra, Pieces: 1, Dropped: dropped}
 		if !valid {
 			rec.Flags |= joiner.InvalidUTF8
 			r.stats.InvalidUTF8++
+		}
+		if extra&joiner.Truncated != 0 {
+			r.stats.Truncations++
+			r.stats.DroppedBytes += int64(dropped)
 		}
 		r.stats.Records++
 		r.sink(rec)

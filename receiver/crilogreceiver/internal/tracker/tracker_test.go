@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 )
 
 func testTracker(t *testing.T, root string, known []State, first, atEnd bool) *Tracker {
@@ -184,5 +185,49 @@ func FuzzUnmarshalState(f *testing.F) {
 		if err != nil || !reflect.DeepEqual(s, s2) {
 			t.Fatalf("round trip of %x: %+v vs %+v (%v)", b, s, s2, err)
 		}
+	})
+}
+
+// FuzzRead writes arbitrary bytes as a log file and reads it to the end: the reader must not
+// fail or panic, must consume the whole file, and must only emit valid UTF-8 within the limits.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(line(1) + "2024-05-01T10:00:00Z stderr P a\xc3\n2024-05-01T10:00:00Z stderr F \xa9\ngarbage\n"))
+	f.Add([]byte(`{"log":"x","stream":"stdout","time":"2024-05-01T10:00:00Z"}` + "\n" + line(2) + "no newline at end"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		root := t.TempDir()
+		p := filepath.Join(root, "ns_p_u", "c", "0.log")
+		writeFile(t, p, string(data), false)
+		tr := New(Config{
+			Include: []string{filepath.Join(root, "*", "*", "*.log")},
+			Read:    ReadConfig{FingerprintSize: 16, MaxLogSize: 64, MaxBytesPerRead: 128, FlushTimeout: 1, MultilineFlushTimeout: 1},
+		}, nil, true)
+		tr.Discover(0)
+		if tr.Len() != 1 {
+			t.Fatal("file not found")
+		}
+		r := tr.Readers()[0]
+		for i := 0; ; i++ {
+			if i > len(data)+10 {
+				t.Fatal("reader does not finish")
+			}
+			_, done, err := r.Read(int64(i), tr.Buffer(), i > 0, func(rec *Record) {
+				if !utf8.Valid(rec.Body) {
+					t.Fatalf("invalid UTF-8 body %q", rec.Body)
+				}
+				if len(rec.Body) > 64*3 { // a replaced byte grows to three
+					t.Fatalf("body of %d bytes", len(rec.Body))
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done {
+				break
+			}
+		}
+		if r.Offset() != int64(len(data)) {
+			t.Fatalf("offset %d of %d", r.Offset(), len(data))
+		}
+		_ = r.Close()
 	})
 }
