@@ -445,3 +445,59 @@ func TestRestartRotatedWhileDown(t *testing.T) {
 	})
 	require.Equal(t, []string{"one", "two"}, first.bodies()[key("down", "app", "stdout")])
 }
+
+func TestLineStartPatternMultiline(t *testing.T) {
+	root := t.TempDir()
+	c := &collector{}
+	cfg := testConfig(root)
+	cfg.Multiline.LineStartPattern = `^\d{4}-\d{2}-\d{2} `
+	cfg.Multiline.FlushTimeout = 50 * time.Millisecond
+	startReceiver(t, cfg, c, nil)
+	p := newPodLog(t, root, "ns", "java", "app", 0)
+	p.write("stdout", "2024-05-01 10:00:00 ERROR boom", 0)
+	p.write("stdout", "java.lang.IllegalStateException: x", 0)
+	p.write("stdout", "\tat com.example.Main.run(Main.java:12)", 0)
+	p.write("stdout", "2024-05-01 10:00:01 INFO next", 0)
+	requireExactly(t, c, map[string][]string{
+		key("java", "app", "stdout"): {
+			"2024-05-01 10:00:00 ERROR boom\njava.lang.IllegalStateException: x\n\tat com.example.Main.run(Main.java:12)",
+			"2024-05-01 10:00:01 INFO next",
+		},
+	})
+}
+
+func TestContainersSymlinkLayout(t *testing.T) {
+	root := t.TempDir()
+	const id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	p := newPodLog(t, filepath.Join(root, "pods"), "ns", "web", "app", 0)
+	links := filepath.Join(root, "containers")
+	require.NoError(t, os.MkdirAll(links, 0o755))
+	require.NoError(t, os.Symlink(p.path, filepath.Join(links, "web_ns_app-"+id+".log")))
+	c := &collector{}
+	cfg := testConfig(root)
+	// Both layouts matched: the file must be read once, through whichever path came first.
+	cfg.Include = []string{filepath.Join(links, "*.log")}
+	startReceiver(t, cfg, c, nil)
+	p.write("stderr", "through the link", 0)
+	waitCount(t, c, 1)
+	require.Equal(t, map[string]any{"k8s.namespace.name": "ns", "k8s.pod.name": "web", "k8s.container.name": "app",
+		"container.id": id}, c.snapshot()[0].res)
+}
+
+func TestSameFileThroughTwoPatternsIsReadOnce(t *testing.T) {
+	root := t.TempDir()
+	p := newPodLog(t, filepath.Join(root, "pods"), "ns", "web", "app", 0)
+	links := filepath.Join(root, "containers")
+	require.NoError(t, os.MkdirAll(links, 0o755))
+	require.NoError(t, os.Symlink(p.path, filepath.Join(links, "web_ns_app-0123456789abcdef.log")))
+	c := &collector{}
+	cfg := testConfig(root)
+	cfg.Include = []string{filepath.Join(root, "pods", "*", "*", "*.log"), filepath.Join(links, "*.log")}
+	startReceiver(t, cfg, c, nil)
+	for i := 0; i < 100; i++ {
+		p.write("stdout", fmt.Sprintf("once %d", i), 0)
+	}
+	waitCount(t, c, 100)
+	time.Sleep(100 * time.Millisecond)
+	require.Equal(t, 100, c.count())
+}
