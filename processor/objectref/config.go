@@ -20,7 +20,7 @@ const (
 )
 
 // Config is the object_ref processor configuration. The zero value of every field means the
-// built-in behaviour, which needs no configuration for Kubernetes components' logs.
+// built-in behavior, which needs no configuration for Kubernetes components' logs.
 type Config struct {
 	// Form is the form recognized references are rewritten to: string (default) or map.
 	Form Form `mapstructure:"form"`

@@ -101,18 +101,6 @@ func eventRelatedNode() map[string]any {
 	return map[string]any{"kind": "Node", "apiVersion": "v1", "name": "node-1", "uid": "n-1"}
 }
 
-// merge returns a copy of base with extra added.
-func merge(base map[string]any, extra map[string]any) map[string]any {
-	out := make(map[string]any, len(base)+len(extra))
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
-}
-
 func TestProcessStringForm(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -125,29 +113,37 @@ func TestProcessStringForm(t *testing.T) {
 		{
 			name: "klog text InfoS with KObj (pod=\"ns/name\" as the klog parser writes it)",
 			in:   map[string]any{"pod": "kube-system/kubedns", "status": "ready"},
-			want: map[string]any{"pod": "kube-system/kubedns", "status": "ready",
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system"},
+			want: map[string]any{
+				"pod": "kube-system/kubedns", "status": "ready",
+				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
+			},
 			normalized: 1,
 		},
 		{
 			name: "klog JSON InfoS with KObj (pod map as the klog parser writes it)",
 			in:   map[string]any{"pod": map[string]any{"name": "kubedns", "namespace": "kube-system"}, "status": "ready"},
-			want: map[string]any{"pod": "kube-system/kubedns", "status": "ready",
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system"},
+			want: map[string]any{
+				"pod": "kube-system/kubedns", "status": "ready",
+				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
+			},
 			normalized: 1,
 		},
 		{
 			name: "bare name with sibling namespace key",
 			in:   map[string]any{"pod": "kubedns", "namespace": "kube-system"},
-			want: map[string]any{"pod": "kube-system/kubedns", "namespace": "kube-system",
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system"},
+			want: map[string]any{
+				"pod": "kube-system/kubedns", "namespace": "kube-system",
+				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
+			},
 			normalized: 2,
 		},
 		{
 			name: "klog JSON KRef without namespace plus sibling namespace",
 			in:   map[string]any{"pod": map[string]any{"name": "kubedns"}, "namespace": "kube-system"},
-			want: map[string]any{"pod": "kube-system/kubedns", "namespace": "kube-system",
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system"},
+			want: map[string]any{
+				"pod": "kube-system/kubedns", "namespace": "kube-system",
+				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
+			},
 			normalized: 2,
 		},
 		{
@@ -219,43 +215,55 @@ func TestProcessStringForm(t *testing.T) {
 		{
 			name: "sibling uid key",
 			in:   map[string]any{"pod": "default/web-0", "podUID": podUID},
-			want: map[string]any{"pod": "default/web-0", "podUID": podUID,
-				"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
+			want: map[string]any{
+				"pod": "default/web-0", "podUID": podUID,
+				"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default",
+			},
 			normalized: 1,
 		},
 		{
 			name: "invalid sibling uid is not used",
 			in:   map[string]any{"pod": "default/web-0", "podUID": "not a uid"},
-			want: map[string]any{"pod": "default/web-0", "podUID": "not a uid",
-				"k8s.pod.name": "web-0", "k8s.namespace.name": "default"},
+			want: map[string]any{
+				"pod": "default/web-0", "podUID": "not a uid",
+				"k8s.pod.name": "web-0", "k8s.namespace.name": "default",
+			},
 			normalized: 1,
 		},
 		{
 			name: "klog text of a struct: JSON object text with details becomes a map",
 			in:   map[string]any{"involvedObject": `{"kind":"Pod","namespace":"default","name":"web-0","uid":"` + podUID + `","apiVersion":"v1","resourceVersion":"4711","fieldPath":"spec.containers{app}"}`},
-			want: map[string]any{"involvedObject": eventRegardingPod(),
-				"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
+			want: map[string]any{
+				"involvedObject": eventRegardingPod(),
+				"k8s.pod.name":   "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default",
+			},
 			normalized: 1,
 		},
 		{
 			name: "JSON object text without details becomes a string",
 			in:   map[string]any{"pod": `{"name":"kubedns","namespace":"kube-system"}`},
-			want: map[string]any{"pod": "kube-system/kubedns",
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system"},
+			want: map[string]any{
+				"pod":          "kube-system/kubedns",
+				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
+			},
 			normalized: 1,
 		},
 		{
 			name: "event regarding and related (events.k8s.io/v1)",
 			in:   map[string]any{"regarding": eventRegardingPod(), "related": eventRelatedNode(), "reason": "Pulled"},
-			want: map[string]any{"regarding": eventRegardingPod(), "related": eventRelatedNode(), "reason": "Pulled",
-				"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
+			want: map[string]any{
+				"regarding": eventRegardingPod(), "related": eventRelatedNode(), "reason": "Pulled",
+				"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default",
+			},
 			normalized: 2,
 		},
 		{
 			name: "event about a node: related pod is not the subject",
 			in:   map[string]any{"regarding": eventRelatedNode(), "related": eventRegardingPod()},
-			want: map[string]any{"regarding": eventRelatedNode(), "related": eventRegardingPod(),
-				"k8s.node.name": "node-1", "k8s.node.uid": "n-1"},
+			want: map[string]any{
+				"regarding": eventRelatedNode(), "related": eventRegardingPod(),
+				"k8s.node.name": "node-1", "k8s.node.uid": "n-1",
+			},
 			normalized: 2,
 		},
 		{
@@ -274,8 +282,10 @@ func TestProcessStringForm(t *testing.T) {
 		{
 			name: "object/kind pair (garbage collector)",
 			in:   map[string]any{"object": "kube-system/coredns-5d78c9869d", "objectUID": "rs-1", "kind": "ReplicaSet"},
-			want: map[string]any{"object": "kube-system/coredns-5d78c9869d", "objectUID": "rs-1", "kind": "ReplicaSet",
-				"k8s.replicaset.name": "coredns-5d78c9869d", "k8s.replicaset.uid": "rs-1", "k8s.namespace.name": "kube-system"},
+			want: map[string]any{
+				"object": "kube-system/coredns-5d78c9869d", "objectUID": "rs-1", "kind": "ReplicaSet",
+				"k8s.replicaset.name": "coredns-5d78c9869d", "k8s.replicaset.uid": "rs-1", "k8s.namespace.name": "kube-system",
+			},
 			normalized: 1,
 		},
 		{
@@ -311,22 +321,28 @@ func TestProcessStringForm(t *testing.T) {
 		{
 			name: "two pods: first configured key is the subject",
 			in:   map[string]any{"regarding": eventRegardingPod(), "pod": "default/other"},
-			want: map[string]any{"regarding": eventRegardingPod(), "pod": "default/other",
-				"k8s.pod.name": "other", "k8s.namespace.name": "default"},
+			want: map[string]any{
+				"regarding": eventRegardingPod(), "pod": "default/other",
+				"k8s.pod.name": "other", "k8s.namespace.name": "default",
+			},
 			normalized: 2,
 		},
 		{
 			name: "several kinds in one record (scheduler: pod and node)",
 			in:   map[string]any{"pod": "default/web-0", "node": "node-1", "evaluatedNodes": int64(3)},
-			want: map[string]any{"pod": "default/web-0", "node": "node-1", "evaluatedNodes": int64(3),
-				"k8s.pod.name": "web-0", "k8s.node.name": "node-1", "k8s.namespace.name": "default"},
+			want: map[string]any{
+				"pod": "default/web-0", "node": "node-1", "evaluatedNodes": int64(3),
+				"k8s.pod.name": "web-0", "k8s.node.name": "node-1", "k8s.namespace.name": "default",
+			},
 			normalized: 2,
 		},
 		{
 			name: "subjects in different namespaces: no namespace attribute",
 			in:   map[string]any{"pod": "a/x", "deployment": "b/y"},
-			want: map[string]any{"pod": "a/x", "deployment": "b/y",
-				"k8s.pod.name": "x", "k8s.deployment.name": "y"},
+			want: map[string]any{
+				"pod": "a/x", "deployment": "b/y",
+				"k8s.pod.name": "x", "k8s.deployment.name": "y",
+			},
 			normalized: 2, conflicts: map[string]int64{"namespace": 1},
 		},
 		{
@@ -337,10 +353,14 @@ func TestProcessStringForm(t *testing.T) {
 		},
 		{
 			name: "already normalized record is unchanged",
-			in: map[string]any{"pod": "a/x", "podUID": "u", "k8s.pod.name": "x", "k8s.pod.uid": "u",
-				"k8s.namespace.name": "a"},
-			want: map[string]any{"pod": "a/x", "podUID": "u", "k8s.pod.name": "x", "k8s.pod.uid": "u",
-				"k8s.namespace.name": "a"},
+			in: map[string]any{
+				"pod": "a/x", "podUID": "u", "k8s.pod.name": "x", "k8s.pod.uid": "u",
+				"k8s.namespace.name": "a",
+			},
+			want: map[string]any{
+				"pod": "a/x", "podUID": "u", "k8s.pod.name": "x", "k8s.pod.uid": "u",
+				"k8s.namespace.name": "a",
+			},
 			normalized: 1,
 		},
 		{
@@ -468,15 +488,19 @@ func TestProcessMapForm(t *testing.T) {
 		{
 			name: "string becomes map",
 			in:   map[string]any{"pod": "kube-system/kubedns"},
-			want: map[string]any{"pod": map[string]any{"namespace": "kube-system", "name": "kubedns"},
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system"},
+			want: map[string]any{
+				"pod":          map[string]any{"namespace": "kube-system", "name": "kubedns"},
+				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
+			},
 		},
 		{
 			name: "bare name with sibling namespace",
 			in:   map[string]any{"pod": map[string]any{"name": "kubedns"}, "namespace": "kube-system"},
-			want: map[string]any{"pod": map[string]any{"namespace": "kube-system", "name": "kubedns"},
+			want: map[string]any{
+				"pod":          map[string]any{"namespace": "kube-system", "name": "kubedns"},
 				"namespace":    map[string]any{"name": "kube-system"},
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system"},
+				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
+			},
 		},
 		{
 			name: "cluster-scoped",
@@ -491,8 +515,10 @@ func TestProcessMapForm(t *testing.T) {
 		{
 			name: "map already canonical is unchanged",
 			in:   map[string]any{"regarding": eventRegardingPod()},
-			want: map[string]any{"regarding": eventRegardingPod(),
-				"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
+			want: map[string]any{
+				"regarding":    eventRegardingPod(),
+				"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default",
+			},
 		},
 		{
 			name: "rejected reference is left as it was",
@@ -564,8 +590,10 @@ func TestCustomTables(t *testing.T) {
 		},
 		{
 			in: map[string]any{"claim": "data-0", "claimNamespace": "db", "claimUID": "x"},
-			want: map[string]any{"claim": "db/data-0", "claimNamespace": "db", "claimUID": "x",
-				"k8s.persistentvolumeclaim.name": "data-0", "k8s.namespace.name": "db"},
+			want: map[string]any{
+				"claim": "db/data-0", "claimNamespace": "db", "claimUID": "x",
+				"k8s.persistentvolumeclaim.name": "data-0", "k8s.namespace.name": "db",
+			},
 		},
 		{
 			in:   map[string]any{"target": "db/web", "targetKind": "Pod"},

@@ -37,8 +37,10 @@ func BenchmarkObjectRefVsKlogParser(b *testing.B) {
 		name  string
 		lines []string
 	}{
-		{"text", text}, {"json", json},
-		{"text-volume-mix", volumeMixOf(b, text)}, {"json-volume-mix", volumeMixOf(b, json)},
+		{"text", text},
+		{"json", json},
+		{"text-volume-mix", volumeMixOf(b, text)},
+		{"json-volume-mix", volumeMixOf(b, json)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			times := 1000 / len(tc.lines)

@@ -35,8 +35,10 @@ func TestTextAndJSONLinesConverge(t *testing.T) {
 		"kubelet status":    {"pod": "default/web-7d4b9c8f6-x2x9k", "k8s.pod.name": "web-7d4b9c8f6-x2x9k", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
 		"garbage collector": {"object": "kube-system/coredns-5d78c9869d", "k8s.replicaset.name": "coredns-5d78c9869d", "k8s.replicaset.uid": "8c6f2a55-1b51-4d9b-8d76-3f3c2f6a6f0e", "k8s.namespace.name": "kube-system"},
 		"event recorder":    {"object": "default/web-7d4b9c8f6-x2x9k", "k8s.pod.name": "web-7d4b9c8f6-x2x9k", "k8s.namespace.name": "default"},
-		"struct reference": {"involvedObject": map[string]any{"kind": "Pod", "namespace": "default", "name": "web-7d4b9c8f6-x2x9k",
-			"uid": podUID, "apiVersion": "v1", "resourceVersion": "4711"}, "k8s.pod.name": "web-7d4b9c8f6-x2x9k", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
+		"struct reference": {"involvedObject": map[string]any{
+			"kind": "Pod", "namespace": "default", "name": "web-7d4b9c8f6-x2x9k",
+			"uid": podUID, "apiVersion": "v1", "resourceVersion": "4711",
+		}, "k8s.pod.name": "web-7d4b9c8f6-x2x9k", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
 		"replica set error":               {"replicaSet": "kube-system/coredns-5d78c9869d", "k8s.replicaset.name": "coredns-5d78c9869d", "k8s.namespace.name": "kube-system"},
 		"lease":                           {"lease": "kube-system/kube-scheduler", "otelcol_k8s.lease.name": "kube-scheduler", "k8s.namespace.name": "kube-system"},
 		"node only":                       {"node": "node-12", "k8s.node.name": "node-12"},

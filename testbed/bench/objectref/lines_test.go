@@ -38,7 +38,7 @@ var (
 	rs   = object{"kube-system", "coredns-5d78c9869d"}
 )
 
-// calls are logging calls modelled on kube-scheduler, kubelet, kube-controller-manager and
+// calls are logging calls modeled on kube-scheduler, kubelet, kube-controller-manager and
 // kube-apiserver lines; each is logged once per format.
 var calls = []struct {
 	name string
@@ -59,8 +59,10 @@ var calls = []struct {
 			"apiVersion", "v1", "type", "Normal", "reason", "Pulled", "message", "Container image already present on machine")
 	}},
 	{"struct reference", func(l logr.Logger) {
-		l.Info("Syncing event", "involvedObject", objectReference{Kind: "Pod", Namespace: pod.namespace, Name: pod.name,
-			UID: podUID, APIVersion: "v1", ResourceVersion: "4711"})
+		l.Info("Syncing event", "involvedObject", objectReference{
+			Kind: "Pod", Namespace: pod.namespace, Name: pod.name,
+			UID: podUID, APIVersion: "v1", ResourceVersion: "4711",
+		})
 	}},
 	{"replica set error", func(l logr.Logger) {
 		l.Error(errors.New("quota exceeded"), "Failed to create pods", "replicaSet", klog.KObj(rs), "count", 2)
