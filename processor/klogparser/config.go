@@ -27,7 +27,7 @@ const (
 type Config struct {
 	// SourceAttribute names the log attribute holding the klog line; empty parses the body.
 	SourceAttribute string `mapstructure:"source_attribute"`
-	// Formats lists the formats to recognise: "text", "json" or both.
+	// Formats lists the formats to recognize: "text", "json" or both.
 	Formats []string `mapstructure:"formats"`
 	// KeepOriginal copies the parsed line into OriginalAttribute before the body is replaced.
 	KeepOriginal bool `mapstructure:"keep_original"`

@@ -1,7 +1,6 @@
 package klogparser
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"os"
@@ -24,21 +23,16 @@ var goldenObserved = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 // values: a line starting with a tab or " >" continues the previous record.
 func readRecords(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	defer f.Close()
 	var recs []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 		if len(recs) > 0 && (strings.HasPrefix(line, "\t") || strings.HasPrefix(line, " >")) {
 			recs[len(recs)-1] += "\n" + line
 			continue
 		}
 		recs = append(recs, line)
 	}
-	require.NoError(t, sc.Err())
 	return recs
 }
 

@@ -66,7 +66,7 @@ func batch(lines []string) plog.Logs {
 // transformStatements do with OTTL what klog_parser does: the text header by ExtractPatterns,
 // severity, time, thread, file and line, the quoted message, the key/value pairs by
 // ParseKeyValue; the JSON format by ParseJSON with msg, ts, caller, v and err moved to their
-// places. The year cannot be inferred in OTTL and is fixed, which only favours upstream.
+// places. The year cannot be inferred in OTTL and is fixed, which only favors upstream.
 var transformStatements = []any{
 	// Text format.
 	`merge_maps(cache, ExtractPatterns(body, "^(?P<sev>[IWEF])(?P<md>\\d{4}) (?P<clock>\\d{2}:\\d{2}:\\d{2}\\.\\d{6})\\s+(?P<tid>\\d+) (?P<file>[^ :\\]]+):(?P<line>\\d+)\\] (?P<rest>(?s).*)$"), "upsert") where IsString(body) and IsMatch(body, "^[IWEF]\\d{4} ")`,

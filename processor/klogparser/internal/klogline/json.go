@@ -81,7 +81,7 @@ func (j *jsonScanner) value(depth int) (Value, bool) {
 				return Value{}, false
 			}
 			items = append(items, Field{Key: k, Value: v})
-			if !j.next('}') {
+			if !j.next() {
 				return Value{Kind: KindMap, Items: items}, j.pos <= len(j.s) && j.s[j.pos-1] == '}'
 			}
 		}
@@ -102,7 +102,7 @@ func (j *jsonScanner) value(depth int) (Value, bool) {
 				return Value{}, false
 			}
 			items = append(items, Field{Value: v})
-			if !j.next(']') {
+			if !j.next() {
 				return Value{Kind: KindSlice, Items: items}, j.pos <= len(j.s) && j.s[j.pos-1] == ']'
 			}
 		}
@@ -126,10 +126,10 @@ func (j *jsonScanner) value(depth int) (Value, bool) {
 	}
 }
 
-// next consumes a separator after a member: it returns true after ',' (more follow) and
-// false after the closing byte or on a syntax error (then j.pos points past the offending
-// byte, or at the end).
-func (j *jsonScanner) next(closing byte) bool {
+// next consumes the byte after a member and reports whether it was ',' (more follow).
+// Otherwise j.s[j.pos-1] is the byte consumed, which callers compare with the closing
+// bracket they expect; at the end of input j.pos is len(j.s)+1.
+func (j *jsonScanner) next() bool {
 	j.skipSpace()
 	if j.pos >= len(j.s) {
 		j.pos = len(j.s) + 1
@@ -138,7 +138,6 @@ func (j *jsonScanner) next(closing byte) bool {
 	c := j.s[j.pos]
 	j.pos++
 	return c == ','
-	// A byte other than ',' or closing leaves s[pos-1] != closing, which callers detect.
 }
 
 // parseJSON parses a component-base JSON line.
@@ -205,7 +204,7 @@ func (p *Parser) parseJSON(line string, rec *Record) bool {
 		default:
 			rec.Fields = append(rec.Fields, Field{Key: k, Value: v})
 		}
-		if !j.next('}') {
+		if !j.next() {
 			if j.pos > len(j.s) || j.s[j.pos-1] != '}' {
 				if !haveTS || !haveMsg {
 					return false

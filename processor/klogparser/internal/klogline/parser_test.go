@@ -41,9 +41,11 @@ func TestParseText(t *testing.T) {
 			name: "typed values", line: `W0310 01:02:03.000001   12345 x.go:7] "m" a=1 b=-2.5 c=true d=false e=null f={"x":1,"y":[1,2]} g=[1,2] h=1e+21 i=18446744073709551615`,
 			sev: SeverityWarning, time: time.Date(2026, 3, 10, 1, 2, 3, 1000, time.UTC), thread: 12345,
 			file: "x.go", lineNo: 7, msg: "m", structured: true,
-			fields: []Field{kv("a", i64(1)), kv("b", f64(-2.5)), kv("c", boolean(true)), kv("d", boolean(false)),
+			fields: []Field{
+				kv("a", i64(1)), kv("b", f64(-2.5)), kv("c", boolean(true)), kv("d", boolean(false)),
 				kv("e", Value{Kind: KindNull}), kv("f", str(`{"x":1,"y":[1,2]}`)), kv("g", str("[1,2]")),
-				kv("h", f64(1e21)), kv("i", str("18446744073709551615"))},
+				kv("h", f64(1e21)), kv("i", str("18446744073709551615")),
+			},
 		},
 		{
 			name: "error first", line: `E0310 01:02:03.123456       7 reflector.go:158] "Unhandled Error" err="dial tcp 10.0.0.1:443: connect: \"refused\"" logger="UnhandledError"`,
@@ -216,8 +218,10 @@ func TestParseJSON(t *testing.T) {
 			name: "error", line: `{"ts":1700000000000.5,"caller":"x.go:1","msg":"failed","err":"boom \u003cx\u003e","list":[1,"a",null,true,2.5],"empty":{}}` + "\n",
 			sev: SeverityError, time: time.Unix(1700000000, 500000), msg: "failed", file: "x.go", lineNo: 1,
 			err: &Value{Kind: KindString, Str: "boom <x>"},
-			fields: []Field{kv("list", Value{Kind: KindSlice, Items: []Field{{Value: i64(1)}, {Value: str("a")}, {Value: Value{Kind: KindNull}}, {Value: boolean(true)}, {Value: f64(2.5)}}}),
-				kv("empty", Value{Kind: KindMap})},
+			fields: []Field{
+				kv("list", Value{Kind: KindSlice, Items: []Field{{Value: i64(1)}, {Value: str("a")}, {Value: Value{Kind: KindNull}}, {Value: boolean(true)}, {Value: f64(2.5)}}}),
+				kv("empty", Value{Kind: KindMap}),
+			},
 		},
 		{
 			name: "ts out of range", line: `{"ts":1e300,"msg":"far","v":0}`,

@@ -75,7 +75,7 @@ func unquote(q string, escaped bool) (string, bool) {
 			if !ok {
 				return "", false
 			}
-			buf = append(buf, byte(v))
+			buf = append(buf, byte(v)) //nolint:gosec // two hex digits: at most 0xFF
 			i += 2
 		case '0', '1', '2', '3', '4', '5', '6', '7':
 			if i+1 >= len(body) {
@@ -92,7 +92,7 @@ func unquote(q string, escaped bool) (string, bool) {
 			if v > 255 {
 				return "", false
 			}
-			buf = append(buf, byte(v))
+			buf = append(buf, byte(v)) //nolint:gosec // checked: at most 255
 			i += 2
 		case 'u':
 			v, ok := hexN(body, i, 4)
@@ -100,7 +100,7 @@ func unquote(q string, escaped bool) (string, bool) {
 				return "", false
 			}
 			i += 4
-			r := rune(v)
+			r := rune(v) //nolint:gosec // four hex digits: at most 0xFFFF
 			if r >= 0xD800 && r < 0xDC00 {
 				// JSON surrogate pair.
 				if lo, ok := hexN(body, i+2, 4); ok && body[i] == '\\' && body[i+1] == 'u' && lo >= 0xDC00 && lo < 0xE000 {

@@ -64,7 +64,7 @@ func parseInt(s string) (int64, bool) {
 		}
 	}
 	if neg {
-		return -int64(v), true //nolint:gosec // v <= 1<<63 checked above.
+		return -int64(v), true
 	}
 	if v > 1<<63-1 {
 		return 0, false

@@ -269,11 +269,7 @@ func parseMultiline(rest string, pos int) (Value, int, bool) {
 	first := pos
 	lines := 0
 	size := 0
-	for {
-		if pos+1 < len(rest) && rest[pos] == ' ' && rest[pos+1] == '>' &&
-			(pos+2 == len(rest) || rest[pos+2] == ' ') {
-			break
-		}
+	for !endOfMultiline(rest, pos) {
 		if pos >= len(rest) || rest[pos] != '\t' {
 			return Value{}, first, false
 		}
@@ -303,6 +299,13 @@ func parseMultiline(rest string, pos int) (Value, int, bool) {
 		i += nl + 1
 	}
 	return Value{Kind: KindString, Str: b.String()}, end, true
+}
+
+// endOfMultiline reports whether rest[pos:] starts with the ` >` line that closes a
+// multi-line value.
+func endOfMultiline(rest string, pos int) bool {
+	return pos+1 < len(rest) && rest[pos] == ' ' && rest[pos+1] == '>' &&
+		(pos+2 == len(rest) || rest[pos+2] == ' ')
 }
 
 // scanBare returns the end of an unquoted value: the first space outside brackets and
