@@ -394,7 +394,7 @@ func (p *refProcessor) writeSubjects(ctx context.Context, lr plog.LogRecord, att
 		if uid == "" {
 			uid = m.siblingUID
 		}
-		if uid != "" {
+		if uid != "" && (!m.kind.isNamespace || !nsConflict) {
 			p.plan(w, attrs, m.kind.uidAttribute, uid, c)
 		}
 	}

@@ -364,6 +364,12 @@ func TestProcessStringForm(t *testing.T) {
 			normalized: 1,
 		},
 		{
+			name:       "namespace subject disagreeing with the pod's namespace",
+			in:         map[string]any{"pod": "a/x", "namespace": map[string]any{"name": "b", "uid": "ns-uid"}},
+			want:       map[string]any{"pod": "a/x", "namespace": map[string]any{"name": "b", "uid": "ns-uid"}, "k8s.pod.name": "x"},
+			normalized: 2, conflicts: map[string]int64{"namespace": 1},
+		},
+		{
 			name:       "namespace subject",
 			in:         map[string]any{"namespace": "team-a"},
 			want:       map[string]any{"namespace": "team-a", "k8s.namespace.name": "team-a"},
