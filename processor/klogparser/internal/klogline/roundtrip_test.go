@@ -85,7 +85,7 @@ func (g gen) dnsName() string {
 }
 
 func (g gen) value() any {
-	switch g.r.IntN(14) {
+	switch g.r.IntN(16) {
 	case 0:
 		return g.text(false)
 	case 1:
@@ -117,6 +117,10 @@ func (g gen) value() any {
 		return nested{Name: g.text(false), Count: g.r.IntN(100), Ready: true, List: []int{1, 2}, Labels: map[string]any{"app": g.dnsName()}}
 	case 12:
 		return nil
+	case 13:
+		return []string{g.text(false), g.dnsName()}
+	case 14:
+		return map[string]int{g.dnsName(): g.r.IntN(10), "z" + g.dnsName(): -1}
 	default:
 		return float64(g.r.IntN(100)) // integral float
 	}
@@ -268,7 +272,7 @@ func checkText(got klogline.Value, v any) string {
 		return wantStr(string(v))
 	case int, int64, uint64, float64, bool, nil:
 		return checkScalar(got, v)
-	case nested:
+	case nested, []string, map[string]int:
 		js, _ := json.Marshal(v)
 		return wantStr(string(js))
 	default:
@@ -430,6 +434,28 @@ func checkJSON(got klogline.Value, v any) string {
 		return wantStr(base64.StdEncoding.EncodeToString(v))
 	case int, int64, uint64, float64, bool, nil:
 		return checkScalar(got, v)
+	case []string:
+		if got.Kind != klogline.KindSlice || len(got.Items) != len(v) {
+			return fmt.Sprintf("got %+v, want array %q", got, v)
+		}
+		for i, e := range v {
+			if m := checkJSON(got.Items[i].Value, e); m != "" {
+				return fmt.Sprintf("element %d: %s", i, m)
+			}
+		}
+	case map[string]int:
+		if got.Kind != klogline.KindMap || len(got.Items) != len(v) {
+			return fmt.Sprintf("got %+v, want object %v", got, v)
+		}
+		for _, f := range got.Items {
+			want, ok := v[f.Key]
+			if !ok {
+				return fmt.Sprintf("unexpected member %q", f.Key)
+			}
+			if m := wantInt(f.Value, int64(want)); m != "" {
+				return f.Key + ": " + m
+			}
+		}
 	case nested:
 		if got.Kind != klogline.KindMap || len(got.Items) != 5 {
 			return fmt.Sprintf("got %+v, want object of 5", got)
