@@ -8,6 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+
+	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref"
 )
 
 // formatSpecific are attributes the klog parser writes differently for the text and JSON lines
@@ -79,4 +82,26 @@ func TestTextAndJSONLinesConverge(t *testing.T) {
 	// The reference klog.KRef("", "orphan-1") is ambiguous for a pod: left as it was.
 	assert.Equal(t, "orphan-1", textRecs.At(8).Attributes().AsRaw()["pod"])
 	assert.Equal(t, map[string]any{"name": "orphan-1"}, jsonRecs.At(8).Attributes().AsRaw()["pod"])
+}
+
+// TestAttributesPrefix checks object_ref's key_prefix against klog_parser's attributes_prefix.
+func TestAttributesPrefix(t *testing.T) {
+	text, json := klogLines(t)
+	sink := new(consumertest.LogsSink)
+	orFactory := objectref.NewFactory()
+	orCfg := orFactory.CreateDefaultConfig().(*objectref.Config)
+	orCfg.KeyPrefix = "klog."
+	kpFactory := klogparser.NewFactory()
+	kpCfg := kpFactory.CreateDefaultConfig().(*klogparser.Config)
+	kpCfg.AttributesPrefix = "klog."
+	p := newConfiguredProcessor(t, kpFactory, kpCfg, newConfiguredProcessor(t, orFactory, orCfg, sink))
+	require.NoError(t, p.ConsumeLogs(context.Background(), batch([]string{text[0], json[0]}, 1)))
+	recs := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	for i := 0; i < recs.Len(); i++ {
+		attrs := recs.At(i).Attributes().AsRaw()
+		assert.Equal(t, "default/web-7d4b9c8f6-x2x9k", attrs["klog.pod"])
+		assert.Equal(t, "web-7d4b9c8f6-x2x9k", attrs["k8s.pod.name"])
+		assert.Equal(t, "node-12", attrs["k8s.node.name"])
+		assert.Equal(t, "default", attrs["k8s.namespace.name"])
+	}
 }

@@ -7,6 +7,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.0.0
 	github.com/stretchr/testify v1.12.1
+	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
 	go.opentelemetry.io/collector/consumer v1.66.0
 	go.opentelemetry.io/collector/consumer/consumertest v0.160.0
@@ -42,7 +43,6 @@ require (
 	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
-	go.opentelemetry.io/collector/component v1.66.0 // indirect
 	go.opentelemetry.io/collector/component/componentstatus v0.160.0 // indirect
 	go.opentelemetry.io/collector/consumer/xconsumer v0.160.0 // indirect
 	go.opentelemetry.io/collector/featuregate v1.66.0 // indirect

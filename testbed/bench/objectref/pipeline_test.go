@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -17,7 +18,13 @@ import (
 // newProcessor builds and starts a logs processor with its default configuration.
 func newProcessor(tb testing.TB, f processor.Factory, next consumer.Logs) processor.Logs {
 	tb.Helper()
-	p, err := f.CreateLogs(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), next)
+	return newConfiguredProcessor(tb, f, f.CreateDefaultConfig(), next)
+}
+
+// newConfiguredProcessor builds and starts a logs processor.
+func newConfiguredProcessor(tb testing.TB, f processor.Factory, cfg component.Config, next consumer.Logs) processor.Logs {
+	tb.Helper()
+	p, err := f.CreateLogs(context.Background(), processortest.NewNopSettings(f.Type()), cfg, next)
 	if err != nil {
 		tb.Fatal(err)
 	}
