@@ -26,6 +26,9 @@ type Config struct {
 	Form Form `mapstructure:"form"`
 	// Body also looks for references among the top-level keys of a map body.
 	Body bool `mapstructure:"body"`
+	// BodyField, with Body, looks in the map under this top-level body key instead, such as
+	// "object" for events collected in watch mode ({"type": "ADDED", "object": {...}}).
+	BodyField string `mapstructure:"body_field"`
 	// KeyPrefix is prepended to every key of the key table and to their sibling keys, to match
 	// klog_parser's attributes_prefix. It does not apply to the body.
 	KeyPrefix string `mapstructure:"key_prefix"`
@@ -86,6 +89,9 @@ func (cfg *Config) Validate() error {
 	case "", FormString, FormMap:
 	default:
 		errs = append(errs, fmt.Errorf("form: %q is not one of %q, %q", cfg.Form, FormString, FormMap))
+	}
+	if cfg.BodyField != "" && !cfg.Body {
+		errs = append(errs, errors.New("body_field needs body: true"))
 	}
 	seenKind := map[string]bool{}
 	for i, k := range cfg.Kinds {

@@ -47,6 +47,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "no_key", wantErr: "keys[0]: key is required"},
 		{name: "duplicate_kind", wantErr: `kinds[1]: kind "Foo" is listed twice`},
 		{name: "namespace_attribute", wantErr: "kinds[0]: k8s.namespace.name is reserved"},
+		{name: "body_field_without_body", wantErr: "body_field needs body: true"},
 		{name: "key_is_subject_attribute", wantErr: `key "k8s.pod.name" is also an attribute subjects are written to`},
 	}
 	for _, tt := range tests {

@@ -33,12 +33,13 @@ const (
 
 // refProcessor normalizes object references in log records.
 type refProcessor struct {
-	table   *table
-	form    Form
-	body    bool
-	traceID *component.ID
-	source  TraceContextSource
-	tel     *metadata.TelemetryBuilder
+	table     *table
+	form      Form
+	body      bool
+	bodyField string
+	traceID   *component.ID
+	source    TraceContextSource
+	tel       *metadata.TelemetryBuilder
 
 	rejectedOpts     [k8sref.NumReasons]metric.AddOption
 	conflictNSOpt    metric.AddOption
@@ -50,7 +51,10 @@ func newRefProcessor(cfg *Config, tel *metadata.TelemetryBuilder) (*refProcessor
 	if err != nil {
 		return nil, err
 	}
-	p := &refProcessor{table: t, form: cfg.form(), body: cfg.Body, traceID: cfg.TraceContext, tel: tel}
+	p := &refProcessor{
+		table: t, form: cfg.form(), body: cfg.Body, bodyField: cfg.BodyField,
+		traceID: cfg.TraceContext, tel: tel,
+	}
 	for _, r := range k8sref.Reasons() {
 		p.rejectedOpts[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r.String())))
 	}
@@ -153,8 +157,10 @@ func (p *refProcessor) processRecord(ctx context.Context, lr plog.LogRecord, w *
 	w.matches = w.matches[:0]
 	w.hasSubjectAttrs = false
 	p.collect(attrs, false, w)
-	if p.body && lr.Body().Type() == pcommon.ValueTypeMap {
-		p.collect(lr.Body().Map(), true, w)
+	if p.body {
+		if body, ok := p.bodyMap(lr.Body()); ok {
+			p.collect(body, true, w)
+		}
 	}
 	if len(w.matches) == 0 {
 		return
@@ -176,6 +182,21 @@ func (p *refProcessor) processRecord(ctx context.Context, lr plog.LogRecord, w *
 		p.rewrite(m)
 	}
 	p.writeSubjects(ctx, lr, attrs, w, c)
+}
+
+// bodyMap returns the map of the body where references are looked for, if there is one.
+func (p *refProcessor) bodyMap(body pcommon.Value) (pcommon.Map, bool) {
+	if body.Type() != pcommon.ValueTypeMap {
+		return pcommon.Map{}, false
+	}
+	if p.bodyField == "" {
+		return body.Map(), true
+	}
+	inner, ok := body.Map().Get(p.bodyField)
+	if !ok || inner.Type() != pcommon.ValueTypeMap {
+		return pcommon.Map{}, false
+	}
+	return inner.Map(), true
 }
 
 // collect appends the matches among m's keys, and notes whether the attributes already hold

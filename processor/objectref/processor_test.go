@@ -565,6 +565,17 @@ func TestProcessBody(t *testing.T) {
 		lr := h.run(map[string]any{"pod": "default/from-attrs"}, map[string]any{"pod": "default/from-body"})
 		assert.Equal(t, "from-attrs", lr.Attributes().AsRaw()["k8s.pod.name"])
 	})
+	t.Run("body field (watch mode envelope)", func(t *testing.T) {
+		h := newHarness(t, &Config{Body: true, BodyField: "object"}, nil)
+		watch := map[string]any{"type": "ADDED", "object": event}
+		lr := h.run(map[string]any{}, watch)
+		assert.Equal(t, map[string]any{"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
+			lr.Attributes().AsRaw())
+		assert.Equal(t, watch, lr.Body().Map().AsRaw())
+		assert.Zero(t, h.counter(metricRejected, ""), "the envelope's object key is not read as a reference")
+		lr = h.run(map[string]any{}, map[string]any{"type": "ADDED", "object": "not a map"})
+		assert.Empty(t, lr.Attributes().AsRaw())
+	})
 	t.Run("disabled", func(t *testing.T) {
 		h := newHarness(t, &Config{}, nil)
 		lr := h.run(map[string]any{}, event)
