@@ -501,3 +501,40 @@ func TestSameFileThroughTwoPatternsIsReadOnce(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	require.Equal(t, 100, c.count())
 }
+
+// TestRestartRotatedAndCompressedWhileDown: while the collector is down the file is rotated
+// and the rotated file compressed and removed. The next receiver finds the checkpoint's file
+// inside the .gz by its fingerprint and reads the rest of it from there.
+func TestRestartRotatedAndCompressedWhileDown(t *testing.T) {
+	root := t.TempDir()
+	store := newMemStorage()
+	cfg := testConfig(root)
+	cfg.Storage = &storageID
+	first := &collector{}
+	a, _ := startReceiver(t, cfg, first, hostWith(store))
+	p := newPodLog(t, root, "ns", "gz", "app", 0)
+	var want []string
+	for i := 0; i < 50; i++ {
+		want = append(want, fmt.Sprintf("before %d", i))
+		p.write("stdout", want[i], 0)
+	}
+	waitCount(t, first, 50)
+	time.Sleep(30 * time.Millisecond)
+	require.NoError(t, a.Shutdown(t.Context()))
+
+	want = want[:0]
+	for i := 0; i < 30; i++ {
+		want = append(want, fmt.Sprintf("while down %d", i))
+		p.write("stdout", want[i], 0)
+	}
+	rotated := p.path + ".20240501-100000"
+	require.NoError(t, os.Rename(p.path, rotated))
+	p.reopen()
+	want = append(want, "new file")
+	p.write("stdout", "new file", 0)
+	gzipAndRemove(t, rotated, 0)
+
+	second := &collector{}
+	startReceiver(t, cfg, second, hostWith(store))
+	requireExactly(t, second, map[string][]string{key("gz", "app", "stdout"): want})
+}

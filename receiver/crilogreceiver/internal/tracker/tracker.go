@@ -2,8 +2,10 @@ package tracker
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -244,8 +246,76 @@ func (t *Tracker) findRotated(now int64) []error {
 			}
 			break
 		}
+		if _, ok := t.known[id]; !ok {
+			continue // found above
+		}
+		// Not found uncompressed: kubelet may have compressed it while we were down.
+		gz, _ := filepath.Glob(globEscape(s.Path) + ".*.gz")
+		for _, p := range gz {
+			ok, err := t.resumeCompressed(p, s, now)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if ok {
+				break
+			}
+		}
 	}
 	return errs
+}
+
+// maxDecompressed bounds what resumeCompressed writes to a temporary file; kubelet rotates
+// files at containerLogMaxSize (10 MiB by default), far below it.
+const maxDecompressed = 1 << 30
+
+// resumeCompressed resumes a checkpoint from a compressed rotated file whose decompressed
+// first bytes match the checkpoint's fingerprint. The content is decompressed into an unlinked
+// temporary file that the reader drains like any rotated file.
+func (t *Tracker) resumeCompressed(path string, s State, now int64) (bool, error) {
+	if _, taken := t.readers[s.ID]; taken || s.FP.Len == 0 {
+		return false, nil
+	}
+	in, err := os.Open(path)
+	if err != nil {
+		return false, nil //nolint:nilerr // gone meanwhile: nothing to resume
+	}
+	defer in.Close()
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		return false, nil //nolint:nilerr // not gzip: not ours to read
+	}
+	head := make([]byte, s.FP.Len)
+	if _, err := io.ReadFull(zr, head); err != nil {
+		return false, nil //nolint:nilerr // shorter than the fingerprint: another file
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(head)
+	if h.Sum64() != s.FP.Hash {
+		return false, nil
+	}
+	tmp, err := os.CreateTemp("", "cri_log-*.log")
+	if err != nil {
+		return false, fmt.Errorf("tracker: decompressing %s: %w", path, err)
+	}
+	_ = os.Remove(tmp.Name()) // unlinked: it disappears when the reader closes it
+	if _, err := tmp.Write(head); err == nil {
+		_, err = io.Copy(tmp, io.LimitReader(zr, maxDecompressed))
+	}
+	if err != nil {
+		_ = tmp.Close()
+		return false, fmt.Errorf("tracker: decompressing %s: %w", path, err)
+	}
+	r := newReader(s.Path, tmp, s.ID, &t.cfg.Read, &t.Stats)
+	if err := r.restore(s); err != nil {
+		_ = tmp.Close()
+		return false, nil //nolint:nilerr // an unreadable state: the checkpoint is forgotten
+	}
+	r.Draining = true
+	r.LastGrowth = now
+	delete(t.known, s.ID)
+	t.add(r)
+	t.moveToFront(r)
+	return true, nil
 }
 
 func globEscape(p string) string {
