@@ -131,6 +131,35 @@ func TestDistributionValidatesLocalConfig(t *testing.T) {
 	}
 }
 
+// TestDistributionValidatesDeployConfig checks the node agent's configuration that
+// deploy/kubernetes/configmap.yaml ships.
+func TestDistributionValidatesDeployConfig(t *testing.T) {
+	bin := binary(t)
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "kubernetes", "configmap.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(raw, &cm); err != nil {
+		t.Fatalf("configmap.yaml: %v", err)
+	}
+	config, ok := cm.Data["config.yaml"]
+	if !ok {
+		t.Fatal("configmap.yaml has no data.config.yaml")
+	}
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "validate", "--config", path)
+	cmd.Env = append(os.Environ(), "AWS_REGION=eu-west-1", "K8S_NODE_NAME=node-1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the DaemonSet configuration does not validate: %v\n%s", err, out)
+	}
+}
+
 // TestDistributionRunsLocalConfig runs `make run`'s configuration with an added file exporter
 // and checks that every entry of the bundled sample arrives once, partial lines joined.
 func TestDistributionRunsLocalConfig(t *testing.T) {
@@ -169,25 +198,44 @@ service:
 
 	const wantRecords = 92 // 30 + 20 + 42 sample entries; the 20 KB line arrives once, joined
 	deadline := time.Now().Add(90 * time.Second)
-	var bodies []string
+	var records []record
 	for time.Now().Before(deadline) {
-		bodies = readBodies(t, out)
-		if len(bodies) >= wantRecords {
+		records = readRecords(t, out)
+		if len(records) >= wantRecords {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if len(bodies) != wantRecords {
-		t.Fatalf("got %d records, want %d", len(bodies), wantRecords)
+	if len(records) != wantRecords {
+		t.Fatalf("got %d records, want %d", len(records), wantRecords)
 	}
-	joined := 0
-	for _, b := range bodies {
-		if strings.Contains(b, strings.Repeat("x", 20000)) {
+	var joined, klog, podRefs int
+	namespaces := map[string]int{}
+	for _, r := range records {
+		if strings.Contains(r.Body, strings.Repeat("x", 20000)) {
 			joined++
 		}
+		if r.Attributes["code.file.path"] != "" && r.Severity != "" {
+			klog++
+		}
+		if r.Attributes["k8s.pod.name"] != "" {
+			podRefs++
+		}
+		namespaces[r.ResourceAttrs["k8s.namespace.name"]]++
 	}
 	if joined != 1 {
 		t.Errorf("the 20 KB entry split across partial lines arrived %d times whole, want 1", joined)
+	}
+	// 30 scheduler (klog text) and 20 controller-manager (klog JSON) records.
+	if klog != 50 {
+		t.Errorf("%d records carry klog severity and source location, want 50", klog)
+	}
+	// The scheduler's "Successfully bound" and "Error scheduling" lines name a pod.
+	if podRefs == 0 {
+		t.Error("no record has k8s.pod.name from object_ref")
+	}
+	if namespaces["kube-system"] != 50 || namespaces["shop"] != 42 {
+		t.Errorf("records per k8s.namespace.name resource attribute = %v, want kube-system:50 shop:42", namespaces)
 	}
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", health))
 	if err != nil {
@@ -199,25 +247,53 @@ service:
 	}
 }
 
-// readBodies returns the string bodies of every log record in an OTLP JSON lines file.
-func readBodies(t *testing.T, path string) []string {
+// record is what the tests look at in one exported log record.
+type record struct {
+	Body          string
+	Severity      string
+	Attributes    map[string]string // string-valued record attributes
+	ResourceAttrs map[string]string // string-valued resource attributes
+}
+
+type keyValue struct {
+	Key   string `json:"key"`
+	Value struct {
+		StringValue string `json:"stringValue"`
+	} `json:"value"`
+}
+
+func stringMap(kvs []keyValue) map[string]string {
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		m[kv.Key] = kv.Value.StringValue
+	}
+	return m
+}
+
+// readRecords returns every log record in an OTLP JSON lines file.
+func readRecords(t *testing.T, path string) []record {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	var bodies []string
+	var records []record
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		var req struct {
 			ResourceLogs []struct {
+				Resource struct {
+					Attributes []keyValue `json:"attributes"`
+				} `json:"resource"`
 				ScopeLogs []struct {
 					LogRecords []struct {
-						Body struct {
+						SeverityText string `json:"severityText"`
+						Body         struct {
 							StringValue string `json:"stringValue"`
 						} `json:"body"`
+						Attributes []keyValue `json:"attributes"`
 					} `json:"logRecords"`
 				} `json:"scopeLogs"`
 			} `json:"resourceLogs"`
@@ -227,14 +303,20 @@ func readBodies(t *testing.T, path string) []string {
 			break
 		}
 		for _, rl := range req.ResourceLogs {
+			res := stringMap(rl.Resource.Attributes)
 			for _, sl := range rl.ScopeLogs {
 				for _, lr := range sl.LogRecords {
-					bodies = append(bodies, lr.Body.StringValue)
+					records = append(records, record{
+						Body:          lr.Body.StringValue,
+						Severity:      lr.SeverityText,
+						Attributes:    stringMap(lr.Attributes),
+						ResourceAttrs: res,
+					})
 				}
 			}
 		}
 	}
-	return bodies
+	return records
 }
 
 func freePort(t *testing.T) int {
