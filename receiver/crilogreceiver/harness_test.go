@@ -215,7 +215,7 @@ func testConfig(root string) *Config {
 	return cfg
 }
 
-func startReceiver(t *testing.T, cfg *Config, next *collector, h component.Host) (*criReceiver, *componenttest.Telemetry) {
+func startReceiver(t *testing.T, cfg *Config, next consumer.Logs, h component.Host) (*criReceiver, *componenttest.Telemetry) {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	tel := componenttest.NewTelemetry()

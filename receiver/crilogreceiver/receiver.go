@@ -248,7 +248,7 @@ func (r *criReceiver) discover(now time.Time) {
 		// (a start_at end position must not become "read from the beginning").
 		st := rd.State()
 		r.files[rd] = &fileState{key: stateKey(rd.ID), resource: resourceFor(rd),
-			committed: tracker.MarshalState(st), dirty: true, savedOffset: -1, readOffset: st.Offset}
+			committed: tracker.MarshalState(st), dirty: true, savedOffset: st.Offset, readOffset: st.Offset}
 		r.indexDirty = true
 	}
 }
@@ -451,7 +451,7 @@ func (r *criReceiver) report(ctx context.Context) {
 	}
 	var lag int64
 	for _, fs := range r.files {
-		if fs.savedOffset >= 0 && fs.readOffset > fs.savedOffset {
+		if fs.readOffset > fs.savedOffset {
 			lag += fs.readOffset - fs.savedOffset
 		}
 	}

@@ -2,16 +2,23 @@ package crilogreceiver
 
 import (
 	"compress/gzip"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/plog"
 )
 
 func TestInterleavedPartialsAndAttributes(t *testing.T) {
@@ -537,4 +544,129 @@ func TestRestartRotatedAndCompressedWhileDown(t *testing.T) {
 	second := &collector{}
 	startReceiver(t, cfg, second, hostWith(store))
 	requireExactly(t, second, map[string][]string{key("gz", "app", "stdout"): want})
+}
+
+func TestMaxConcurrentFilesWaitForASlot(t *testing.T) {
+	root := t.TempDir()
+	c := &collector{}
+	cfg := testConfig(root)
+	cfg.MaxConcurrentFiles = 2
+	_, tel := startReceiver(t, cfg, c, nil)
+	var logs []*podLog
+	for i := 0; i < 4; i++ {
+		p := newPodLog(t, root, "ns", fmt.Sprintf("slot%d", i), "app", 0)
+		p.write("stdout", fmt.Sprintf("hello from %d", i), 0)
+		logs = append(logs, p)
+	}
+	waitCount(t, c, 2)
+	require.Eventually(t, func() bool {
+		return metricSum(t, tel, "otelcol_receiver_cri_log_files_waiting") == 2 &&
+			metricSum(t, tel, "otelcol_receiver_cri_log_files_open") == 2
+	}, 5*time.Second, 10*time.Millisecond)
+	// Deleting the two open pods frees their slots once drained; the waiting files are read.
+	for _, g := range c.snapshot() {
+		pod := strings.Split(g.key, "/")[1]
+		require.NoError(t, os.RemoveAll(filepath.Join(root, "ns_"+pod+"_"+pod+"-uid")))
+	}
+	waitCount(t, c, 4)
+	require.Len(t, c.bodies(), 4)
+	_ = logs
+}
+
+type permanentRefuser struct{ collector }
+
+func (p *permanentRefuser) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	p.mu.Lock()
+	p.refused++
+	p.mu.Unlock()
+	return consumererror.NewPermanent(errors.New("rejected for good"))
+}
+
+func TestPermanentErrorIsDroppedAndCounted(t *testing.T) {
+	root := t.TempDir()
+	c := &permanentRefuser{}
+	_, tel := startReceiver(t, testConfig(root), c, nil)
+	p := newPodLog(t, root, "ns", "perm", "app", 0)
+	for i := 0; i < 10; i++ {
+		p.write("stdout", fmt.Sprintf("rejected %d", i), 0)
+	}
+	require.Eventually(t, func() bool {
+		return metricSum(t, tel, "otelcol_receiver_cri_log_records_dropped") == 10
+	}, 5*time.Second, 10*time.Millisecond)
+}
+
+// failingStorage fails every write until healed.
+type failingStorage struct {
+	*memStorage
+	failing atomic.Bool
+}
+
+func (s *failingStorage) GetClient(ctx context.Context, k component.Kind, id component.ID, n string) (storage.Client, error) {
+	return &failingClient{memClient: memClient{s: s.memStorage}, failing: &s.failing}, nil
+}
+
+type failingClient struct {
+	memClient
+	failing *atomic.Bool
+}
+
+func (c *failingClient) Batch(ctx context.Context, ops ...*storage.Operation) error {
+	for _, op := range ops {
+		if op.Type != storage.Get && c.failing.Load() {
+			return errors.New("disk full")
+		}
+	}
+	return c.memClient.Batch(ctx, ops...)
+}
+
+func TestCheckpointWriteFailureIsRetried(t *testing.T) {
+	root := t.TempDir()
+	store := &failingStorage{memStorage: newMemStorage()}
+	store.failing.Store(true)
+	cfg := testConfig(root)
+	cfg.Storage = &storageID
+	c := &collector{}
+	a, tel := startReceiver(t, cfg, c, hostWith(store))
+	p := newPodLog(t, root, "ns", "ckpt", "app", 0)
+	p.write("stdout", "one", 0)
+	waitCount(t, c, 1)
+	require.Eventually(t, func() bool {
+		return metricSum(t, tel, "otelcol_receiver_cri_log_checkpoint_errors") > 0 &&
+			metricSum(t, tel, "otelcol_receiver_cri_log_checkpoint_lag") > 0
+	}, 5*time.Second, 10*time.Millisecond)
+	store.failing.Store(false)
+	require.Eventually(t, func() bool {
+		return metricSum(t, tel, "otelcol_receiver_cri_log_checkpoint_lag") == 0
+	}, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, a.Shutdown(t.Context()))
+	// The saved checkpoint is used: nothing is read twice.
+	p.write("stdout", "two", 0)
+	second := &collector{}
+	startReceiver(t, cfg, second, hostWith(store.memStorage))
+	requireExactly(t, second, map[string][]string{key("ckpt", "app", "stdout"): {"two"}})
+}
+
+func TestStartAtEndOnlyAtFirstStartWithStorage(t *testing.T) {
+	root := t.TempDir()
+	store := newMemStorage()
+	p := newPodLog(t, root, "ns", "se", "app", 0)
+	p.write("stdout", "before the first start", 0)
+	cfg := testConfig(root)
+	cfg.StartAt = StartAtEnd
+	cfg.Storage = &storageID
+	first := &collector{}
+	a, _ := startReceiver(t, cfg, first, hostWith(store))
+	time.Sleep(100 * time.Millisecond)
+	p.write("stdout", "after the first start", 0)
+	requireExactly(t, first, map[string][]string{key("se", "app", "stdout"): {"after the first start"}})
+	require.NoError(t, a.Shutdown(t.Context()))
+	p.write("stdout", "while down", 0)
+	late := newPodLog(t, root, "ns", "late", "app", 0)
+	late.write("stdout", "new pod while down", 0)
+	second := &collector{}
+	startReceiver(t, cfg, second, hostWith(store))
+	requireExactly(t, second, map[string][]string{
+		key("se", "app", "stdout"):   {"while down"},
+		key("late", "app", "stdout"): {"new pod while down"},
+	})
 }
