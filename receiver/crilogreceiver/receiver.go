@@ -51,6 +51,8 @@ type criReceiver struct {
 
 	// pendingBytes is the text held by refused batches, bounded by maxPendingBytes.
 	pendingBytes int64
+	// slotFreed records that a file was closed during the cycle.
+	slotFreed bool
 	// indexDirty marks that the set of saved files changed; deletes are keys to remove.
 	indexDirty bool
 	deletes    []string
@@ -207,6 +209,10 @@ func (r *criReceiver) run(ctx context.Context) {
 			nextDiscovery = now.Add(interval)
 		}
 		progress := r.cycle(ctx)
+		if r.slotFreed && r.tracker.Waiting > 0 {
+			nextDiscovery = time.Time{} // a waiting file can be opened now
+		}
+		r.slotFreed = false
 		if err := r.saveCheckpoints(ctx); err != nil && ctx.Err() == nil {
 			r.logger.Warn("saving checkpoints failed; retrying at the next poll", zap.Error(err))
 		}
@@ -360,6 +366,7 @@ func (r *criReceiver) commit(rd *tracker.Reader, fs *fileState) {
 
 func (r *criReceiver) closeFile(rd *tracker.Reader, fs *fileState) {
 	r.tracker.Remove(rd)
+	r.slotFreed = true
 	delete(r.files, rd)
 	if r.client != nil {
 		r.deletes = append(r.deletes, fs.key)
