@@ -249,6 +249,19 @@ func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, 
 			return 0, err
 		}
 	}
+	// A truncation between the identity check and the read would hand us new content at a
+	// stale offset. If the first bytes are still the same after the read, what we read is
+	// valid. The fingerprint is hashed into the spare end of buf, past the data.
+	if r.fp.Len > 0 && len(buf)-len(data) >= r.fp.Len {
+		fp, err := fingerprintOf(r.f, r.fp.Len, buf[len(data):])
+		if err != nil {
+			return 0, err
+		}
+		if fp != r.fp {
+			r.restartAfterTruncate()
+			return 0, nil
+		}
+	}
 	consumed := 0
 	for consumed < len(data) && consumed < r.cfg.MaxBytesPerRead {
 		rest := data[consumed:]
