@@ -721,3 +721,28 @@ func TestCopyTruncateWhileWriting(t *testing.T) {
 	}
 	t.Logf("%d truncations while writing: %d of %d lines delivered", truncations, c.count(), n)
 }
+
+// TestShortLivedPods creates pods whose log directories exist for only 150 ms, with the
+// default discovery and poll intervals: directory events must get every one of them read.
+func TestShortLivedPods(t *testing.T) {
+	root := t.TempDir()
+	c := &collector{}
+	cfg := createDefaultConfig().(*Config)
+	cfg.Include = []string{filepath.Join(root, "*", "*", "*.log")}
+	cfg.StartAt = StartAtBeginning
+	startReceiver(t, cfg, c, nil)
+	time.Sleep(100 * time.Millisecond) // the first discovery has run
+	want := map[string][]string{}
+	for i := 0; i < 10; i++ {
+		pod := fmt.Sprintf("brief%d", i)
+		p := newPodLog(t, root, "ns", pod, "app", 0)
+		for j := 0; j < 20; j++ {
+			body := fmt.Sprintf("%s line %d", pod, j)
+			p.write("stdout", body, 0)
+			want[key(pod, "app", "stdout")] = append(want[key(pod, "app", "stdout")], body)
+		}
+		time.Sleep(150 * time.Millisecond)
+		require.NoError(t, os.RemoveAll(filepath.Dir(p.dir)))
+	}
+	requireExactly(t, c, want)
+}
