@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
@@ -426,35 +427,24 @@ func (r *criReceiver) report(ctx context.Context) {
 	s, p := r.tracker.Stats, r.lastStats
 	r.lastStats = s
 	tb := r.tb
-	if d := s.Lines - p.Lines; d != 0 {
-		tb.ReceiverCriLogLinesRead.Add(ctx, d)
-	}
-	if d := s.Bytes - p.Bytes; d != 0 {
-		tb.ReceiverCriLogBytesRead.Add(ctx, d)
-	}
-	if d := s.Records - p.Records; d != 0 {
-		tb.ReceiverCriLogRecordsEmitted.Add(ctx, d)
-	}
-	if d := s.Joins - p.Joins; d != 0 {
-		tb.ReceiverCriLogPartialJoins.Add(ctx, d)
-	}
-	if d := s.Truncations - p.Truncations; d != 0 {
-		tb.ReceiverCriLogTruncations.Add(ctx, d)
-	}
-	if d := s.DroppedBytes - p.DroppedBytes; d != 0 {
-		tb.ReceiverCriLogTruncatedBytes.Add(ctx, d)
-	}
-	if d := s.Flushes - p.Flushes; d != 0 {
-		tb.ReceiverCriLogFlushes.Add(ctx, d)
-	}
-	if d := s.ParseErrors - p.ParseErrors; d != 0 {
-		tb.ReceiverCriLogParseFailures.Add(ctx, d)
-	}
-	if d := s.InvalidUTF8 - p.InvalidUTF8; d != 0 {
-		tb.ReceiverCriLogInvalidUtf8.Add(ctx, d)
-	}
-	if d := s.CopyTruncations - p.CopyTruncations; d != 0 {
-		tb.ReceiverCriLogCopytruncations.Add(ctx, d)
+	for _, c := range []struct {
+		counter   metric.Int64Counter
+		now, prev int64
+	}{
+		{tb.ReceiverCriLogLinesRead, s.Lines, p.Lines},
+		{tb.ReceiverCriLogBytesRead, s.Bytes, p.Bytes},
+		{tb.ReceiverCriLogRecordsEmitted, s.Records, p.Records},
+		{tb.ReceiverCriLogPartialJoins, s.Joins, p.Joins},
+		{tb.ReceiverCriLogTruncations, s.Truncations, p.Truncations},
+		{tb.ReceiverCriLogTruncatedBytes, s.DroppedBytes, p.DroppedBytes},
+		{tb.ReceiverCriLogFlushes, s.Flushes, p.Flushes},
+		{tb.ReceiverCriLogParseFailures, s.ParseErrors, p.ParseErrors},
+		{tb.ReceiverCriLogInvalidUtf8, s.InvalidUTF8, p.InvalidUTF8},
+		{tb.ReceiverCriLogCopytruncations, s.CopyTruncations, p.CopyTruncations},
+	} {
+		if d := c.now - c.prev; d != 0 {
+			c.counter.Add(ctx, d)
+		}
 	}
 	var lag int64
 	for _, fs := range r.files {
