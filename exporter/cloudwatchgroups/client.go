@@ -1,8 +1,10 @@
 package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,6 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
 )
@@ -49,5 +55,33 @@ func newCloudWatchClient(ctx context.Context, cfg *Config) (sender.API, error) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
+		o.Protocol = fastPutLogEvents{ClientProtocol: o.Protocol}
 	}), nil
+}
+
+// fastPutLogEvents writes PutLogEvents bodies with encoding.AppendPutLogEventsBody (one
+// pre-sized buffer, no reflection over the schema) and leaves every other operation, and
+// every response, to the SDK's awsJson1_1 protocol. The headers are the protocol's.
+type fastPutLogEvents struct {
+	smithyhttp.ClientProtocol
+}
+
+func (p fastPutLogEvents) SerializeRequest(ctx context.Context, schema *smithy.OperationSchema, in smithy.Serializable, req *smithyhttp.Request) error {
+	put, ok := in.(*cloudwatchlogs.PutLogEventsInput)
+	if !ok || put.Entity != nil || put.SequenceToken != nil {
+		return p.ClientProtocol.SerializeRequest(ctx, schema, in, req)
+	}
+	req.Method = http.MethodPost
+	if req.URL.Path == "" {
+		req.URL.Path = "/"
+	}
+	req.Header.Set("X-Amz-Target", "Logs_20140328.PutLogEvents")
+	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
+	body := encoding.AppendPutLogEventsBody(nil, aws.ToString(put.LogGroupName), aws.ToString(put.LogStreamName), put.LogEvents)
+	sreq, err := req.SetStream(bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("set stream: %w", err)
+	}
+	*req = *sreq
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"go.opentelemetry.io/collector/component"
@@ -37,6 +38,8 @@ type cwExporter struct {
 	newAPI func(context.Context, *Config) (sender.API, error)
 	sender *sender.Sender
 	now    func() time.Time
+	// avgMessage is the mean message size of the last request, to size the next arena.
+	avgMessage atomic.Int64
 	// nsWatch supplies namespace UIDs when namespace_uid.watch is on; set at start.
 	nsWatch atomic.Pointer[nsuid.Watcher]
 }
@@ -180,8 +183,11 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) (ma
 		ts         int64
 		start, end int
 	}
-	recs := make([]pending, 0, ld.LogRecordCount())
-	var arena []byte
+	n := ld.LogRecordCount()
+	recs := make([]pending, 0, n)
+	// One buffer for all messages of the request, sized from the previous requests so it
+	// rarely grows (growing copies everything written so far).
+	arena := make([]byte, 0, n*int(max(e.avgMessage.Load(), 64))*9/8)
 	typeAttr := e.cfg.LogType.Attribute
 	nowMs := now.UnixMilli()
 	fallbacks := map[string]int{}
@@ -218,7 +224,11 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) (ma
 			}
 		}
 	}
-	text := string(arena)
+	if n > 0 {
+		e.avgMessage.Store(int64(len(arena) / n))
+	}
+	// The arena is never written again: its messages can share it without a copy.
+	text := unsafe.String(unsafe.SliceData(arena), len(arena))
 	streams := map[streamID][]batching.Event{}
 	var order []streamID
 	for ref, p := range recs {

@@ -152,6 +152,14 @@ func appendValue(dst []byte, v pcommon.Value) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plain marks the ASCII bytes a JSON string holds as they are.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
@@ -159,7 +167,7 @@ func appendString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
+			if plain[b] {
 				i++
 				continue
 			}

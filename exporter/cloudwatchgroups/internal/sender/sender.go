@@ -81,6 +81,7 @@ type Sender struct {
 	mu          sync.Mutex
 	groups      map[string]*groupState
 	streamLocks map[string]*sync.Mutex
+	created     map[string]time.Time // group+stream -> when this process created (or found) it
 	sleep       func(context.Context, time.Duration) error
 }
 
@@ -101,6 +102,7 @@ func New(api API, cfg Config, obs Observer, logger *zap.Logger) *Sender {
 		streamLimit: rate.NewLimiter(rate.Limit(cfg.CreateStreamRate), burst(cfg.CreateStreamRate)),
 		groups:      map[string]*groupState{},
 		streamLocks: map[string]*sync.Mutex{},
+		created:     map[string]time.Time{},
 		sleep:       sleepCtx,
 	}
 }
@@ -271,8 +273,9 @@ func (s *Sender) reconcile(ctx context.Context, group string) error {
 	return errors.Join(errs...)
 }
 
-// createStream creates the stream, and the group first when it is missing.
-func (s *Sender) createStream(ctx context.Context, group, stream string) error {
+// The group is created first when it is missing.
+// createStream creates the stream unless another call created it after since.
+func (s *Sender) createStream(ctx context.Context, group, stream string, since time.Time) error {
 	key := group + "\x00" + stream
 	s.mu.Lock()
 	l, ok := s.streamLocks[key]
@@ -288,6 +291,14 @@ func (s *Sender) createStream(ctx context.Context, group, stream string) error {
 		delete(s.streamLocks, key)
 		s.mu.Unlock()
 	}()
+	// Parallel batches of a new stream all see ResourceNotFound; the first creates it, the
+	// others find it created since their call failed and only retry their call.
+	s.mu.Lock()
+	created, ok := s.created[key]
+	s.mu.Unlock()
+	if ok && created.After(since) {
+		return nil
+	}
 
 	create := func() error {
 		return s.retry(ctx, "CreateLogStream", func() error {
@@ -317,12 +328,21 @@ func (s *Sender) createStream(ctx context.Context, group, stream string) error {
 	switch {
 	case err == nil:
 		s.obs.StreamCreated(ctx)
-		return nil
 	case classify(err) == classExists:
-		return nil
+	default:
+		return fmt.Errorf("create log stream %q in %q: %w", stream, group, err)
 	}
-	return fmt.Errorf("create log stream %q in %q: %w", stream, group, err)
+	s.mu.Lock()
+	if len(s.created) >= createdLimit {
+		clear(s.created)
+	}
+	s.created[key] = time.Now()
+	s.mu.Unlock()
+	return nil
 }
+
+// createdLimit bounds the memory of recently created streams.
+const createdLimit = 10_000
 
 // maxNotFound bounds create-and-retry rounds for one batch (a group deleted while writing).
 const maxNotFound = 3
@@ -336,6 +356,7 @@ func (s *Sender) Put(ctx context.Context, group, stream string, events []types.I
 	var res Result
 	for notFound := 0; ; notFound++ {
 		var out *cloudwatchlogs.PutLogEventsOutput
+		attempt := time.Now()
 		err := s.retry(ctx, "PutLogEvents", func() error {
 			var err error
 			out, err = s.api.PutLogEvents(ctx, in)
@@ -350,7 +371,7 @@ func (s *Sender) Put(ctx context.Context, group, stream string, events []types.I
 			if notFound >= maxNotFound {
 				return res, fmt.Errorf("log stream %q in %q still missing after creating it: %w", stream, group, err)
 			}
-			if cerr := s.createStream(ctx, group, stream); cerr != nil {
+			if cerr := s.createStream(ctx, group, stream, attempt); cerr != nil {
 				if classify(cerr) == classPermanent {
 					return res, &PermanentError{Err: cerr}
 				}

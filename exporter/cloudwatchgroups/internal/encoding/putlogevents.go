@@ -1,0 +1,47 @@
+package encoding
+
+import (
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+)
+
+// AppendPutLogEventsBody appends the awsJson1_1 body of a PutLogEvents request to dst: the
+// same document the SDK's serializer writes, built in one pre-sized buffer.
+func AppendPutLogEventsBody(dst []byte, group, stream string, events []types.InputLogEvent) []byte {
+	size := 64 + len(group) + len(stream)
+	for _, e := range events {
+		if e.Message != nil {
+			size += len(*e.Message) + len(*e.Message)/16 + 40
+		}
+	}
+	if cap(dst)-len(dst) < size {
+		grown := make([]byte, len(dst), len(dst)+size)
+		copy(grown, dst)
+		dst = grown
+	}
+	dst = append(dst, `{"logGroupName":`...)
+	dst = appendString(dst, group)
+	dst = append(dst, `,"logStreamName":`...)
+	dst = appendString(dst, stream)
+	dst = append(dst, `,"logEvents":[`...)
+	for i, e := range events {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '{')
+		if e.Timestamp != nil {
+			dst = append(dst, `"timestamp":`...)
+			dst = strconv.AppendInt(dst, *e.Timestamp, 10)
+			if e.Message != nil {
+				dst = append(dst, ',')
+			}
+		}
+		if e.Message != nil {
+			dst = append(dst, `"message":`...)
+			dst = appendString(dst, *e.Message)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}"...)
+}

@@ -1,0 +1,82 @@
+// Command cloudwatch-upstream-bench sends the same generated corpus as
+// testbed/bench/cloudwatchgroups through contrib's awscloudwatchlogs exporter (v0.139.0, the
+// newest release that builds from the module mirror here) to a local CloudWatch Logs server.
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/awscloudwatchlogsexporter"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+
+	"go.uber.org/zap"
+
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/bench/cwbenchkit"
+)
+
+func main() {
+	fs := flag.NewFlagSet("bench", flag.ExitOnError)
+	spec, endpoint := cwbenchkit.Flags(fs)
+	sameQueue := fs.Bool("same-queue", true, "use the cloudwatch_groups queue and batch settings instead of the exporter's defaults")
+	_ = fs.Parse(os.Args[1:])
+
+	chunks := cwbenchkit.Logs(spec.Chunks())
+	f := awscloudwatchlogsexporter.NewFactory()
+	cfg := f.CreateDefaultConfig().(*awscloudwatchlogsexporter.Config)
+	cfg.Endpoint = *endpoint
+	cfg.AWSSessionSettings.Endpoint = *endpoint
+	cfg.Region = "us-east-1"
+	cfg.LogGroupName = "application"
+	cfg.LogStreamName = "{NodeName}.{PodName}" // the only templates it knows: k8s.node.name, pod
+	cfg.QueueSettings.BlockOnOverflow = true
+	name := "awscloudwatchlogs(defaults)"
+	if *sameQueue {
+		name = "awscloudwatchlogs"
+		cfg.QueueSettings.NumConsumers = 4
+		cfg.QueueSettings.Batch = configoptional.Some(exporterhelper.BatchConfig{
+			FlushTimeout: 5 * time.Second,
+			Sizer:        exporterhelper.RequestSizerTypeBytes,
+			MinSize:      4 << 20,
+			MaxSize:      16 << 20,
+		})
+	}
+	set := exportertest.NewNopSettings(f.Type())
+	set.ID = component.NewIDWithName(f.Type(), "bench")
+	if os.Getenv("BENCH_DEBUG") != "" {
+		set.Logger, _ = zap.NewDevelopment()
+	}
+
+	if err := cwbenchkit.Reset(*endpoint); err != nil {
+		cwbenchkit.Fatal(err)
+	}
+	ctx := context.Background()
+	cpu0, wall0 := cwbenchkit.CPUSeconds(), time.Now()
+	exp, err := f.CreateLogs(ctx, set, cfg)
+	if err != nil {
+		cwbenchkit.Fatal(err)
+	}
+	if err := exp.Start(ctx, componenttest.NewNopHost()); err != nil {
+		cwbenchkit.Fatal(err)
+	}
+	for _, ld := range chunks {
+		if err := exp.ConsumeLogs(ctx, ld); err != nil {
+			cwbenchkit.Fatal(err)
+		}
+	}
+	if err := exp.Shutdown(ctx); err != nil {
+		cwbenchkit.Fatal(err)
+	}
+	cpu, wall := cwbenchkit.CPUSeconds()-cpu0, time.Since(wall0).Seconds()
+	st, err := cwbenchkit.WaitAccepted(*endpoint, int64(spec.Records/spec.Streams*spec.Streams), 10*time.Second)
+	if err != nil {
+		cwbenchkit.Fatal(err)
+	}
+	cwbenchkit.NewResult(name, cpu, wall, st).Print()
+}

@@ -1,0 +1,86 @@
+// Command cloudwatchgroups-bench sends a generated corpus through the cloudwatch_groups
+// exporter to a local CloudWatch Logs server and prints events per CPU-second, PutLogEvents
+// calls per MiB and the batch fill ratio. testbed/bench/cloudwatchgroups.sh runs it beside
+// the same program for contrib's awscloudwatchlogs exporter.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/bench/cwbenchkit"
+)
+
+func main() {
+	fs := flag.NewFlagSet("bench", flag.ExitOnError)
+	spec, endpoint := cwbenchkit.Flags(fs)
+	minMiB := fs.Int("batch-min-mib", 0, "sending_queue.batch.min_size in MiB (0: the default)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured part here")
+	maxMiB := fs.Int("batch-max-mib", 0, "sending_queue.batch.max_size in MiB (0: the default)")
+	_ = fs.Parse(os.Args[1:])
+
+	chunks := cwbenchkit.Logs(spec.Chunks())
+	f := cloudwatchgroups.NewFactory()
+	cfg := f.CreateDefaultConfig().(*cloudwatchgroups.Config)
+	cfg.Endpoint = *endpoint
+	cfg.Region = "us-east-1"
+	q := cfg.QueueConfig.Get()
+	q.BlockOnOverflow = true
+	name := "cloudwatch_groups"
+	if *minMiB > 0 {
+		q.Batch.Get().MinSize = int64(*minMiB) << 20
+		q.Batch.Get().MaxSize = max(q.Batch.Get().MaxSize, int64(*minMiB)<<20)
+		name = fmt.Sprintf("cloudwatch_groups(min %d MiB)", *minMiB)
+	}
+	if *maxMiB > 0 {
+		q.Batch.Get().MaxSize = int64(*maxMiB) << 20
+	}
+	set := exportertest.NewNopSettings(f.Type())
+	set.ID = component.NewIDWithName(f.Type(), "bench")
+
+	if err := cwbenchkit.Reset(*endpoint); err != nil {
+		cwbenchkit.Fatal(err)
+	}
+	ctx := context.Background()
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err != nil {
+			cwbenchkit.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			cwbenchkit.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cpu0, wall0 := cwbenchkit.CPUSeconds(), time.Now()
+	exp, err := f.CreateLogs(ctx, set, cfg)
+	if err != nil {
+		cwbenchkit.Fatal(err)
+	}
+	if err := exp.Start(ctx, componenttest.NewNopHost()); err != nil {
+		cwbenchkit.Fatal(err)
+	}
+	for _, ld := range chunks {
+		if err := exp.ConsumeLogs(ctx, ld); err != nil {
+			cwbenchkit.Fatal(err)
+		}
+	}
+	if err := exp.Shutdown(ctx); err != nil { // drains the queue
+		cwbenchkit.Fatal(err)
+	}
+	cpu, wall := cwbenchkit.CPUSeconds()-cpu0, time.Since(wall0).Seconds()
+	st, err := cwbenchkit.WaitAccepted(*endpoint, int64(spec.Records/spec.Streams*spec.Streams), 10*time.Second)
+	if err != nil {
+		cwbenchkit.Fatal(err)
+	}
+	cwbenchkit.NewResult(name, cpu, wall, st).Print()
+}
