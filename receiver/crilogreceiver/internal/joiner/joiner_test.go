@@ -228,3 +228,46 @@ func BenchmarkJoinPartial(b *testing.B) {
 		j.Add(0, 1, false, nil, line, 1, emit)
 	}
 }
+
+// FuzzJoinMultiline checks the invariants that hold with multi-line recombination: entries are
+// valid UTF-8 within the limit, and no input byte of valid UTF-8 input without truncation is
+// lost (the output is the input's entries joined with newlines).
+func FuzzJoinMultiline(f *testing.F) {
+	f.Add([]byte("\x00Sfirst\x00cont\x02par\x00tial\x01Sother\x00Snext"), 32)
+	f.Fuzz(func(t *testing.T, data []byte, max int) {
+		if max <= 0 || max > 1<<16 {
+			max = 32
+		}
+		isStart := func(b []byte) bool { return len(b) > 0 && b[0] == 'S' }
+		j := New(Config{MaxLogSize: max, IsStart: isStart})
+		var in, out [2]int
+		lossy := false
+		emit := func(e *Entry) {
+			if !utf8.Valid(e.Content) || len(e.Content) > max {
+				t.Fatalf("bad entry %q (max %d)", e.Content, max)
+			}
+			lossy = lossy || e.Flags&(Truncated|InvalidUTF8) != 0
+			out[e.Stream] += len(e.Content) + 1
+		}
+		for len(data) > 0 {
+			ctl := data[0]
+			data = data[1:]
+			end := bytes.IndexFunc(data, func(r rune) bool { return r < 4 })
+			if end < 0 {
+				end = len(data)
+			}
+			content := data[:end]
+			data = data[end:]
+			s := int(ctl & 1)
+			in[s] += len(content)
+			j.Add(s, 0, ctl&2 != 0, nil, content, 0, emit)
+		}
+		j.Flush(0, -1, -1, emit)
+		for s := range 2 {
+			// Each output entry adds one separator of its own; joined lines add one each.
+			if !lossy && out[s] < in[s] {
+				t.Fatalf("stream %d: %d bytes out for %d in", s, out[s], in[s])
+			}
+		}
+	})
+}
