@@ -24,6 +24,7 @@ import (
 func main() {
 	fs := flag.NewFlagSet("bench", flag.ExitOnError)
 	spec, endpoint := cwbenchkit.Flags(fs)
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured part here")
 	sameQueue := fs.Bool("same-queue", true, "use the cloudwatch_groups queue and batch settings instead of the exporter's defaults")
 	_ = fs.Parse(os.Args[1:])
 
@@ -53,30 +54,15 @@ func main() {
 		set.Logger, _ = zap.NewDevelopment()
 	}
 
-	if err := cwbenchkit.Reset(*endpoint); err != nil {
-		cwbenchkit.Fatal(err)
-	}
-	ctx := context.Background()
-	cpu0, wall0 := cwbenchkit.CPUSeconds(), time.Now()
-	exp, err := f.CreateLogs(ctx, set, cfg)
-	if err != nil {
-		cwbenchkit.Fatal(err)
-	}
-	if err := exp.Start(ctx, componenttest.NewNopHost()); err != nil {
-		cwbenchkit.Fatal(err)
-	}
-	for _, ld := range chunks {
-		if err := exp.ConsumeLogs(ctx, ld); err != nil {
-			cwbenchkit.Fatal(err)
+	res, err := cwbenchkit.Measure(name, *endpoint, chunks, *cpuProfile, func() (cwbenchkit.LogsExporter, error) {
+		exp, err := f.CreateLogs(context.Background(), set, cfg)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if err := exp.Shutdown(ctx); err != nil {
-		cwbenchkit.Fatal(err)
-	}
-	cpu, wall := cwbenchkit.CPUSeconds()-cpu0, time.Since(wall0).Seconds()
-	st, err := cwbenchkit.WaitAccepted(*endpoint, int64(spec.Records/spec.Streams*spec.Streams), 10*time.Second)
+		return exp, exp.Start(context.Background(), componenttest.NewNopHost())
+	})
 	if err != nil {
 		cwbenchkit.Fatal(err)
 	}
-	cwbenchkit.NewResult(name, cpu, wall, st).Print()
+	res.Print()
 }

@@ -9,8 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime/pprof"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -47,40 +45,15 @@ func main() {
 	set := exportertest.NewNopSettings(f.Type())
 	set.ID = component.NewIDWithName(f.Type(), "bench")
 
-	if err := cwbenchkit.Reset(*endpoint); err != nil {
-		cwbenchkit.Fatal(err)
-	}
-	ctx := context.Background()
-	if *cpuProfile != "" {
-		pf, err := os.Create(*cpuProfile)
+	res, err := cwbenchkit.Measure(name, *endpoint, chunks, *cpuProfile, func() (cwbenchkit.LogsExporter, error) {
+		exp, err := f.CreateLogs(context.Background(), set, cfg)
 		if err != nil {
-			cwbenchkit.Fatal(err)
+			return nil, err
 		}
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			cwbenchkit.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
-	cpu0, wall0 := cwbenchkit.CPUSeconds(), time.Now()
-	exp, err := f.CreateLogs(ctx, set, cfg)
+		return exp, exp.Start(context.Background(), componenttest.NewNopHost())
+	})
 	if err != nil {
 		cwbenchkit.Fatal(err)
 	}
-	if err := exp.Start(ctx, componenttest.NewNopHost()); err != nil {
-		cwbenchkit.Fatal(err)
-	}
-	for _, ld := range chunks {
-		if err := exp.ConsumeLogs(ctx, ld); err != nil {
-			cwbenchkit.Fatal(err)
-		}
-	}
-	if err := exp.Shutdown(ctx); err != nil { // drains the queue
-		cwbenchkit.Fatal(err)
-	}
-	cpu, wall := cwbenchkit.CPUSeconds()-cpu0, time.Since(wall0).Seconds()
-	st, err := cwbenchkit.WaitAccepted(*endpoint, int64(spec.Records/spec.Streams*spec.Streams), 10*time.Second)
-	if err != nil {
-		cwbenchkit.Fatal(err)
-	}
-	cwbenchkit.NewResult(name, cpu, wall, st).Print()
+	res.Print()
 }

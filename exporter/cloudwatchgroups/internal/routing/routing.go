@@ -232,17 +232,25 @@ func (r *Router) groupKey(res, rec pcommon.Map, rt *Route) string {
 }
 
 func (r *Router) cachedGroup(raw string) namePair {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if p, ok := r.groups[raw]; ok {
+	return cached(&r.mu, r.groups, raw, func() namePair {
+		name, changed := naming.Group(raw)
+		return namePair{name: name, rewritten: changed}
+	})
+}
+
+// cached returns m[k], computing and storing it on a miss; m is cleared when it reaches
+// cacheLimit entries.
+func cached[K comparable](mu *sync.Mutex, m map[K]namePair, k K, compute func() namePair) namePair {
+	mu.Lock()
+	defer mu.Unlock()
+	if p, ok := m[k]; ok {
 		return p
 	}
-	name, changed := naming.Group(raw)
-	p := namePair{name: name, rewritten: changed}
-	if len(r.groups) >= cacheLimit {
-		clear(r.groups)
+	p := compute()
+	if len(m) >= cacheLimit {
+		clear(m)
 	}
-	r.groups[raw] = p
+	m[k] = p
 	return p
 }
 
@@ -285,20 +293,12 @@ func (r *Router) stream(res, rec pcommon.Map, rt *Route) namePair {
 		tmpl = r.expandTemplate(res, rec, host, key, rt.Type)
 	}
 	sk := streamKey{host: host, key: key, typ: string(rt.Type), tmpl: tmpl}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if p, ok := r.streams[sk]; ok {
-		return p
-	}
-	raw := tmpl
-	if r.template == nil {
-		raw = host + "." + key
-	}
-	name, changed := naming.Stream(raw)
-	p := namePair{name: name, rewritten: changed}
-	if len(r.streams) >= cacheLimit {
-		clear(r.streams)
-	}
-	r.streams[sk] = p
-	return p
+	return cached(&r.mu, r.streams, sk, func() namePair {
+		raw := tmpl
+		if r.template == nil {
+			raw = host + "." + key
+		}
+		name, changed := naming.Stream(raw)
+		return namePair{name: name, rewritten: changed}
+	})
 }
