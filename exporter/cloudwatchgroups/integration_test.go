@@ -195,11 +195,7 @@ func assertCounter(t *testing.T, tel *componenttest.Telemetry, name string, want
 	t.Helper()
 	m, err := tel.GetMetric(name)
 	require.NoError(t, err, name)
-	var sum int64
-	for _, dp := range dataPoints(m) {
-		sum += dp
-	}
-	assert.Equal(t, want, sum, name)
+	assert.Equal(t, want, sumOf(m), name)
 }
 
 // TestQueueDefaultIsBatched guards the defaults the fill ratio depends on.

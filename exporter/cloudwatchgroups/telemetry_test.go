@@ -16,3 +16,12 @@ func dataPoints(m metricdata.Metrics) []int64 {
 	}
 	return out
 }
+
+// sumOf adds up the values of an int sum metric.
+func sumOf(m metricdata.Metrics) int64 {
+	var n int64
+	for _, v := range dataPoints(m) {
+		n += v
+	}
+	return n
+}

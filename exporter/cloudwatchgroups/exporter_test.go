@@ -1,0 +1,179 @@
+package cloudwatchgroups
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/smithy-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
+)
+
+// failingStreams wraps a real client and fails PutLogEvents for streams containing a marker,
+// with a retryable or a permanent error.
+type failingStreams struct {
+	sender.API
+	mu        sync.Mutex
+	marker    string
+	permanent bool
+}
+
+func (f *failingStreams) PutLogEvents(ctx context.Context, in *cloudwatchlogs.PutLogEventsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error) {
+	f.mu.Lock()
+	marker, permanent := f.marker, f.permanent
+	f.mu.Unlock()
+	if marker != "" && strings.Contains(aws.ToString(in.LogStreamName), marker) {
+		if permanent {
+			return nil, &smithy.GenericAPIError{Code: "InvalidParameterException", Message: "refused"}
+		}
+		return nil, &smithy.GenericAPIError{Code: "ThrottlingException", Message: "Rate exceeded"}
+	}
+	return f.API.PutLogEvents(ctx, in, opts...)
+}
+
+func newPushExporter(t *testing.T, endpoint string, api func(sender.API) sender.API) (*cwExporter, *componenttest.Telemetry) {
+	t.Helper()
+	cfg := testConfig(endpoint)
+	cfg.BackOffConfig.MaxElapsedTime = 300 * time.Millisecond
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	e, err := newExporter(cfg, set)
+	require.NoError(t, err)
+	e.newAPI = func(ctx context.Context, c *Config) (sender.API, error) {
+		real, err := newCloudWatchClient(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return api(real), nil
+	}
+	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+	return e, tel
+}
+
+// A push whose batches partly fail returns only the failed records, as consumererror.Logs,
+// and the retried subset completes the delivery without duplicates.
+func TestPushReturnsOnlyUndeliveredRecords(t *testing.T) {
+	awsEnv(t)
+	b := startLocal(t, localcloudwatch.Config{})
+	fail := &failingStreams{marker: "web-2"}
+	e, tel := newPushExporter(t, b.endpoint, func(real sender.API) sender.API { fail.API = real; return fail })
+
+	ld := makeLogs(testSources, 100, time.Now(), "node-1")
+	err := e.push(context.Background(), ld)
+	require.Error(t, err)
+	var logsErr consumererror.Logs
+	require.True(t, errors.As(err, &logsErr))
+	assert.False(t, consumererror.IsPermanent(err))
+	retry := logsErr.Data()
+	require.Equal(t, 100, retry.LogRecordCount(), "only the records of the failing stream come back")
+	rec := retry.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	path, _ := rec.Attributes().Get("log.file.path")
+	assert.Contains(t, path.Str(), "web-2")
+
+	fail.mu.Lock()
+	fail.marker = ""
+	fail.mu.Unlock()
+	require.NoError(t, e.push(context.Background(), retry))
+
+	total := 0
+	for _, g := range b.local.Groups() {
+		streams, err := b.local.Streams(g.Name)
+		require.NoError(t, err)
+		for _, s := range streams {
+			events, err := b.local.Events(g.Name, s.Name)
+			require.NoError(t, err)
+			total += len(events)
+		}
+	}
+	assert.Equal(t, 100*len(testSources), total)
+	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_throttles")
+	require.NoError(t, err)
+	assert.Positive(t, sumOf(m))
+}
+
+// A permanent error drops the batch, counts it as rejected and does not fail the push.
+func TestPushPermanentErrorIsCountedNotRetried(t *testing.T) {
+	awsEnv(t)
+	b := startLocal(t, localcloudwatch.Config{})
+	fail := &failingStreams{marker: "billing", permanent: true}
+	e, tel := newPushExporter(t, b.endpoint, func(real sender.API) sender.API { fail.API = real; return fail })
+
+	require.NoError(t, e.push(context.Background(), makeLogs(testSources, 50, time.Now(), "node-1")))
+	assertCounter(t, tel, "otelcol_exporter_cloudwatch_groups_events_rejected", 50)
+	assertCounter(t, tel, "otelcol_exporter_cloudwatch_groups_events_sent", int64(50*(len(testSources)-1)))
+}
+
+// Oversized events are truncated or split to the configured size, and the local server,
+// which enforces every PutLogEvents limit, accepts every batch.
+func TestOversizeAgainstLocalServer(t *testing.T) {
+	for _, mode := range []string{"truncate", "split"} {
+		t.Run(mode, func(t *testing.T) {
+			awsEnv(t)
+			b := startLocal(t, localcloudwatch.Config{})
+			cfg := testConfig(b.endpoint)
+			cfg.MessageFormat = "raw"
+			cfg.Oversize = mode
+			tel := componenttest.NewTelemetry()
+			t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+			set := exportertest.NewNopSettings(metadata.Type)
+			set.TelemetrySettings = tel.NewTelemetrySettings()
+			e, err := newExporter(cfg, set)
+			require.NoError(t, err)
+			require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+
+			ld := plog.NewLogs()
+			lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+			big := strings.Repeat("0123456789", 250_000) // 2.5 MB
+			for i := range 3 {
+				r := lrs.AppendEmpty()
+				r.Attributes().PutStr("log.file.path", "/var/log/pods/shop_big_1/c/0.log")
+				r.Attributes().PutStr("k8s.namespace.name", "shop")
+				if i == 1 {
+					r.Body().SetStr(big)
+				} else {
+					r.Body().SetStr("small")
+				}
+			}
+			require.NoError(t, e.push(context.Background(), ld))
+
+			events, err := b.local.Events("it.shop", e.router.Route(ld.ResourceLogs().At(0).Resource().Attributes(), lrs.At(0).Attributes()).Stream)
+			require.NoError(t, err)
+			stored := 0
+			for _, ev := range events {
+				require.LessOrEqual(t, len(ev.Message), cfg.MaxEventBytes)
+				stored += len(ev.Message)
+			}
+			if mode == "split" {
+				require.Len(t, events, 2+3) // 2.5 MB in pieces of at most 1,048,550 bytes
+				assert.Equal(t, len(big)+len("small")*2, stored)
+			} else {
+				require.Len(t, events, 3)
+				truncated := 0
+				for _, ev := range events { // batches travel in parallel: any arrival order
+					if strings.HasSuffix(ev.Message, "…[truncated]") {
+						truncated++
+						assert.Len(t, ev.Message, cfg.MaxEventBytes)
+					}
+				}
+				assert.Equal(t, 1, truncated)
+			}
+			assertCounter(t, tel, "otelcol_exporter_cloudwatch_groups_events_resized", 1)
+		})
+	}
+}
