@@ -177,3 +177,50 @@ func TestOversizeAgainstLocalServer(t *testing.T) {
 		})
 	}
 }
+
+// Settings reach existing groups too: KMS key associated, retention and tags put, and a class
+// that cannot change is reported.
+func TestGroupSettingsOnExistingGroupLocal(t *testing.T) {
+	awsEnv(t)
+	b := startLocal(t, localcloudwatch.Config{})
+	ctx := context.Background()
+	_, err := b.client().CreateLogGroup(ctx, &cloudwatchlogs.CreateLogGroupInput{
+		LogGroupName: aws.String("it.application"), LogGroupClass: "STANDARD",
+	})
+	require.NoError(t, err)
+
+	const key = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	cfg := testConfig(b.endpoint)
+	cfg.GroupBy = "log_type"
+	cfg.KMSKeyID = key
+	cfg.LogGroupClass = "INFREQUENT_ACCESS"
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	e, err := newExporter(cfg, set)
+	require.NoError(t, err)
+	require.NoError(t, e.start(ctx, componenttest.NewNopHost()))
+	src := []source{{namespace: "shop", pod: "a", container: "c"}, {path: "/var/log/kube-apiserver/audit.log"}}
+	require.NoError(t, e.push(ctx, makeLogs(src, 10, time.Now(), "n")))
+	require.NoError(t, e.push(ctx, makeLogs(src, 10, time.Now(), "n"))) // settings once per process
+
+	existing, ok := b.local.Group("it.application")
+	require.True(t, ok)
+	assert.Equal(t, key, existing.KMSKeyID)
+	assert.Equal(t, int32(7), existing.RetentionDays)
+	assert.Equal(t, cfg.Tags, existing.Tags)
+	assert.Equal(t, "STANDARD", existing.Class)
+	created, ok := b.local.Group("it.audit")
+	require.True(t, ok)
+	assert.Equal(t, key, created.KMSKeyID)
+	assert.Equal(t, "INFREQUENT_ACCESS", created.Class)
+	assert.Equal(t, int32(7), created.RetentionDays)
+
+	st := b.local.Stats()
+	assert.Equal(t, int64(1+2), st.Requests["CreateLogGroup"], "the test's own, then one per group per process")
+	assert.Equal(t, int64(1), st.Requests["AssociateKmsKey"])
+	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_group_settings")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), sumOf(m), "applied twice, one class mismatch")
+}
