@@ -22,13 +22,14 @@ const (
 )
 
 // throttleCodes are the error codes CloudWatch Logs and the AWS SDK use for rate limiting.
+// CloudWatch Logs' LimitExceededException is not one: it means a resource count quota (too
+// many log groups), which waiting does not fix, so it is permanent.
 var throttleCodes = map[string]bool{
 	"ThrottlingException":                    true,
 	"Throttling":                             true,
 	"ThrottledException":                     true,
 	"TooManyRequestsException":               true,
 	"RequestLimitExceeded":                   true,
-	"LimitExceededException":                 true,
 	"RequestThrottled":                       true,
 	"RequestThrottledException":              true,
 	"ProvisionedThroughputExceededException": true,

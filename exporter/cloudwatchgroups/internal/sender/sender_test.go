@@ -32,6 +32,7 @@ func TestClassify(t *testing.T) {
 		{apiErr("ServiceUnavailableException"), classTransient},
 		{apiErr("InvalidParameterException"), classPermanent},
 		{apiErr("AccessDeniedException"), classPermanent},
+		{apiErr("LimitExceededException"), classPermanent},
 		{httpErr(503), classTransient},
 		{httpErr(429), classThrottle},
 		{httpErr(400), classPermanent},
