@@ -13,6 +13,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/testbed/bench/cwbenchkit v0.0.0
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
+	go.opentelemetry.io/collector/exporter/exporterhelper v0.160.0
 	go.opentelemetry.io/collector/exporter/exportertest v0.160.0
 )
 
@@ -74,7 +75,6 @@ require (
 	go.opentelemetry.io/collector/consumer/consumertest v0.160.0 // indirect
 	go.opentelemetry.io/collector/consumer/xconsumer v0.160.0 // indirect
 	go.opentelemetry.io/collector/exporter v1.66.0 // indirect
-	go.opentelemetry.io/collector/exporter/exporterhelper v0.160.0 // indirect
 	go.opentelemetry.io/collector/exporter/xexporter v0.160.0 // indirect
 	go.opentelemetry.io/collector/extension v1.66.0 // indirect
 	go.opentelemetry.io/collector/extension/xextension v0.160.0 // indirect

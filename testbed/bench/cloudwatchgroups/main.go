@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
@@ -23,6 +24,7 @@ func main() {
 	spec, endpoint := cwbenchkit.Flags(fs)
 	minMiB := fs.Int("batch-min-mib", 0, "sending_queue.batch.min_size in MiB (0: the default)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured part here")
+	items := fs.Int("batch-items", 0, "use the items sizer with this min_size (max 4x) instead of bytes")
 	maxMiB := fs.Int("batch-max-mib", 0, "sending_queue.batch.max_size in MiB (0: the default)")
 	_ = fs.Parse(os.Args[1:])
 
@@ -41,6 +43,12 @@ func main() {
 	}
 	if *maxMiB > 0 {
 		q.Batch.Get().MaxSize = int64(*maxMiB) << 20
+	}
+	if *items > 0 {
+		b := q.Batch.Get()
+		b.Sizer = exporterhelper.RequestSizerTypeItems
+		b.MinSize, b.MaxSize = int64(*items), 4*int64(*items)
+		name = fmt.Sprintf("cloudwatch_groups(min %d items)", *items)
 	}
 	set := exportertest.NewNopSettings(f.Type())
 	set.ID = component.NewIDWithName(f.Type(), "bench")
