@@ -73,20 +73,34 @@ build: generate-dist ## generate and compile bin/otelcol-k8s
 build-only: ## compile bin/otelcol-k8s from the committed sources, without regenerating
 	cd $(DIST_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(BIN) .
 
+# make run: a simulated node (testbed/nodesim) writes container logs like kubelet and containerd,
+# bin/otelcol-k8s runs RUN_CONFIG on them and sends to the local CloudWatch Logs server
+# (testbed/localcloudwatch); the report shows what arrived. RUN_ARGS passes flags to
+# testbed/cmd/runlocal (for example RUN_ARGS='-rate 500 -duration 60s'). `make run-samples` is the
+# former quick look: the bundled samples printed by the debug exporter.
+RUN_CONFIG ?= config/run.yaml
+RUN_ARGS   ?=
+
 .PHONY: run
-run: build-only ## run the collector on the bundled local configuration (no AWS, no cluster)
+run: build-only ## simulated node -> bin/otelcol-k8s -> local CloudWatch Logs, then what arrived (no AWS, no cluster); Ctrl-C stops
+	$(GO) build -o bin/runlocal ./testbed/cmd/runlocal
+	bin/runlocal -bin $(BIN) -config $(RUN_CONFIG) $(RUN_ARGS)
+
+.PHONY: run-samples
+run-samples: build-only ## print the bundled config/samples records with the debug exporter (config/local.yaml)
 	$(BIN) --config $(CONFIG)
 
 ## ---- tests ----
 
 .PHONY: test
-test: check-generated test-modules test-dist ## everything CI runs: generated code, every module with -race, the distribution
+test: check-generated test-modules ## everything CI runs: generated code, then every module with -race (the distribution tests included)
 
+# The root module's testbed/distribution tests run the built binary, so it is built first.
 .PHONY: test-modules
-test-modules: ## go test -race in every module
+test-modules: build-only ## go test -race in every module
 	@set -e; for m in $(TEST_MODULES); do \
 		echo "==> go test -race $$m"; \
-		(cd $$m && $(GO) test -race -count=1 ./...); \
+		(cd $$m && OTELCOL_K8S_BIN=$(BIN) $(GO) test -race -count=1 ./...); \
 	done
 
 .PHONY: test-dist

@@ -1,5 +1,6 @@
 // Package distribution tests the built otelcol-k8s binary: that it contains every component of
-// builder-config.yaml and that the local configuration of `make run` moves records end to end.
+// builder-config.yaml, that the local configurations validate and that the one of `make run-samples`
+// moves records end to end.
 //
 // The binary is named by OTELCOL_K8S_BIN (`make test-dist` sets it). Without it the tests skip,
 // except under CI, where a missing binary is a failure.
@@ -122,12 +123,19 @@ func TestDistributionComponents(t *testing.T) {
 	}
 }
 
+// TestDistributionValidatesLocalConfig checks the configurations of `make run-samples`
+// (config/local.yaml) and of `make run` and the end-to-end scenarios (config/run.yaml).
 func TestDistributionValidatesLocalConfig(t *testing.T) {
 	bin := binary(t)
-	cmd := exec.Command(bin, "validate", "--config", "config/local.yaml")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("config/local.yaml does not validate: %v\n%s", err, out)
+	for _, config := range []string{"config/local.yaml", "config/run.yaml"} {
+		t.Run(filepath.Base(config), func(t *testing.T) {
+			cmd := exec.Command(bin, "validate", "--config", config)
+			cmd.Dir = repoRoot
+			cmd.Env = append(os.Environ(), "OTELCOL_K8S_STATE="+t.TempDir())
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s does not validate: %v\n%s", config, err, out)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,201 @@
+package nodesim
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	criLine   = regexp.MustCompile(`^(\S+) (stdout|stderr) ([PF]) (.*)$`)
+	rotatedRE = regexp.MustCompile(`^[0-9]+\.log\.[0-9]{8}-[0-9]{6}(\.gz)?$`)
+	tokenRE   = regexp.MustCompile(`nodesim:(c[0-9]+):([0-9]+)`)
+)
+
+func readAll(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		r = zr
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return lines
+}
+
+// TestRunWritesKubeletLayout runs a small fast node and checks every file against what kubelet
+// and containerd produce, and every token of every surviving container exactly once, in order.
+func TestRunWritesKubeletLayout(t *testing.T) {
+	root := t.TempDir()
+	sim, err := New(Config{
+		Root: root, Seed: 7, Pods: 4,
+		Phases:             []Phase{{Duration: 1500 * time.Millisecond, LinesPerSecond: 2000}},
+		ShortPodsPerSecond: 4, PodDeleteDelay: 200 * time.Millisecond,
+		Mix:         Mix{KlogText: 1, KlogJSON: 1, Plain: 1, Long: 0.05, Malformed: 0.02},
+		RotateBytes: 64 << 10, RotateCheck: 100 * time.Millisecond, KeepFiles: 50,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := sim.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ledger.Rotations == 0 || ledger.Compressed == 0 || ledger.PodsDeleted == 0 {
+		t.Fatalf("expected rotations, compression and deleted pods: %+v", ledger)
+	}
+	seen := map[string][]int64{}
+	formats := map[Format]bool{}
+	for _, c := range ledger.Containers {
+		formats[c.Format] = true
+		dir := filepath.Join(sim.PodsDir(), c.Namespace+"_"+c.Pod+"_"+c.UID, c.Container)
+		entries, err := os.ReadDir(dir)
+		if c.Deleted {
+			if !os.IsNotExist(err) {
+				t.Errorf("%s: deleted pod's directory still there (%v)", c.ID, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Read oldest first: rotated names sort by time, the current file comes last.
+		var names []string
+		for _, e := range entries {
+			if e.Name() == "0.log" {
+				continue
+			}
+			if !rotatedRE.MatchString(e.Name()) {
+				t.Errorf("%s: unexpected file %s", c.ID, e.Name())
+			}
+			names = append(names, e.Name())
+		}
+		names = append(names, "0.log")
+		partial := false
+		for _, name := range names {
+			for _, line := range readAll(t, filepath.Join(dir, name)) {
+				m := criLine.FindStringSubmatch(line)
+				if m == nil {
+					if !strings.HasPrefix(line, "garbage without a CRI header") {
+						t.Errorf("%s: not a CRI line: %.100q", c.ID, line)
+					}
+				} else {
+					if _, err := time.Parse(time.RFC3339Nano, m[1]); err != nil {
+						t.Errorf("bad timestamp %q", m[1])
+					}
+					if len(m[4]) > Defaults.MaxLineBytes {
+						t.Errorf("%s: content of %d bytes not split", c.ID, len(m[4]))
+					}
+					if m[3] == "P" {
+						partial = true
+						if len(m[4]) != Defaults.MaxLineBytes {
+							t.Errorf("%s: partial piece of %d bytes", c.ID, len(m[4]))
+						}
+					}
+				}
+				for _, tm := range tokenRE.FindAllStringSubmatch(line, -1) {
+					if tm[1] != c.ID {
+						t.Errorf("%s: token of %s in its file", c.ID, tm[1])
+					}
+					seq, _ := strconv.ParseInt(tm[2], 10, 64)
+					seen[c.ID] = append(seen[c.ID], seq)
+				}
+			}
+		}
+		if c.Long > 0 && !partial {
+			t.Errorf("%s: %d long lines but no partial piece", c.ID, c.Long)
+		}
+		// File order is first-byte order: the tokens must be exactly 1..Lines.
+		got := seen[c.ID]
+		if int64(len(got)) != c.Lines {
+			t.Errorf("%s: %d tokens in its files, ledger says %d", c.ID, len(got), c.Lines)
+			continue
+		}
+		for i, seq := range got {
+			if seq != int64(i+1) {
+				t.Errorf("%s: token %d at position %d", c.ID, seq, i+1)
+				break
+			}
+		}
+	}
+	for _, f := range []Format{FormatKlogText, FormatKlogJSON, FormatPlain} {
+		if !formats[f] {
+			t.Errorf("no container logged %s", f)
+		}
+	}
+}
+
+// TestRotationKeepsFiles checks kubelet's retention: at most KeepFiles files per container, all
+// rotated ones but the newest compressed.
+func TestRotationKeepsFiles(t *testing.T) {
+	root := t.TempDir()
+	sim, err := New(Config{
+		Root: root, Seed: 3, Pods: 1,
+		Phases:      []Phase{{Duration: 3500 * time.Millisecond, LinesPerSecond: 3000}},
+		RotateBytes: 16 << 10, RotateCheck: 50 * time.Millisecond, KeepFiles: 3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := sim.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ledger.Removed == 0 {
+		t.Fatalf("no rotated file removed: %+v", ledger)
+	}
+	files, _ := filepath.Glob(filepath.Join(sim.PodsDir(), "*", "*", "*"))
+	if len(files) > 3 {
+		t.Errorf("%d files kept, want at most 3: %v", len(files), files)
+	}
+	var plain int
+	for _, f := range files {
+		if rotatedRE.MatchString(filepath.Base(f)) && !strings.HasSuffix(f, ".gz") {
+			plain++
+		}
+	}
+	if plain > 1 {
+		t.Errorf("%d uncompressed rotated files, want at most 1: %v", plain, files)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"no root":      {},
+		"keep 1":       {Root: "x", KeepFiles: 1},
+		"bad mix":      {Root: "x", Mix: Mix{Plain: 1, Long: 0.8, Malformed: 0.5}},
+		"bad phase":    {Root: "x", Phases: []Phase{{Duration: 0, LinesPerSecond: 1}}},
+		"tiny max len": {Root: "x", MaxLineBytes: 10},
+	} {
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if err := (Config{Root: "x"}).Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}
