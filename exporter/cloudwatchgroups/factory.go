@@ -25,16 +25,20 @@ func NewFactory() exporter.Factory {
 	)
 }
 
-// Default batch: enough data per push that each stream's PutLogEvents batches come out full.
+// Default batch: enough data per push that each stream's PutLogEvents batches come out full
+// when logs are busy (a stream with b MiB in one push needs ceil(b) calls). Below about 6 MiB/s
+// the flush timeout sends first and the batches stay small. Two consumers bound the data in
+// flight to 2 x 48 MiB of protobuf.
 const (
-	defaultBatchMinBytes = 4 << 20
-	defaultBatchMaxBytes = 16 << 20
+	defaultBatchMinBytes = 32 << 20
+	defaultBatchMaxBytes = 48 << 20
 	defaultFlushTimeout  = 5 * time.Second
+	defaultNumConsumers  = 2
 )
 
 func createDefaultConfig() component.Config {
 	queue := exporterhelper.NewDefaultQueueConfig()
-	queue.NumConsumers = 4
+	queue.NumConsumers = defaultNumConsumers
 	queue.Batch = configoptional.Some(exporterhelper.BatchConfig{
 		FlushTimeout: defaultFlushTimeout,
 		Sizer:        exporterhelper.RequestSizerTypeBytes,

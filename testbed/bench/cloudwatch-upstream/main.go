@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"time"
 
@@ -25,7 +26,8 @@ func main() {
 	fs := flag.NewFlagSet("bench", flag.ExitOnError)
 	spec, endpoint := cwbenchkit.Flags(fs)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured part here")
-	sameQueue := fs.Bool("same-queue", true, "use the cloudwatch_groups queue and batch settings instead of the exporter's defaults")
+	sameQueue := fs.Bool("same-queue", true, "use a bytes-sized batching queue (4 consumers, 4-16 MiB) instead of the exporter's defaults")
+	batchMiB := fs.Int("batch-min-mib", 4, "with -same-queue: batch min_size in MiB (max is 4x)")
 	_ = fs.Parse(os.Args[1:])
 
 	chunks := cwbenchkit.Logs(spec.Chunks())
@@ -44,9 +46,12 @@ func main() {
 		cfg.QueueSettings.Batch = configoptional.Some(exporterhelper.BatchConfig{
 			FlushTimeout: 5 * time.Second,
 			Sizer:        exporterhelper.RequestSizerTypeBytes,
-			MinSize:      4 << 20,
-			MaxSize:      16 << 20,
+			MinSize:      int64(*batchMiB) << 20,
+			MaxSize:      4 * int64(*batchMiB) << 20,
 		})
+		if *batchMiB != 4 {
+			name = fmt.Sprintf("awscloudwatchlogs(min %d MiB)", *batchMiB)
+		}
 	}
 	set := exportertest.NewNopSettings(f.Type())
 	set.ID = component.NewIDWithName(f.Type(), "bench")
