@@ -37,10 +37,16 @@ type producer struct {
 	rnd    *rand.Rand
 	ns     string
 	node   string
+	// refNamespaces are the namespaces of the objects its lines mention: its own, or every
+	// namespace for a control-plane component (a scheduler logs pods of all namespaces).
+	refNamespaces []string
 }
 
-func newProducer(f Format, ns, node string, rnd *rand.Rand) *producer {
-	p := &producer{format: f, out: new(bytes.Buffer), rnd: rnd, ns: ns, node: node}
+func newProducer(f Format, ns, node string, namespaces []string, rnd *rand.Rand) *producer {
+	p := &producer{format: f, out: new(bytes.Buffer), rnd: rnd, ns: ns, node: node, refNamespaces: []string{ns}}
+	if strings.HasPrefix(ns, "kube-") {
+		p.refNamespaces = namespaces
+	}
 	switch f {
 	case FormatKlogText:
 		p.log = textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(p.out), textlogger.Verbosity(4)))
@@ -62,7 +68,7 @@ var errTimeout = errors.New("context deadline exceeded")
 
 // normal is an ordinary line: the stream it goes to and its content.
 func (p *producer) normal(token string) (string, []byte) {
-	pod := klog.KRef(p.ns, fmt.Sprintf("web-%d", p.rnd.IntN(50)))
+	pod := klog.KRef(p.refNamespaces[p.rnd.IntN(len(p.refNamespaces))], fmt.Sprintf("web-%d", p.rnd.IntN(50)))
 	switch p.format {
 	case FormatKlogText, FormatKlogJSON:
 		switch p.rnd.IntN(4) {

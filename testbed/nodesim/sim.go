@@ -315,7 +315,7 @@ func (s *Sim) startPod(short bool) (*container, error) {
 				ID: fmt.Sprintf("c%d", s.nextID), Namespace: ns, Pod: pod, UID: uid,
 				Container: name, Format: format, ShortLived: short,
 			},
-			prod: newProducer(format, ns, s.node, s.rnd),
+			prod: newProducer(format, ns, s.node, s.cfg.Namespaces, s.rnd),
 		}
 		c.dir = filepath.Join(s.PodsDir(), fmt.Sprintf("%s_%s_%s", ns, pod, uid), name)
 		if err := os.MkdirAll(c.dir, 0o755); err != nil {

@@ -1,0 +1,322 @@
+// Package e2e runs the built distribution (OTELCOL_K8S_BIN, set by `make e2e`) with
+// config/run.yaml between the node simulator (testbed/nodesim) and the local CloudWatch Logs
+// server (testbed/localcloudwatch), through load and fault scenarios, and ends each with an exact
+// accounting of every line written against every event stored.
+//
+// Without OTELCOL_K8S_BIN the tests skip, except under CI, where that is a failure.
+package e2e
+
+import (
+	"context"
+	"flag"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/nodesim"
+)
+
+var (
+	outage      = flag.Duration("e2e.outage", 60*time.Second, "how long the local server is down in TestServerOutage")
+	deliverWait = flag.Duration("e2e.deliver", 3*time.Minute, "how long to wait for the collector to deliver every line once the node stops")
+	quiet       = flag.Duration("e2e.quiet", 3*time.Second, "how long to keep watching for duplicates once every line arrived")
+)
+
+const configPath = "../../config/run.yaml"
+
+func binary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("OTELCOL_K8S_BIN")
+	if bin == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("OTELCOL_K8S_BIN is not set: run the scenarios through `make e2e`")
+		}
+		t.Skip("OTELCOL_K8S_BIN is not set: run the scenarios through `make e2e`")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the distribution binary is missing: %v", err)
+	}
+	return bin
+}
+
+// env runs one scenario: the server, the node and the collector.
+type env struct {
+	t        *testing.T
+	bin      string
+	dir      string
+	srv      *localcloudwatch.Server
+	endpoint string
+	col      *harness.Collector
+	starts   int
+}
+
+func newEnv(t *testing.T, cfg localcloudwatch.Config) *env {
+	e := &env{t: t, bin: binary(t), dir: t.TempDir()}
+	e.srv = localcloudwatch.New(cfg)
+	endpoint, err := e.srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.endpoint = endpoint
+	t.Cleanup(func() { _ = e.srv.Close() })
+	return e
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// start starts (or restarts) the collector on the same state directory.
+func (e *env) start() {
+	e.t.Helper()
+	config, err := filepath.Abs(configPath)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.starts++
+	col, err := harness.StartCollector(e.bin, config, []string{
+		"OTELCOL_K8S_NODE_ROOT=" + filepath.Join(e.dir, "node"),
+		"OTELCOL_K8S_STATE=" + filepath.Join(e.dir, "state"),
+		"OTELCOL_K8S_CLOUDWATCH=" + e.endpoint,
+		"OTELCOL_K8S_HEALTH=" + freeAddr(e.t),
+		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1",
+		"AWS_EC2_METADATA_DISABLED=true",
+	}, e.logPath())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.col = col
+	e.t.Cleanup(func() { col.Kill() })
+}
+
+func (e *env) logPath() string { return filepath.Join(e.dir, "otelcol.log") }
+
+// dumpLog shows the end of the collector's log when the test failed.
+func (e *env) dumpLog() {
+	if !e.t.Failed() {
+		return
+	}
+	raw, err := os.ReadFile(e.logPath())
+	if err != nil {
+		return
+	}
+	if len(raw) > 8000 {
+		raw = raw[len(raw)-8000:]
+	}
+	e.t.Logf("collector log (end):\n%s", raw)
+}
+
+// scenario is a node configuration plus what happens while it runs.
+type scenario struct {
+	node nodesim.Config
+	// during runs alongside the node; it returns when its faults are over.
+	during func(ctx context.Context, e *env)
+	// allowDuplicates: a kill -9 may leave records both delivered and not yet checkpointed.
+	allowDuplicates bool
+}
+
+func run(t *testing.T, e *env, sc scenario) harness.Account {
+	t.Helper()
+	defer e.dumpLog()
+	sc.node.Root = filepath.Join(e.dir, "node")
+	if err := os.MkdirAll(filepath.Join(e.dir, "state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sim, err := nodesim.New(sc.node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	faultsDone := make(chan struct{})
+	go func() {
+		defer close(faultsDone)
+		if sc.during != nil {
+			sc.during(ctx, e)
+		}
+	}()
+	started := time.Now()
+	ledger, err := sim.Run(ctx)
+	if err != nil {
+		t.Fatalf("simulator: %v", err)
+	}
+	<-faultsDone
+	t.Logf("node wrote %d lines (%d file lines, %d bytes) in %d containers of %d pods (%d deleted), %d rotations, %d compressed, %d removed, in %s",
+		ledger.Lines, ledger.FileLines, ledger.Bytes, len(ledger.Containers), ledger.PodsCreated, ledger.PodsDeleted,
+		ledger.Rotations, ledger.Compressed, ledger.Removed, time.Since(started).Round(time.Millisecond))
+	if ledger.Removed > 0 {
+		t.Logf("note: %d rotated files were removed by retention; lines in them count as missing if the collector had not read them", ledger.Removed)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), *deliverWait)
+	stored, werr := harness.WaitStored(wctx, e.srv, ledger.Lines, e.col)
+	wcancel()
+	if werr != nil {
+		t.Errorf("waiting for delivery: %v (stored %d of %d)", werr, stored, ledger.Lines)
+	}
+	time.Sleep(*quiet)
+	if err := e.col.Stop(30 * time.Second); err != nil {
+		t.Errorf("collector stop: %v", err)
+	}
+	acc := harness.Reconcile(e.srv, ledger)
+	st := e.srv.Stats()
+	t.Logf("delivered in %s after the node stopped; %d PutLogEvents calls, %d throttles, %d injected 5xx; accounting: %s",
+		time.Since(started).Round(time.Millisecond), st.PutLogEventsAccepted, st.Throttles, st.InjectedServerErrors, acc)
+	failed := acc.Missing > 0 || acc.OutOfOrder > 0 || acc.Untracked > 0 || acc.Merged > 0 || acc.Matched != acc.Written
+	if acc.Duplicated > 0 && !sc.allowDuplicates {
+		failed = true
+	}
+	if failed {
+		t.Errorf("accounting failed: %s", acc)
+	}
+	return acc
+}
+
+func steadyNode() nodesim.Config {
+	return nodesim.Config{
+		Seed: 1, Pods: 8,
+		Phases:             []nodesim.Phase{{Duration: 20 * time.Second, LinesPerSecond: 500}},
+		ShortPodsPerSecond: 0.5, PodDeleteDelay: 3 * time.Second,
+		Mix:         nodesim.Mix{KlogText: 2, KlogJSON: 1, Plain: 2, Long: 0.01},
+		RotateBytes: 1 << 20, RotateCheck: time.Second,
+	}
+}
+
+func TestSteadyLoad(t *testing.T) {
+	e := newEnv(t, localcloudwatch.Config{Seed: 1})
+	run(t, e, scenario{node: steadyNode()})
+}
+
+func TestBurst(t *testing.T) {
+	e := newEnv(t, localcloudwatch.Config{Seed: 2})
+	n := steadyNode()
+	n.Seed = 2
+	n.Phases = []nodesim.Phase{
+		{Duration: 4 * time.Second, LinesPerSecond: 200},
+		{Duration: 4 * time.Second, LinesPerSecond: 8000},
+		{Duration: 4 * time.Second, LinesPerSecond: 200},
+	}
+	run(t, e, scenario{node: n})
+}
+
+func TestRotationAtHighRate(t *testing.T) {
+	e := newEnv(t, localcloudwatch.Config{Seed: 3})
+	n := steadyNode()
+	n.Seed, n.Pods, n.ShortPodsPerSecond = 3, 4, 0
+	n.Phases = []nodesim.Phase{{Duration: 15 * time.Second, LinesPerSecond: 4000}}
+	n.RotateBytes, n.RotateCheck, n.KeepFiles = 256<<10, 200*time.Millisecond, 5
+	acc := run(t, e, scenario{node: n})
+	_ = acc
+}
+
+func TestShortLivedPods(t *testing.T) {
+	e := newEnv(t, localcloudwatch.Config{Seed: 4})
+	n := steadyNode()
+	n.Seed, n.Pods = 4, 2
+	n.Phases = []nodesim.Phase{{Duration: 15 * time.Second, LinesPerSecond: 50}}
+	n.ShortPodsPerSecond, n.ShortPodLifetime, n.ShortPodLines, n.PodDeleteDelay = 5, time.Second, 20, 3*time.Second
+	run(t, e, scenario{node: n})
+}
+
+// TestKillAndRestart kills the collector with SIGKILL twice while the node writes; checkpoints
+// and the exporter queue live in file_storage, so nothing may be lost.
+func TestKillAndRestart(t *testing.T) {
+	e := newEnv(t, localcloudwatch.Config{Seed: 5})
+	n := steadyNode()
+	n.Seed = 5
+	n.Phases = []nodesim.Phase{{Duration: 20 * time.Second, LinesPerSecond: 1000}}
+	acc := run(t, e, scenario{node: n, allowDuplicates: true, during: func(ctx context.Context, e *env) {
+		for _, at := range []time.Duration{6 * time.Second, 6 * time.Second} {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(at):
+			}
+			e.col.Kill()
+			time.Sleep(2 * time.Second)
+			e.start()
+		}
+	}})
+	if acc.Duplicated > 0 {
+		t.Logf("duplicates after kill -9 (at least once): %d of %d lines", acc.Duplicated, acc.Written)
+	}
+}
+
+// TestThrottlingAndServerErrors answers 30% of requests with ThrottlingException and 10% with
+// ServiceUnavailableException for most of the run.
+func TestThrottlingAndServerErrors(t *testing.T) {
+	e := newEnv(t, localcloudwatch.Config{Seed: 6})
+	n := steadyNode()
+	n.Seed = 6
+	n.Phases = []nodesim.Phase{{Duration: 20 * time.Second, LinesPerSecond: 800}}
+	run(t, e, scenario{node: n, during: func(ctx context.Context, e *env) {
+		set(e, localcloudwatch.Faults{ThrottleRate: 0.3, ServerErrorRate: 0.1, LatencyJitter: localcloudwatch.Duration(50 * time.Millisecond)})
+		select {
+		case <-ctx.Done():
+		case <-time.After(16 * time.Second):
+		}
+		set(e, localcloudwatch.Faults{})
+	}})
+}
+
+// TestServerOutage takes the local server down (connections refused) for -e2e.outage while the
+// node keeps writing, then brings it back.
+func TestServerOutage(t *testing.T) {
+	e := newEnv(t, localcloudwatch.Config{Seed: 7})
+	n := steadyNode()
+	n.Seed = 7
+	n.Phases = []nodesim.Phase{{Duration: *outage + 10*time.Second, LinesPerSecond: 300}}
+	run(t, e, scenario{node: n, during: func(ctx context.Context, e *env) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(4 * time.Second):
+		}
+		set(e, localcloudwatch.Faults{Down: true})
+		select {
+		case <-ctx.Done():
+		case <-time.After(*outage):
+		}
+		set(e, localcloudwatch.Faults{})
+	}})
+}
+
+// TestMalformedLineStorm mixes 30% malformed lines (no CRI header, broken klog headers, invalid
+// UTF-8, truncated JSON, control characters) into the load.
+func TestMalformedLineStorm(t *testing.T) {
+	e := newEnv(t, localcloudwatch.Config{Seed: 8})
+	n := steadyNode()
+	n.Seed = 8
+	n.Phases = []nodesim.Phase{{Duration: 12 * time.Second, LinesPerSecond: 1000}}
+	n.Mix.Malformed, n.Mix.Long = 0.3, 0.02
+	run(t, e, scenario{node: n})
+}
+
+// TestOneStreamPerFile checks routing: every line of one container file lands in one log group
+// and one stream, whatever Kubernetes objects the line mentions.
+func TestOneStreamPerFile(t *testing.T) {
+	e := newEnv(t, localcloudwatch.Config{Seed: 9})
+	n := steadyNode()
+	n.Seed = 9
+	n.Phases = []nodesim.Phase{{Duration: 8 * time.Second, LinesPerSecond: 300}}
+	acc := run(t, e, scenario{node: n})
+	if acc.StrayStreams > 0 {
+		t.Errorf("%d container files spread over more than one group or stream: %s", acc.StrayStreams, acc)
+	}
+}
+
+func set(e *env, f localcloudwatch.Faults) {
+	if err := e.srv.SetFaults(f); err != nil {
+		e.t.Errorf("faults %+v: %v", f, err)
+	}
+}
+
