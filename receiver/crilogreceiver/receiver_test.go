@@ -746,3 +746,31 @@ func TestShortLivedPods(t *testing.T) {
 	}
 	requireExactly(t, c, want)
 }
+
+// TestNoisyPodDoesNotStarveOthers gives one file a large backlog; a line written to another
+// file must arrive long before the backlog is read, because each file gets at most
+// max_bytes_per_poll per turn.
+func TestNoisyPodDoesNotStarveOthers(t *testing.T) {
+	root := t.TempDir()
+	noisy := newPodLog(t, root, "ns", "noisy", "app", 0)
+	const backlog = 100000
+	var b strings.Builder
+	clock := noisy.clock
+	for i := 0; i < backlog; i++ {
+		b.WriteString(criLines(&clock, "stdout", fmt.Sprintf("noisy %06d %s", i, strings.Repeat("n", 100)), 0))
+	}
+	_, err := noisy.f.WriteString(b.String())
+	require.NoError(t, err)
+	quiet := newPodLog(t, root, "ns", "quiet", "app", 0)
+	c := &collector{}
+	cfg := testConfig(root)
+	cfg.MaxBytesPerPoll = 64 << 10
+	startReceiver(t, cfg, c, nil)
+	quiet.write("stdout", "quiet line", 0)
+	require.Eventually(t, func() bool { return len(c.bodies()[key("quiet", "app", "stdout")]) == 1 },
+		20*time.Second, time.Millisecond)
+	noisyBefore := len(c.bodies()[key("noisy", "app", "stdout")])
+	require.Less(t, noisyBefore, backlog/2, "the quiet file waited for most of the noisy backlog")
+	waitCount(t, c, backlog+1)
+	t.Logf("quiet line arrived after %d of %d noisy lines", noisyBefore, backlog)
+}
