@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
@@ -223,4 +224,37 @@ func TestGroupSettingsOnExistingGroupLocal(t *testing.T) {
 	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_group_settings")
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), sumOf(m), "applied twice, one class mismatch")
+}
+
+// moto has no AssociateKmsKey: applying settings to an existing group fails. Sending goes on,
+// the failure is counted once and not repeated for every batch.
+func TestSettingsFailureDoesNotBlockSending(t *testing.T) {
+	awsEnv(t)
+	b := startMoto(t)
+	_, err := b.client().CreateLogGroup(context.Background(), &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("it.shop")})
+	require.NoError(t, err)
+	cfg := testConfig(b.endpoint)
+	cfg.KMSKeyID = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	cfg.BackOffConfig.MaxElapsedTime = 300 * time.Millisecond
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	e, err := newExporter(cfg, set)
+	require.NoError(t, err)
+	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+
+	for range 2 {
+		require.NoError(t, e.push(context.Background(), makeLogs(testSources[:2], 20, time.Now(), "n")))
+	}
+	assertCounter(t, tel, "otelcol_exporter_cloudwatch_groups_events_sent", 80)
+	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_group_settings")
+	require.NoError(t, err)
+	failed := int64(0)
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		if v, _ := dp.Attributes.Value("outcome"); v.AsString() == "failed" {
+			failed += dp.Value
+		}
+	}
+	assert.Equal(t, int64(1), failed, "one failed attempt, then a pause")
 }

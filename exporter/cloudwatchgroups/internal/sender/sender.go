@@ -88,7 +88,13 @@ type Sender struct {
 type groupState struct {
 	mu      sync.Mutex
 	applied bool // settings applied (or nothing to apply) in this process
+	// nextTry is when a failed attempt may be repeated, so a failing group does not slow
+	// every batch down.
+	nextTry time.Time
 }
+
+// settingsRetryDelay is the pause after a failed attempt to apply group settings.
+const settingsRetryDelay = time.Minute
 
 // New returns a Sender.
 func New(api API, cfg Config, obs Observer, logger *zap.Logger) *Sender {
@@ -142,18 +148,20 @@ func (s *Sender) group(name string) *groupState {
 }
 
 // Prepare applies the group settings to group once per process, creating the group when it
-// is missing. A failure is logged and counted; it is tried again at the next call.
+// is missing. A failure is logged and counted; it is tried again after settingsRetryDelay.
 func (s *Sender) Prepare(ctx context.Context, group string) {
 	g := s.group(group)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.applied {
+	if g.applied || time.Now().Before(g.nextTry) {
 		return
 	}
 	err := s.ensureGroup(ctx, group)
 	s.obs.SettingsApplied(ctx, err == nil)
 	if err != nil {
-		s.logger.Warn("Applying log group settings failed; will try again", zap.String("log_group", group), zap.Error(err))
+		g.nextTry = time.Now().Add(settingsRetryDelay)
+		s.logger.Warn("Applying log group settings failed; will try again", zap.String("log_group", group),
+			zap.Duration("after", settingsRetryDelay), zap.Error(err))
 		return
 	}
 	g.applied = true
