@@ -46,25 +46,34 @@ func (f *failingStreams) PutLogEvents(ctx context.Context, in *cloudwatchlogs.Pu
 	return f.API.PutLogEvents(ctx, in, opts...)
 }
 
-func newPushExporter(t *testing.T, endpoint string, api func(sender.API) sender.API) (*cwExporter, *componenttest.Telemetry) {
+// startExporter builds and starts the exporter itself (no exporterhelper around it) with its
+// own telemetry; wrap, when set, wraps the real CloudWatch Logs client.
+func startExporter(t *testing.T, cfg *Config, wrap func(sender.API) sender.API) (*cwExporter, *componenttest.Telemetry) {
 	t.Helper()
-	cfg := testConfig(endpoint)
-	cfg.BackOffConfig.MaxElapsedTime = 300 * time.Millisecond
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	e, err := newExporter(cfg, set)
 	require.NoError(t, err)
-	e.newAPI = func(ctx context.Context, c *Config) (sender.API, error) {
-		real, err := newCloudWatchClient(ctx, c)
-		if err != nil {
-			return nil, err
+	if wrap != nil {
+		e.newAPI = func(ctx context.Context, c *Config) (sender.API, error) {
+			real, err := newCloudWatchClient(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(real), nil
 		}
-		return api(real), nil
 	}
 	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
 	return e, tel
+}
+
+func newPushExporter(t *testing.T, endpoint string, wrap func(sender.API) sender.API) (*cwExporter, *componenttest.Telemetry) {
+	t.Helper()
+	cfg := testConfig(endpoint)
+	cfg.BackOffConfig.MaxElapsedTime = 300 * time.Millisecond
+	return startExporter(t, cfg, wrap)
 }
 
 // A push whose batches partly fail returns only the failed records, as consumererror.Logs,
@@ -130,13 +139,7 @@ func TestOversizeAgainstLocalServer(t *testing.T) {
 			cfg := testConfig(b.endpoint)
 			cfg.MessageFormat = "raw"
 			cfg.Oversize = mode
-			tel := componenttest.NewTelemetry()
-			t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-			set := exportertest.NewNopSettings(metadata.Type)
-			set.TelemetrySettings = tel.NewTelemetrySettings()
-			e, err := newExporter(cfg, set)
-			require.NoError(t, err)
-			require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+			e, tel := startExporter(t, cfg, nil)
 
 			ld := plog.NewLogs()
 			lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
@@ -195,13 +198,7 @@ func TestGroupSettingsOnExistingGroupLocal(t *testing.T) {
 	cfg.GroupBy = "log_type"
 	cfg.KMSKeyID = key
 	cfg.LogGroupClass = "INFREQUENT_ACCESS"
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	set := exportertest.NewNopSettings(metadata.Type)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	e, err := newExporter(cfg, set)
-	require.NoError(t, err)
-	require.NoError(t, e.start(ctx, componenttest.NewNopHost()))
+	e, tel := startExporter(t, cfg, nil)
 	src := []source{{namespace: "shop", pod: "a", container: "c"}, {path: "/var/log/kube-apiserver/audit.log"}}
 	require.NoError(t, e.push(ctx, makeLogs(src, 10, time.Now(), "n")))
 	require.NoError(t, e.push(ctx, makeLogs(src, 10, time.Now(), "n"))) // settings once per process
@@ -236,13 +233,7 @@ func TestSettingsFailureDoesNotBlockSending(t *testing.T) {
 	cfg := testConfig(b.endpoint)
 	cfg.KMSKeyID = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 	cfg.BackOffConfig.MaxElapsedTime = 300 * time.Millisecond
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	set := exportertest.NewNopSettings(metadata.Type)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	e, err := newExporter(cfg, set)
-	require.NoError(t, err)
-	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+	e, tel := startExporter(t, cfg, nil)
 
 	for range 2 {
 		require.NoError(t, e.push(context.Background(), makeLogs(testSources[:2], 20, time.Now(), "n")))
