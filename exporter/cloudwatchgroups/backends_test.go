@@ -215,3 +215,23 @@ func serveOnLoopback(t *testing.T, srv *http.Server) string {
 	t.Cleanup(func() { _ = srv.Close() })
 	return "http://" + l.Addr().String()
 }
+
+// storedEvents returns every event the local server holds, in all groups and streams.
+func (b *backend) storedEvents(t *testing.T) []localcloudwatch.Event {
+	t.Helper()
+	var all []localcloudwatch.Event
+	for _, g := range b.local.Groups() {
+		streams, err := b.local.Streams(g.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range streams {
+			events, err := b.local.Events(g.Name, s.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, events...)
+		}
+	}
+	return all
+}

@@ -101,17 +101,7 @@ func TestPushReturnsOnlyUndeliveredRecords(t *testing.T) {
 	fail.mu.Unlock()
 	require.NoError(t, e.push(context.Background(), retry))
 
-	total := 0
-	for _, g := range b.local.Groups() {
-		streams, err := b.local.Streams(g.Name)
-		require.NoError(t, err)
-		for _, s := range streams {
-			events, err := b.local.Events(g.Name, s.Name)
-			require.NoError(t, err)
-			total += len(events)
-		}
-	}
-	assert.Equal(t, 100*len(testSources), total)
+	assert.Len(t, b.storedEvents(t), 100*len(testSources))
 	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_throttles")
 	require.NoError(t, err)
 	assert.Positive(t, sumOf(m))

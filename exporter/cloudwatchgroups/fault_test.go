@@ -112,16 +112,8 @@ func TestFaultsAndRestart(t *testing.T) {
 	assert.Positive(t, st.InjectedServerErrors)
 
 	seen := map[string]int{}
-	for _, g := range b.local.Groups() {
-		streams, err := b.local.Streams(g.Name)
-		require.NoError(t, err)
-		for _, s := range streams {
-			events, err := b.local.Events(g.Name, s.Name)
-			require.NoError(t, err)
-			for _, ev := range events {
-				seen[bodyOf(t, ev.Message)]++
-			}
-		}
+	for _, ev := range b.storedEvents(t) {
+		seen[bodyOf(t, ev.Message)]++
 	}
 	missing, dup := 0, 0
 	for i := range calls {
