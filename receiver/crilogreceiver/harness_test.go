@@ -350,3 +350,12 @@ func metricSum(t *testing.T, tel *componenttest.Telemetry, name string) int64 {
 	}
 	return total
 }
+
+// waitFilesOpen waits until the receiver reports n open files: the files present now have
+// been discovered (and, with start_at end, positioned at their end).
+func waitFilesOpen(t *testing.T, tel *componenttest.Telemetry, n int64) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return metricSum(t, tel, "otelcol_receiver_cri_log_files_open") == n
+	}, 10*time.Second, 2*time.Millisecond)
+}

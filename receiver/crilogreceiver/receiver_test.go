@@ -309,8 +309,8 @@ func TestFlushTimeoutAndStartAtEnd(t *testing.T) {
 	cfg := testConfig(root)
 	cfg.StartAt = StartAtEnd
 	cfg.FlushTimeout = 100 * time.Millisecond
-	startReceiver(t, cfg, c, nil)
-	time.Sleep(150 * time.Millisecond)
+	_, tel := startReceiver(t, cfg, c, nil)
+	waitFilesOpen(t, tel, 1)
 	old.write("stdout", "after start", 0)
 	// A file that appears later is read from its beginning even with start_at: end.
 	late := newPodLog(t, root, "ns", "late", "app", 0)
@@ -655,8 +655,8 @@ func TestStartAtEndOnlyAtFirstStartWithStorage(t *testing.T) {
 	cfg.StartAt = StartAtEnd
 	cfg.Storage = &storageID
 	first := &collector{}
-	a, _ := startReceiver(t, cfg, first, hostWith(store))
-	time.Sleep(100 * time.Millisecond)
+	a, tel := startReceiver(t, cfg, first, hostWith(store))
+	waitFilesOpen(t, tel, 1)
 	p.write("stdout", "after the first start", 0)
 	requireExactly(t, first, map[string][]string{key("se", "app", "stdout"): {"after the first start"}})
 	require.NoError(t, a.Shutdown(t.Context()))
@@ -722,8 +722,8 @@ func TestCopyTruncateWhileWriting(t *testing.T) {
 	t.Logf("%d truncations while writing: %d of %d lines delivered", truncations, c.count(), n)
 }
 
-// TestShortLivedPods creates pods whose log directories exist for only 150 ms, with the
-// default discovery and poll intervals: directory events must get every one of them read.
+// TestShortLivedPods creates pods whose log directories exist for only 400 ms, less than the
+// default discovery interval: directory events must get every one of them read.
 func TestShortLivedPods(t *testing.T) {
 	root := t.TempDir()
 	c := &collector{}
@@ -733,7 +733,7 @@ func TestShortLivedPods(t *testing.T) {
 	startReceiver(t, cfg, c, nil)
 	time.Sleep(100 * time.Millisecond) // the first discovery has run
 	want := map[string][]string{}
-	for i := 0; i < 10; i++ {
+	for i := 0; i < 5; i++ {
 		pod := fmt.Sprintf("brief%d", i)
 		p := newPodLog(t, root, "ns", pod, "app", 0)
 		for j := 0; j < 20; j++ {
@@ -741,7 +741,7 @@ func TestShortLivedPods(t *testing.T) {
 			p.write("stdout", body, 0)
 			want[key(pod, "app", "stdout")] = append(want[key(pod, "app", "stdout")], body)
 		}
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(400 * time.Millisecond)
 		require.NoError(t, os.RemoveAll(filepath.Dir(p.dir)))
 	}
 	requireExactly(t, c, want)
