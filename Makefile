@@ -107,8 +107,14 @@ test-modules: build-only ## go test -race in every module
 test-dist: build-only ## the built distribution lists every component and runs the local configuration
 	cd testbed && OTELCOL_K8S_BIN=$(BIN) $(GO) test -count=1 ./distribution/...
 
+# make e2e: the distribution tests, then the scenarios of testbed/e2e (node simulator ->
+# bin/otelcol-k8s with config/run.yaml -> local CloudWatch Logs, exact line accounting).
+# E2E_ARGS passes test flags, e.g. E2E_ARGS='-run TestServerOutage -e2e.outage=15s'.
+E2E_ARGS ?=
+
 .PHONY: e2e
-e2e: test-dist ## end-to-end runs of the built distribution (today: the distribution tests)
+e2e: test-dist ## end-to-end scenarios of the built distribution with exact accounting of every line
+	cd testbed && OTELCOL_K8S_BIN=$(BIN) $(GO) test -count=1 -timeout 20m -v ./e2e/... $(E2E_ARGS)
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME (default 10s)

@@ -100,7 +100,8 @@ func (e *env) start() {
 
 func (e *env) logPath() string { return filepath.Join(e.dir, "otelcol.log") }
 
-// dumpLog shows the end of the collector's log when the test failed.
+// dumpLog shows the end of the collector's log when the test failed, and keeps the whole log
+// in testbed/results/e2e (git-ignored).
 func (e *env) dumpLog() {
 	if !e.t.Failed() {
 		return
@@ -108,6 +109,10 @@ func (e *env) dumpLog() {
 	raw, err := os.ReadFile(e.logPath())
 	if err != nil {
 		return
+	}
+	keep := filepath.Join("..", "results", "e2e", e.t.Name()+".otelcol.log")
+	if os.MkdirAll(filepath.Dir(keep), 0o755) == nil && os.WriteFile(keep, raw, 0o644) == nil {
+		e.t.Logf("collector log kept in testbed/results/e2e/%s.otelcol.log", e.t.Name())
 	}
 	if len(raw) > 8000 {
 		raw = raw[len(raw)-8000:]
@@ -246,6 +251,9 @@ func TestKillAndRestart(t *testing.T) {
 			e.start()
 		}
 	}})
+	if e.starts != 3 {
+		t.Errorf("collector started %d times, want 3 (two kills)", e.starts)
+	}
 	if acc.Duplicated > 0 {
 		t.Logf("duplicates after kill -9 (at least once): %d of %d lines", acc.Duplicated, acc.Written)
 	}
@@ -319,4 +327,3 @@ func set(e *env, f localcloudwatch.Faults) {
 		e.t.Errorf("faults %+v: %v", f, err)
 	}
 }
-

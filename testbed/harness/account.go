@@ -54,15 +54,23 @@ type seen struct {
 	seq     int64
 	ts      int64
 	arrival int
+	msg     string
 }
 
 // Reconcile accounts for every line of ledger in the events srv stored.
 func Reconcile(srv *localcloudwatch.Server, ledger nodesim.Ledger) Account {
 	a := Account{Written: 0}
 	want := make(map[string]int64, len(ledger.Containers))
+	unstamped := map[string]map[int64]bool{}
 	for _, c := range ledger.Containers {
 		want[c.ID] = c.Lines
 		a.Written += c.Lines
+		for _, seq := range c.Unstamped {
+			if unstamped[c.ID] == nil {
+				unstamped[c.ID] = map[int64]bool{}
+			}
+			unstamped[c.ID][seq] = true
+		}
 	}
 	byContainer := map[string][]seen{}
 	streamOf := map[string]string{}
@@ -101,7 +109,7 @@ func Reconcile(srv *localcloudwatch.Server, ledger nodesim.Ledger) Account {
 					example("container %s in %s and %s", id, prev, where)
 				}
 				streamOf[id] = where
-				byContainer[id] = append(byContainer[id], seen{seq: seq, ts: e.Timestamp, arrival: i})
+				byContainer[id] = append(byContainer[id], seen{seq: seq, ts: e.Timestamp, arrival: i, msg: shorten(e.Message, 160)})
 			}
 		}
 	}
@@ -132,16 +140,18 @@ func Reconcile(srv *localcloudwatch.Server, ledger nodesim.Ledger) Account {
 			maxSeq = max(maxSeq, s.seq)
 		}
 		sort.SliceStable(got, func(i, j int) bool { return got[i].seq < got[j].seq })
-		var maxTS int64
-		var maxTSSeq int64
-		for _, s := range got { // written order
-			if s.ts < maxTS {
+		var last seen
+		for _, s := range got { // written order; lines without a timestamp have no place in it
+			if unstamped[id][s.seq] {
+				continue
+			}
+			if s.ts < last.ts {
 				a.OutOfOrder++
-				example("%s has an earlier timestamp than %s", nodesim.Token(id, s.seq), nodesim.Token(id, maxTSSeq))
+				example("%s has an earlier timestamp than %s: %d %s < %d %s", nodesim.Token(id, s.seq), nodesim.Token(id, last.seq),
+					s.ts, s.msg, last.ts, last.msg)
+				continue
 			}
-			if s.ts >= maxTS {
-				maxTS, maxTSSeq = s.ts, s.seq
-			}
+			last = s
 		}
 	}
 	for id := range byContainer {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
@@ -116,7 +117,9 @@ func (p *producer) malformed(token string) (stream string, content []byte, raw b
 	case 2:
 		return "stdout", []byte("bad bytes \xff\xfe\xfd " + token + " \xc3"), false
 	case 3:
-		return "stderr", []byte(`{"ts":1795253400.0,"caller":"x.go:1","msg":"truncated ` + token + `","pod":{"name":`), false
+		// A JSON record cut short, with the time the logger would have written (epoch milliseconds).
+		ts := float64(time.Now().UnixMicro()) / 1000
+		return "stderr", fmt.Appendf(nil, `{"ts":%.3f,"caller":"x.go:1","msg":"truncated %s","pod":{"name":`, ts, token), false
 	default:
 		return "stdout", []byte("\ttabs\x01and control\x1b[31m " + token + " \x7f"), false
 	}

@@ -30,6 +30,9 @@ type ContainerRecord struct {
 	Bytes      int64  `json:"bytes"`     // bytes written to its files
 	Rotations  int    `json:"rotations"`
 	Deleted    bool   `json:"deleted,omitempty"` // its pod's log directory was removed
+	// Unstamped lists the sequences written without a CRI header, so without a timestamp: a
+	// collector can only give them the time it read them, and no order by timestamp holds.
+	Unstamped []int64 `json:"unstamped,omitempty"`
 }
 
 // StreamKey names the container's log file the way the cri_log receiver's attributes do:
@@ -385,6 +388,7 @@ func (s *Sim) writeLine(c *container) error {
 		c.rec.Malformed++
 		stream, content, raw := c.prod.malformed(token)
 		if raw {
+			c.rec.Unstamped = append(c.rec.Unstamped, c.rec.Lines)
 			return s.write(c, append(content, '\n'))
 		}
 		return s.writeCRI(c, stream, "F", content)
