@@ -26,7 +26,7 @@ func main() {
 	fs := flag.NewFlagSet("bench", flag.ExitOnError)
 	spec, endpoint := cwbenchkit.Flags(fs)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured part here")
-	sameQueue := fs.Bool("same-queue", true, "use a bytes-sized batching queue (4 consumers, 4-16 MiB) instead of the exporter's defaults")
+	sameQueue := fs.Bool("same-queue", true, "use a bytes-sized batching queue (4-16 MiB) instead of the exporter's defaults")
 	batchMiB := fs.Int("batch-min-mib", 4, "with -same-queue: batch min_size in MiB (max is 4x)")
 	_ = fs.Parse(os.Args[1:])
 
@@ -42,7 +42,9 @@ func main() {
 	name := "awscloudwatchlogs(defaults)"
 	if *sameQueue {
 		name = "awscloudwatchlogs"
-		cfg.QueueSettings.NumConsumers = 4
+		// One consumer, as its default: v0.139.0's stream manager is not safe for concurrent
+		// pushes (4 consumers and 64 streams end in "concurrent map read and map write").
+		cfg.QueueSettings.NumConsumers = 1
 		cfg.QueueSettings.Batch = configoptional.Some(exporterhelper.BatchConfig{
 			FlushTimeout: 5 * time.Second,
 			Sizer:        exporterhelper.RequestSizerTypeBytes,
