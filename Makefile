@@ -116,6 +116,20 @@ E2E_ARGS ?=
 e2e: test-dist ## end-to-end scenarios of the built distribution with exact accounting of every line
 	cd testbed && OTELCOL_K8S_BIN=$(BIN) $(GO) test -count=1 -timeout 20m -v ./e2e/... $(E2E_ARGS)
 
+# make bench-e2e: the system benchmark (testbed/cmd/benche2e): one simulated corpus read from the
+# beginning by bin/otelcol-k8s (config/run.yaml) and by the closest upstream pipeline
+# (testbed/bench/e2e-upstream: contrib file_log + container operator + klog regex ->
+# awscloudwatchlogs v0.139.0), alternating, into one local CloudWatch Logs server.
+# BENCH_E2E_ARGS passes flags, e.g. BENCH_E2E_ARGS='-lines 400000 -rounds 5'.
+BENCH_E2E_ARGS ?=
+
+.PHONY: bench-e2e
+bench-e2e: build-only ## system benchmark against the closest upstream pipeline: events per CPU-second, peak RSS, PutLogEvents calls per MiB
+	cd testbed/bench/e2e-upstream && GONOSUMDB=github.com/open-telemetry/opentelemetry-collector-contrib \
+		CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(CURDIR)/bin/otelcol-upstream .
+	$(GO) build -o bin/benche2e ./testbed/cmd/benche2e
+	bin/benche2e -bin $(BIN) -upstream-bin bin/otelcol-upstream $(BENCH_E2E_ARGS)
+
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	@set -e; for m in $(TEST_MODULES); do \

@@ -84,3 +84,6 @@ func (c *Collector) Kill() {
 
 // ErrExited is returned by waits when the collector ended on its own.
 var ErrExited = errors.New("collector exited")
+
+// Pid is the collector's process id.
+func (c *Collector) Pid() int { return c.cmd.Process.Pid }

@@ -1,0 +1,216 @@
+// Command benche2e is `make bench-e2e`: the system benchmark. It writes one corpus with the node
+// simulator, then, in one run and alternating, lets each collector read it from the beginning and
+// send it to the same local CloudWatch Logs server: bin/otelcol-k8s with config/run.yaml and the
+// closest upstream pipeline (testbed/bench/e2e-upstream: contrib file_log with the container
+// operator and a klog regex parser, into contrib awscloudwatchlogs). For each run it reports the
+// events stored, the collector's CPU time and peak RSS when the last event arrived, events per
+// CPU-second and PutLogEvents calls per MiB of corpus, then the medians and ratios.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/nodesim"
+)
+
+type pipeline struct {
+	Name, Bin, Config string
+}
+
+type result struct {
+	Pipeline       string  `json:"pipeline"`
+	Round          int     `json:"round"`
+	Lines          int64   `json:"lines"`
+	Events         int64   `json:"events"`
+	Seconds        float64 `json:"seconds"`
+	CPUSeconds     float64 `json:"cpuSeconds"`
+	PeakRSSMiB     float64 `json:"peakRssMiB"`
+	EventsPerCPUs  float64 `json:"eventsPerCpuSecond"`
+	Calls          int64   `json:"putLogEventsCalls"`
+	CallsPerMiB    float64 `json:"callsPerMiB"`
+	CorpusMiB      float64 `json:"corpusMiB"`
+	Complete       bool    `json:"complete"`
+	CollectorError string  `json:"collectorError,omitempty"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-e2e:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ours := flag.String("bin", "bin/otelcol-k8s", "otelcol-k8s binary")
+	oursConfig := flag.String("config", "config/run.yaml", "otelcol-k8s configuration")
+	upstream := flag.String("upstream-bin", "bin/otelcol-upstream", "upstream pipeline binary (testbed/bench/e2e-upstream)")
+	upstreamConfig := flag.String("upstream-config", "testbed/bench/e2e-upstream/config.yaml", "upstream pipeline configuration")
+	dir := flag.String("dir", "tmp/bench-e2e", "working directory (emptied first)")
+	lines := flag.Int("lines", 200000, "corpus lines")
+	pods := flag.Int("pods", 8, "pods in the corpus")
+	rounds := flag.Int("rounds", 3, "runs of each pipeline, alternating")
+	timeout := flag.Duration("timeout", 5*time.Minute, "longest run")
+	stall := flag.Duration("stall", 30*time.Second, "end a run when no event arrived for this long")
+	out := flag.String("out", "", "also append the JSON lines here")
+	flag.Parse()
+
+	if err := os.RemoveAll(*dir); err != nil {
+		return err
+	}
+	corpus := filepath.Join(*dir, "corpus")
+	fmt.Fprintf(os.Stderr, "writing a corpus of %d lines (%d pods) ...\n", *lines, *pods)
+	sim, err := nodesim.New(nodesim.Config{
+		Root: corpus, Seed: 42, Pods: *pods,
+		Phases: []nodesim.Phase{{Duration: 10 * time.Second, LinesPerSecond: float64(*lines) / 10}},
+		Mix:    nodesim.Mix{KlogText: 2, KlogJSON: 1, Plain: 2, Long: 0.002},
+		// No rotation and no short-lived pods: both pipelines read the same files at rest.
+		RotateBytes: 1 << 40, ShortPodsPerSecond: 0,
+	})
+	if err != nil {
+		return err
+	}
+	ledger, err := sim.Run(context.Background())
+	if err != nil {
+		return err
+	}
+	corpusMiB := float64(ledger.Bytes) / (1 << 20)
+	fmt.Fprintf(os.Stderr, "corpus: %d lines, %.1f MiB\n", ledger.Lines, corpusMiB)
+
+	srv := localcloudwatch.New(localcloudwatch.Config{DiscardMessages: true})
+	endpoint, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}, {"upstream", *upstream, *upstreamConfig}}
+	var results []result
+	var sink *os.File
+	if *out != "" {
+		if sink, err = os.OpenFile(*out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			return err
+		}
+		defer sink.Close()
+	}
+	for r := 1; r <= *rounds; r++ {
+		for _, p := range pipes {
+			res, err := runOne(p, r, *dir, corpus, endpoint, srv, ledger.Lines, *timeout, *stall)
+			if err != nil {
+				return fmt.Errorf("%s round %d: %w", p.Name, r, err)
+			}
+			res.CorpusMiB = corpusMiB
+			res.CallsPerMiB = float64(res.Calls) / corpusMiB
+			raw, _ := json.Marshal(res)
+			fmt.Println(string(raw))
+			if sink != nil {
+				fmt.Fprintln(sink, string(raw))
+			}
+			results = append(results, res)
+		}
+	}
+	summarize(results, pipes)
+	return nil
+}
+
+func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloudwatch.Server, lines int64, timeout, stall time.Duration) (result, error) {
+	srv.Reset()
+	state := filepath.Join(dir, fmt.Sprintf("state-%s-%d", p.Name, round))
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return result{}, err
+	}
+	col, err := harness.StartCollector(p.Bin, p.Config, []string{
+		"OTELCOL_K8S_NODE_ROOT=" + corpus, "OTELCOL_K8S_STATE=" + state,
+		"OTELCOL_K8S_CLOUDWATCH=" + endpoint, "OTELCOL_K8S_HEALTH=127.0.0.1:0",
+		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_REGION=us-east-1",
+		"AWS_EC2_METADATA_DISABLED=true",
+	}, filepath.Join(dir, fmt.Sprintf("%s-%d.log", p.Name, round)))
+	if err != nil {
+		return result{}, err
+	}
+	defer func() { _ = col.Stop(20 * time.Second) }()
+	start := time.Now()
+	res := result{Pipeline: p.Name, Round: round, Lines: lines}
+	var last int64
+	lastChange := start
+	var cpu time.Duration
+	var rss int64
+	for {
+		time.Sleep(100 * time.Millisecond)
+		if exited, werr := col.Exited(); exited {
+			res.CollectorError = fmt.Sprint(errors.Join(harness.ErrExited, werr))
+			break
+		}
+		c, r, uerr := harness.ProcUsage(col.Pid())
+		if uerr == nil {
+			cpu, rss = c, r
+		}
+		n := srv.Stats().EventsAccepted
+		if n != last {
+			last, lastChange = n, time.Now()
+			res.Seconds = time.Since(start).Seconds()
+			res.CPUSeconds = cpu.Seconds()
+		}
+		if n >= lines {
+			res.Complete = true
+			break
+		}
+		if time.Since(lastChange) > stall || time.Since(start) > timeout {
+			break
+		}
+	}
+	st := srv.Stats()
+	res.Events = st.EventsAccepted
+	res.Calls = st.PutLogEventsAccepted
+	res.PeakRSSMiB = float64(rss) / (1 << 20)
+	if res.CPUSeconds > 0 {
+		res.EventsPerCPUs = float64(res.Events) / res.CPUSeconds
+	}
+	return res, nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	return xs[len(xs)/2]
+}
+
+func summarize(results []result, pipes []pipeline) {
+	type agg struct{ eps, rss, cpm, secs, events []float64 }
+	by := map[string]*agg{}
+	for _, r := range results {
+		a := by[r.Pipeline]
+		if a == nil {
+			a = &agg{}
+			by[r.Pipeline] = a
+		}
+		a.eps = append(a.eps, r.EventsPerCPUs)
+		a.rss = append(a.rss, r.PeakRSSMiB)
+		a.cpm = append(a.cpm, r.CallsPerMiB)
+		a.secs = append(a.secs, r.Seconds)
+		a.events = append(a.events, float64(r.Events))
+	}
+	fmt.Println()
+	fmt.Println("| pipeline | events stored (median) | events per CPU-second | peak RSS MiB | PutLogEvents calls per MiB | seconds to last event |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, p := range pipes {
+		a := by[p.Name]
+		fmt.Printf("| %s | %.0f | %.0f | %.0f | %.2f | %.1f |\n", p.Name, median(a.events), median(a.eps), median(a.rss), median(a.cpm), median(a.secs))
+	}
+	o, u := by[pipes[0].Name], by[pipes[1].Name]
+	if median(u.eps) > 0 && median(o.rss) > 0 && median(o.cpm) > 0 {
+		fmt.Printf("\nratios otelcol-k8s / upstream: events per CPU-second %.2fx, peak RSS %.2fx, PutLogEvents calls per MiB %.2fx\n",
+			median(o.eps)/median(u.eps), median(o.rss)/median(u.rss), median(o.cpm)/median(u.cpm))
+	}
+}
