@@ -72,6 +72,7 @@ func startMoto(t *testing.T) *backend {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	dieWithTest(cmd)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
