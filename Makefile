@@ -96,11 +96,12 @@ run-samples: build-only ## print the bundled config/samples records with the deb
 test: check-generated test-modules ## everything CI runs: generated code, then every module with -race (the distribution tests included)
 
 # The root module's testbed/distribution tests run the built binary, so it is built first.
+# The end-to-end scenarios (testbed/e2e) are long and run by `make e2e`, without -race.
 .PHONY: test-modules
-test-modules: build-only ## go test -race in every module
+test-modules: build-only ## go test -race in every module (e2e scenarios excepted)
 	@set -e; for m in $(TEST_MODULES); do \
 		echo "==> go test -race $$m"; \
-		(cd $$m && OTELCOL_K8S_BIN=$(BIN) $(GO) test -race -count=1 ./...); \
+		(cd $$m && OTELCOL_K8S_BIN=$(BIN) $(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/testbed/e2e$$')); \
 	done
 
 .PHONY: test-dist
