@@ -2,7 +2,6 @@ package objectref
 
 import (
 	"context"
-	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -130,8 +129,6 @@ type match struct {
 	idx    int
 	inBody bool
 	val    pcommon.Value
-	// container is the map holding the value, where siblings are looked up.
-	container pcommon.Map
 
 	ref         k8sref.Ref
 	why         k8sref.Reason
@@ -145,17 +142,28 @@ type work struct {
 	matches  []match
 	subjects []int
 	writes   []keyValue
+	// siblings are the sibling values of the record, noted while collecting.
+	siblings []sibling
 	// hasSubjectAttrs is true when the record's attributes hold a subject attribute already.
 	hasSubjectAttrs bool
 }
 
 type keyValue struct{ key, value string }
 
+// sibling is the first value a record gives one sibling slot, in its attributes or body.
+type sibling struct {
+	slot   int
+	inBody bool
+	value  string
+	ok     bool // the value is a string
+}
+
 func (p *refProcessor) processRecord(ctx context.Context, lr plog.LogRecord, w *work, c *counts) {
 	c.records++
 	attrs := lr.Attributes()
 	w.matches = w.matches[:0]
 	w.hasSubjectAttrs = false
+	w.siblings = w.siblings[:0]
 	p.collect(attrs, false, w)
 	if p.body {
 		if body, ok := p.bodyMap(lr.Body()); ok {
@@ -170,7 +178,7 @@ func (p *refProcessor) processRecord(ctx context.Context, lr plog.LogRecord, w *
 	// Resolve every reference before rewriting any: a rewrite may change a value another
 	// reference reads as its sibling.
 	for i := range w.matches {
-		p.resolve(&w.matches[i])
+		p.resolve(&w.matches[i], w)
 	}
 	for i := range w.matches {
 		m := &w.matches[i]
@@ -199,28 +207,58 @@ func (p *refProcessor) bodyMap(body pcommon.Value) (pcommon.Map, bool) {
 	return inner.Map(), true
 }
 
-// collect appends the matches among m's keys, and notes whether the attributes already hold
-// a subject attribute (when none does, writing them needs no check).
+// collect appends the matches among m's keys, notes the sibling values they may read, and
+// whether the attributes already hold a subject attribute (when none does, writing them needs
+// no check). One filtered lookup per key answers all three.
 func (p *refProcessor) collect(m pcommon.Map, inBody bool, w *work) {
-	prefix := p.table.prefix
+	t := p.table
+	roles := &t.attrRoles
 	if inBody {
-		prefix = ""
+		roles = &t.bodyRoles
 	}
 	for k, v := range m.All() {
-		key, ok := k, true
-		if prefix != "" {
-			key, ok = strings.CutPrefix(k, prefix)
+		i, ok := roles.get(k)
+		if !ok {
+			continue
 		}
-		if ok {
-			if i := p.table.lookup(key); i >= 0 {
-				w.matches = append(w.matches, match{idx: i, inBody: inBody, val: v, container: m})
-				continue
-			}
+		r := &t.roles[i]
+		if r.sibling >= 0 {
+			w.noteSibling(r.sibling, inBody, v)
 		}
-		if !inBody && !w.hasSubjectAttrs && p.table.subjectAttrs.has(k) {
+		if r.key >= 0 {
+			w.matches = append(w.matches, match{idx: r.key, inBody: inBody, val: v})
+		} else if r.subject && !inBody {
 			w.hasSubjectAttrs = true
 		}
 	}
+}
+
+// noteSibling keeps the first value a record gives a sibling key (as pcommon.Map.Get would
+// find it); only a string value counts.
+func (w *work) noteSibling(slot int, inBody bool, v pcommon.Value) {
+	for i := range w.siblings {
+		if w.siblings[i].slot == slot && w.siblings[i].inBody == inBody {
+			return
+		}
+	}
+	s := sibling{slot: slot, inBody: inBody}
+	if v.Type() == pcommon.ValueTypeStr {
+		s.value, s.ok = v.Str(), true
+	}
+	w.siblings = append(w.siblings, s)
+}
+
+// sibling returns the string value of a sibling slot beside a match (-1: not configured).
+func (w *work) sibling(slot int, inBody bool) (string, bool) {
+	if slot < 0 {
+		return "", false
+	}
+	for i := range w.siblings {
+		if s := &w.siblings[i]; s.slot == slot && s.inBody == inBody {
+			return s.value, s.ok
+		}
+	}
+	return "", false
 }
 
 // sortMatches orders matches by key-table position, attributes before body; an insertion sort,
@@ -241,12 +279,9 @@ func less(a, b *match) bool {
 }
 
 // resolve parses a match's value and checks it against its kind.
-func (p *refProcessor) resolve(m *match) {
+func (p *refProcessor) resolve(m *match, w *work) {
 	key := &p.table.keys[m.idx]
-	sib := &key.attrSiblings
-	if m.inBody {
-		sib = &key.bodySiblings
-	}
+	sib := &key.sibSlots
 	ref := &m.ref
 	var why k8sref.Reason
 	switch m.val.Type() {
@@ -277,8 +312,8 @@ func (p *refProcessor) resolve(m *match) {
 			m.why = k8sref.KindMismatch
 			return
 		}
-	case sib.kind != "":
-		name, ok := siblingString(m.container, sib.kind)
+	case sib.kind >= 0:
+		name, ok := w.sibling(sib.kind, m.inBody)
 		if ok && ref.Kind != "" && ref.Kind != name {
 			m.why = k8sref.KindMismatch
 			return
@@ -297,27 +332,19 @@ func (p *refProcessor) resolve(m *match) {
 
 	var ns string
 	var hasNS bool
-	if ref.Bare && scope == k8sref.Namespaced && sib.namespace != "" {
-		ns, hasNS = siblingString(m.container, sib.namespace)
+	if ref.Bare && scope == k8sref.Namespaced && sib.namespace >= 0 {
+		ns, hasNS = w.sibling(sib.namespace, m.inBody)
 	}
 	if why = k8sref.Resolve(ref, scope, ns, hasNS); why != k8sref.OK {
 		m.why = why
 		return
 	}
 	m.kind, m.namespaceBy = kind, hasNS
-	if ref.UID == "" && sib.uid != "" {
-		if uid, ok := siblingString(m.container, sib.uid); ok && k8sref.ValidUID(uid) {
+	if ref.UID == "" {
+		if uid, ok := w.sibling(sib.uid, m.inBody); ok && k8sref.ValidUID(uid) {
 			m.siblingUID = uid
 		}
 	}
-}
-
-func siblingString(m pcommon.Map, key string) (string, bool) {
-	v, ok := m.Get(key)
-	if !ok || v.Type() != pcommon.ValueTypeStr {
-		return "", false
-	}
-	return v.Str(), true
 }
 
 // rewrite writes an accepted reference in the configured form.

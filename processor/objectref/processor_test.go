@@ -565,6 +565,17 @@ func TestProcessBody(t *testing.T) {
 		lr := h.run(map[string]any{"pod": "default/from-attrs"}, map[string]any{"pod": "default/from-body"})
 		assert.Equal(t, "from-attrs", lr.Attributes().AsRaw()["k8s.pod.name"])
 	})
+	t.Run("siblings are read beside the reference only", func(t *testing.T) {
+		h := newHarness(t, &Config{Body: true}, nil)
+		lr := h.run(map[string]any{"namespace": "from-attrs", "podUID": "u-attrs"},
+			map[string]any{"pod": "web-0", "podUID": int64(7)})
+		assert.Equal(t, map[string]any{"pod": "web-0", "podUID": int64(7)}, lr.Body().Map().AsRaw(),
+			"a bare pod in the body takes no namespace from the attributes")
+		assert.Equal(t, int64(1), h.counter(metricRejected, "missing_namespace"))
+		lr = h.run(map[string]any{"podUID": "u-attrs"}, map[string]any{"pod": "web-0", "namespace": "b", "podUID": int64(7)})
+		assert.Equal(t, map[string]any{"podUID": "u-attrs", "k8s.pod.name": "web-0", "k8s.namespace.name": "b"},
+			lr.Attributes().AsRaw(), "nor a uid; a sibling that is not a string is not read")
+	})
 	t.Run("body field (watch mode envelope)", func(t *testing.T) {
 		h := newHarness(t, &Config{Body: true, BodyField: "object"}, nil)
 		watch := map[string]any{"type": "ADDED", "object": event}

@@ -87,6 +87,14 @@ type keyInfo struct {
 	// siblings are the sibling keys as found in the attributes (with the key prefix) and in
 	// the body (without).
 	attrSiblings, bodySiblings siblingKeys
+	// sibSlots are the siblings' slots in a record's sibling scratch (-1: not configured); a
+	// sibling has one slot, whether read from the attributes or the body.
+	sibSlots siblingSlots
+}
+
+// siblingSlots are the slots of one key's siblings, -1 when not configured.
+type siblingSlots struct {
+	kind, namespace, uid int
 }
 
 // siblingKeys are the keys read next to a reference; empty when not configured.
@@ -113,6 +121,45 @@ type table struct {
 	kinds  map[string]*kindInfo
 	// subjectAttrs holds every attribute name a subject may be written to.
 	subjectAttrs keySet
+	// attrRoles and bodyRoles map an attribute (body) key to its position in roles: what the
+	// key is to the processor, answered by one filtered lookup per key.
+	attrRoles, bodyRoles keySet
+	roles                []role
+	// siblingSlots maps a sibling key (without the prefix) to its slot.
+	siblingSlots map[string]int
+}
+
+// role is what one attribute or body key is to the processor; a key may be several at once
+// (`namespace` is both a reference key and every key's namespace sibling).
+type role struct {
+	key     int  // position in the key table, or -1
+	sibling int  // sibling slot, or -1
+	subject bool // an attribute a subject is written to
+}
+
+// roleFor returns the role of key in set, adding an empty one when there is none.
+func (t *table) roleFor(set *keySet, key string) *role {
+	if i, ok := set.get(key); ok {
+		return &t.roles[i]
+	}
+	set.add(key, len(t.roles))
+	t.roles = append(t.roles, role{key: -1, sibling: -1})
+	return &t.roles[len(t.roles)-1]
+}
+
+// siblingSlot returns the slot of a sibling key, -1 for none, registering it in both role sets.
+func (t *table) siblingSlot(key string) int {
+	if key == "" {
+		return -1
+	}
+	if slot, ok := t.siblingSlots[key]; ok {
+		return slot
+	}
+	slot := len(t.siblingSlots)
+	t.siblingSlots[key] = slot
+	t.roleFor(&t.attrRoles, t.prefix+key).sibling = slot
+	t.roleFor(&t.bodyRoles, key).sibling = slot
+	return slot
 }
 
 // keySet maps strings to ints behind a cheap filter, as most attribute keys looked up are not
@@ -164,7 +211,7 @@ func (s *keySet) get(key string) (int, bool) {
 
 // buildTable merges the configuration over the built-in tables.
 func buildTable(cfg *Config) (*table, error) {
-	t := &table{kinds: map[string]*kindInfo{}, prefix: cfg.KeyPrefix}
+	t := &table{kinds: map[string]*kindInfo{}, prefix: cfg.KeyPrefix, siblingSlots: map[string]int{}}
 	addKind := func(k KindConfig) {
 		scope := k8sref.ClusterScoped
 		if k.Namespaced {
@@ -237,7 +284,28 @@ func buildTable(cfg *Config) (*table, error) {
 			return nil, fmt.Errorf("key %q is also an attribute subjects are written to", t.prefix+k.key)
 		}
 	}
+	t.buildRoles()
 	return t, nil
+}
+
+// buildRoles fills the role sets: reference keys, sibling keys and subject attribute names.
+func (t *table) buildRoles() {
+	for i := range t.keys {
+		k := &t.keys[i]
+		t.roleFor(&t.attrRoles, t.prefix+k.key).key = i
+		t.roleFor(&t.bodyRoles, k.key).key = i
+	}
+	for i := range t.keys {
+		k := &t.keys[i]
+		k.sibSlots = siblingSlots{
+			kind:      t.siblingSlot(k.bodySiblings.kind),
+			namespace: t.siblingSlot(k.bodySiblings.namespace),
+			uid:       t.siblingSlot(k.bodySiblings.uid),
+		}
+	}
+	for name := range t.subjectAttrs.m {
+		t.roleFor(&t.attrRoles, name).subject = true
+	}
 }
 
 // lookup returns the key table position of an attribute key, or -1.
