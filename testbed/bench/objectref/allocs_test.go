@@ -16,11 +16,7 @@ import (
 // array when the record has no room left, the joined "namespace/name" string of a map rewritten
 // as text, and the map built from JSON text).
 func TestAllocationsPerRecord(t *testing.T) {
-	text, json := klogLines(t)
-	for _, tc := range []struct {
-		name  string
-		lines []string
-	}{{"text", text}, {"json", json}, {"text-volume-mix", volumeMixOf(t, text)}, {"json-volume-mix", volumeMixOf(t, json)}} {
+	for _, tc := range recordMixes(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			parser := newProcessor(t, klogparser.NewFactory(), consumertest.NewNop())
 			chain := newPipeline(t, consumertest.NewNop())

@@ -33,19 +33,28 @@ import (
 //	                      descheduled on a busy machine does not inflate (GC assists are
 //	                      charged to the thread that allocates; background GC is not counted)
 func BenchmarkObjectRefVsKlogParser(b *testing.B) {
-	text, json := klogLines(b)
-	for _, tc := range []struct {
-		name  string
-		lines []string
-	}{
-		{"text", text},
-		{"json", json},
-		{"text-volume-mix", volumeMixOf(b, text)},
-		{"json-volume-mix", volumeMixOf(b, json)},
-	} {
+	for _, tc := range recordMixes(b) {
 		b.Run(tc.name, func(b *testing.B) {
 			alternate(b, tc.lines, newPipeline(b, consumertest.NewNop()))
 		})
+	}
+}
+
+// recordMix is a named list of klog lines.
+type recordMix struct {
+	name  string
+	lines []string
+}
+
+// recordMixes returns the record mixes the benchmarks use: every call once, in each format,
+// and the volume-weighted mixes.
+func recordMixes(tb testing.TB) []recordMix {
+	text, json := klogLines(tb)
+	return []recordMix{
+		{"text", text},
+		{"json", json},
+		{"text-volume-mix", volumeMixOf(tb, text)},
+		{"json-volume-mix", volumeMixOf(tb, json)},
 	}
 }
 

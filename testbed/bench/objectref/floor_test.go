@@ -94,11 +94,9 @@ func pdataFloor(edits []edit) consumer.Logs {
 // TestPdataFloorMatchesObjectRef checks that the floor benchmark's consumer writes what
 // object_ref writes, on every record mix the benchmarks use.
 func TestPdataFloorMatchesObjectRef(t *testing.T) {
-	text, json := klogLines(t)
-	for name, lines := range map[string][]string{
-		"text": text, "json": json, "text-volume-mix": volumeMixOf(t, text), "json-volume-mix": volumeMixOf(t, json),
-	} {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range recordMixes(t) {
+		lines := tc.lines
+		t.Run(tc.name, func(t *testing.T) {
 			edits := editsOf(t, lines)
 			changed := 0
 			for _, e := range edits {
@@ -127,16 +125,7 @@ func TestPdataFloorMatchesObjectRef(t *testing.T) {
 // which no implementation of object_ref on pdata v1.66's API avoids. Its metrics keep the
 // object_ref_* names so one script reads both; here they mean the floor.
 func BenchmarkPdataFloorVsKlogParser(b *testing.B) {
-	text, json := klogLines(b)
-	for _, tc := range []struct {
-		name  string
-		lines []string
-	}{
-		{"text", text},
-		{"json", json},
-		{"text-volume-mix", volumeMixOf(b, text)},
-		{"json-volume-mix", volumeMixOf(b, json)},
-	} {
+	for _, tc := range recordMixes(b) {
 		b.Run(tc.name, func(b *testing.B) {
 			floor := newProcessor(b, klogparser.NewFactory(), pdataFloor(editsOf(b, tc.lines)))
 			alternate(b, tc.lines, floor)
