@@ -163,13 +163,19 @@ func (t *table) siblingSlot(key string) int {
 }
 
 // keySet maps strings to ints behind a cheap filter, as most attribute keys looked up are not
-// in the set: first[c] has bit n set when a member starts with byte c and is n bytes long, last[c]
-// when one ends with c and is n bytes long. Both must match before the key is hashed.
+// in the set: bit n of filter[i] is set when a member is n bytes long and its first, middle and
+// last bytes give index i (see filterIndex). Only a key passing the filter is hashed.
 type keySet struct {
-	m     map[string]int
-	first [256]uint64
-	last  [256]uint64
-	long  bool // a member is 64 bytes or longer, which the filter cannot represent
+	m      map[string]int
+	filter [1 << filterBits]uint64
+	long   bool // a member is 64 bytes or longer, which the filter cannot represent
+}
+
+const filterBits = 10
+
+// filterIndex mixes a key's first, middle and last bytes into a filter index.
+func filterIndex(key string) int {
+	return (int(key[0])*961 + int(key[len(key)/2])*31 + int(key[len(key)-1])) & (1<<filterBits - 1)
 }
 
 func (s *keySet) add(key string, v int) {
@@ -183,8 +189,7 @@ func (s *keySet) add(key string, v int) {
 	if len(key) >= 64 {
 		s.long = true
 	} else {
-		s.first[key[0]] |= 1 << len(key)
-		s.last[key[len(key)-1]] |= 1 << len(key)
+		s.filter[filterIndex(key)] |= 1 << len(key)
 	}
 }
 
@@ -197,16 +202,19 @@ func (s *keySet) get(key string) (int, bool) {
 	switch {
 	case len(key) == 0:
 		return 0, false
-	case len(key) < 64:
-		bit := uint64(1) << len(key)
-		if s.first[key[0]]&bit == 0 || s.last[key[len(key)-1]]&bit == 0 {
-			return 0, false
-		}
-	case !s.long:
+	case !s.mayHave(key):
 		return 0, false
 	}
 	v, ok := s.m[key]
 	return v, ok
+}
+
+// mayHave reports whether the filter lets a non-empty key through to the map.
+func (s *keySet) mayHave(key string) bool {
+	if len(key) >= 64 {
+		return s.long
+	}
+	return s.filter[filterIndex(key)]&(1<<len(key)) != 0
 }
 
 // buildTable merges the configuration over the built-in tables.

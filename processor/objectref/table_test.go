@@ -25,3 +25,23 @@ func TestKeySet(t *testing.T) {
 	assert.False(t, empty.has("pod"))
 	assert.False(t, empty.has(long))
 }
+
+// TestFilterPassesNoCommonKey checks that the keys klog_parser writes on every record, and
+// those of the apiserver access log (most of a control plane's lines), are turned away by the
+// filter of the default tables without being hashed.
+func TestFilterPassesNoCommonKey(t *testing.T) {
+	tb, err := buildTable(&Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{
+		"thread.id", "code.file.path", "code.line.number", "error.message", "klog.verbosity", "klog.format",
+		"klog.parse_error", "klog.unparsed", "log.iostream", "log.file.path",
+		"verb", "URI", "latency", "userAgent", "audit-ID", "srcIP", "resp",
+	} {
+		assert.False(t, tb.attrRoles.mayHave(k), k)
+	}
+	for _, k := range []string{"pod", "podUID", "namespace", "kind", "k8s.pod.name", "related"} {
+		assert.True(t, tb.attrRoles.mayHave(k), k)
+	}
+}
