@@ -11,6 +11,8 @@ require (
 	k8s.io/klog/v2 v2.140.0
 )
 
+require github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/blang/semver/v4 v4.0.0 // indirect
@@ -50,3 +52,5 @@ require (
 )
 
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ./testbed/localcloudwatch
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ./internal/jsonstring

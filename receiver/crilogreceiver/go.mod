@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage v0.160.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
@@ -56,3 +57,5 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../internal/jsonstring

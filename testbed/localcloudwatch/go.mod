@@ -7,6 +7,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.15
 	github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs v1.92.0
 	github.com/aws/smithy-go v1.28.8
+	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -14,3 +15,5 @@ require (
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.10 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.10 // indirect
 )
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../internal/jsonstring

@@ -3,8 +3,9 @@ package localcloudwatch
 import (
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring"
 )
 
 // decodePutLogEvents is a fast path for the largest and most frequent request body. It
@@ -289,7 +290,7 @@ func (d *putDecoder) str() (string, bool) {
 	if !escaped {
 		return raw, utf8.ValidString(raw)
 	}
-	b, ok := unescape(nil, raw)
+	b, ok := jsonstring.Unescape(nil, raw)
 	return string(b), ok && utf8.Valid(b)
 }
 
@@ -308,7 +309,7 @@ func (d *putDecoder) strInto(p *string) bool {
 		d.arena = make([]byte, 0, len(d.s)) // unescaping never grows the content
 	}
 	off := len(d.arena)
-	if d.arena, ok = unescape(d.arena, raw); !ok || !utf8.Valid(d.arena[off:]) {
+	if d.arena, ok = jsonstring.Unescape(d.arena, raw); !ok || !utf8.Valid(d.arena[off:]) {
 		return false
 	}
 	d.fixups = append(d.fixups, fixup{p, off, len(d.arena)})
@@ -332,67 +333,7 @@ func (d *putDecoder) finish() {
 	}
 }
 
-// unescape appends the unescaped content of a raw JSON string to dst.
-func unescape(dst []byte, raw string) ([]byte, bool) {
-	for {
-		i := strings.IndexByte(raw, '\\')
-		if i < 0 {
-			return append(dst, raw...), true
-		}
-		dst = append(dst, raw[:i]...)
-		if i+1 >= len(raw) {
-			return dst, false
-		}
-		esc := raw[i+1]
-		raw = raw[i+2:]
-		switch esc {
-		case '"', '\\', '/':
-			dst = append(dst, esc)
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, ok := hex4(raw)
-			if !ok {
-				return dst, false
-			}
-			raw = raw[4:]
-			if utf16.IsSurrogate(r) {
-				// A valid pair is one rune; encoding/json's handling of broken pairs
-				// is left to it.
-				if len(raw) < 2 || raw[0] != '\\' || raw[1] != 'u' {
-					return dst, false
-				}
-				r2, ok := hex4(raw[2:])
-				if !ok {
-					return dst, false
-				}
-				raw = raw[6:]
-				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
-					return dst, false
-				}
-			}
-			dst = utf8.AppendRune(dst, r)
-		default:
-			return dst, false
-		}
-	}
-}
 
-func hex4(s string) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(s[:4], 16, 32)
-	return rune(v), err == nil
-}
 
 // skip passes over any JSON value.
 func (d *putDecoder) skip(depth int) bool {

@@ -65,7 +65,7 @@ func TestDecodePutLogEventsFastPath(t *testing.T) {
 		{putDecodeSeeds[3], false},
 		{putDecodeSeeds[4], false},
 		{putDecodeSeeds[5], false},
-		{putDecodeSeeds[9], false},
+		{putDecodeSeeds[9], true}, // a lone surrogate decodes to U+FFFD, as encoding/json does
 		{putDecodeSeeds[10], false},
 		{putDecodeSeeds[11], false},
 	}
@@ -73,6 +73,16 @@ func TestDecodePutLogEventsFastPath(t *testing.T) {
 		var in putLogEventsInput
 		if got := decodePutLogEvents([]byte(tc.body), &in); got != tc.fast {
 			t.Errorf("%s: fast path %v, want %v", tc.body, got, tc.fast)
+			continue
+		}
+		if !tc.fast {
+			continue
+		}
+		var std putLogEventsInput
+		if err := json.Unmarshal([]byte(tc.body), &std); err != nil {
+			t.Errorf("%s: fast path accepted what encoding/json refuses: %v", tc.body, err)
+		} else if !reflect.DeepEqual(in, std) {
+			t.Errorf("%s:\nfast %s\nstd  %s", tc.body, dump(in), dump(std))
 		}
 	}
 	var in putLogEventsInput

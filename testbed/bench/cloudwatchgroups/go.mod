@@ -120,3 +120,5 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../../internal/jsonstring

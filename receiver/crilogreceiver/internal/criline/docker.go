@@ -1,9 +1,6 @@
 package criline
 
-import (
-	"unicode/utf16"
-	"unicode/utf8"
-)
+import "github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring"
 
 // DockerParser parses Docker json-file lines: {"log":"...","stream":"stdout","time":"..."}.
 // Unknown members (such as "attrs") are skipped. A "log" value without a trailing newline is a
@@ -68,7 +65,7 @@ func (p *DockerParser) Parse(line []byte, out *Line) error {
 				// never writes into an earlier value, and a reallocation leaves it intact.
 				mark := len(p.scratch)
 				var ok bool
-				p.scratch, ok = unescape(p.scratch, val)
+				p.scratch, ok = jsonstring.Unescape(p.scratch, val)
 				if !ok {
 					return ErrJSON
 				}
@@ -130,7 +127,7 @@ func (p *DockerParser) readKey(line []byte, i int) ([]byte, int, bool) {
 	if !esc {
 		return line[start:end], end + 1, true
 	}
-	p.key, ok = unescape(p.key[:0], line[start:end])
+	p.key, ok = jsonstring.Unescape(p.key[:0], line[start:end])
 	return p.key, end + 1, ok
 }
 
@@ -159,81 +156,7 @@ func scanString(b []byte, i int) (start, end int, esc, ok bool) {
 	return 0, 0, false, false
 }
 
-// unescape appends the decoded JSON string content s to dst.
-func unescape(dst, s []byte) ([]byte, bool) {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c != '\\' {
-			// Copy the run up to the next escape at once.
-			j := i + 1
-			for j < len(s) && s[j] != '\\' {
-				j++
-			}
-			dst = append(dst, s[i:j]...)
-			i = j
-			continue
-		}
-		if i+1 >= len(s) {
-			return dst, false
-		}
-		switch s[i+1] {
-		case '"', '\\', '/':
-			dst = append(dst, s[i+1])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, ok := hex4(s, i+2)
-			if !ok {
-				return dst, false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if r2, ok := hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
-					if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
-						dst = utf8.AppendRune(dst, pair)
-						i += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			dst = utf8.AppendRune(dst, r)
-			continue
-		default:
-			return dst, false
-		}
-		i += 2
-	}
-	return dst, true
-}
 
-func hex4(s []byte, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
 
 // skipValue returns the index just after the JSON value starting at b[i].
 func skipValue(b []byte, i, depth int) (int, bool) {
