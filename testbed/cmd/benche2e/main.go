@@ -62,7 +62,12 @@ func run() error {
 	timeout := flag.Duration("timeout", 5*time.Minute, "longest run")
 	stall := flag.Duration("stall", 30*time.Second, "end a run when no event arrived for this long")
 	out := flag.String("out", "", "also append the JSON lines here")
+	sustain := flag.String("sustain", "", "instead of the corpus runs: comma-separated live write rates (lines/s) to try with the collectors on GOMAXPROCS=1")
+	sustainFor := flag.Duration("sustain-for", 20*time.Second, "how long the node writes at each -sustain rate")
 	flag.Parse()
+	if *sustain != "" {
+		return sustained(*sustain, *sustainFor, *dir, *pods, []pipeline{{"otelcol-k8s", *ours, *oursConfig}, {"upstream", *upstream, *upstreamConfig}})
+	}
 
 	if err := os.RemoveAll(*dir); err != nil {
 		return err
