@@ -9,6 +9,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -80,8 +81,8 @@ func generate(dir string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	metaDir := filepath.Join(dir, "internal", "metadata")
 	for name, tmpl := range map[string]string{
-		filepath.Join(metaDir, "generated_status.go"):    statusTemplate,
-		filepath.Join(metaDir, "generated_telemetry.go"): telemetryTemplate,
+		filepath.Join(metaDir, "generated_status.go"):     statusTemplate,
+		filepath.Join(metaDir, "generated_telemetry.go"):  telemetryTemplate,
 		filepath.Join(dir, "generated_component_test.go"): componentTestTemplate,
 	} {
 		out, err := renderGo(tmpl, d)
@@ -142,7 +143,7 @@ func modulePath(dir string) (string, error) {
 	}
 	p := modfile.ModulePath(raw)
 	if p == "" {
-		return "", fmt.Errorf("go.mod has no module line")
+		return "", errors.New("go.mod has no module line")
 	}
 	return p, nil
 }
