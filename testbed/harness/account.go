@@ -57,8 +57,15 @@ type seen struct {
 	msg     string
 }
 
+// Store is what Reconcile reads: *localcloudwatch.Server.
+type Store interface {
+	Groups() []localcloudwatch.GroupInfo
+	Streams(group string) ([]localcloudwatch.StreamInfo, error)
+	Events(group, stream string) ([]localcloudwatch.Event, error)
+}
+
 // Reconcile accounts for every line of ledger in the events srv stored.
-func Reconcile(srv *localcloudwatch.Server, ledger nodesim.Ledger) Account {
+func Reconcile(srv Store, ledger nodesim.Ledger) Account {
 	a := Account{Written: 0}
 	want := make(map[string]int64, len(ledger.Containers))
 	unstamped := map[string]map[int64]bool{}
