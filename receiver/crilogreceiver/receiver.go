@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"strings"
 	"sync"
@@ -241,7 +242,13 @@ func (r *criReceiver) discover(now time.Time) {
 	}
 	gone, errs := r.tracker.Discover(now.UnixNano())
 	for _, err := range errs {
-		r.logger.Debug("opening a log file failed", zap.Error(err))
+		// A file that vanished between listing and opening is routine; anything else (no
+		// permission, a corrupt compressed rotation) means lines that cannot be read.
+		if errors.Is(err, fs.ErrNotExist) {
+			r.logger.Debug("opening a log file failed", zap.Error(err))
+		} else {
+			r.logger.Warn("opening a log file failed", zap.Error(err))
+		}
 	}
 	for _, s := range gone {
 		r.deletes = append(r.deletes, stateKey(s.ID))

@@ -156,8 +156,6 @@ func scanString(b []byte, i int) (start, end int, esc, ok bool) {
 	return 0, 0, false, false
 }
 
-
-
 // skipValue returns the index just after the JSON value starting at b[i].
 func skipValue(b []byte, i, depth int) (int, bool) {
 	if depth > 64 || i >= len(b) {

@@ -298,10 +298,13 @@ func (t *Tracker) resumeCompressed(path string, s State, now int64) (bool, error
 		return false, fmt.Errorf("tracker: decompressing %s: %w", path, err)
 	}
 	_ = os.Remove(tmp.Name()) // unlinked: it disappears when the reader closes it
-	if _, err := tmp.Write(head); err == nil {
+	_, err = tmp.Write(head)
+	if err == nil {
 		_, err = io.Copy(tmp, io.LimitReader(zr, maxDecompressed))
 	}
 	if err != nil {
+		// A corrupt or cut compressed file, or a failed write: resuming from a partial copy
+		// would lose the rest without a word, so the caller reports it instead.
 		_ = tmp.Close()
 		return false, fmt.Errorf("tracker: decompressing %s: %w", path, err)
 	}

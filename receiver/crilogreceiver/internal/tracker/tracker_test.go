@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -230,4 +231,56 @@ func FuzzRead(f *testing.F) {
 		}
 		_ = r.Close()
 	})
+}
+
+// A checkpointed file that was rotated and compressed while the collector was down is resumed
+// from the compressed file; when that file is corrupt, the failure is reported, never
+// resumed from a silently partial copy.
+func TestResumeFromCorruptCompressedFileIsReported(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "ns_p_u", "c", "0.log")
+	writeFile(t, p, line(1)+line(2), false)
+	tr := testTracker(t, root, nil, true, false)
+	tr.Discover(0)
+	readAll(t, tr, false)
+	st := tr.Readers()[0].State()
+	for _, r := range tr.Readers() {
+		_ = r.Close()
+	}
+
+	var more bytes.Buffer
+	for i := 3; i < 2000; i++ {
+		more.WriteString(line(i))
+	}
+	writeFile(t, p, more.String(), true)
+	raw, err := os.ReadFile(p)
+	require(t, err)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err = zw.Write(raw)
+	require(t, err)
+	require(t, zw.Close())
+	require(t, os.Remove(p))
+	// Cut the compressed stream in the middle: its start still matches the fingerprint.
+	cut := gz.Bytes()[:gz.Len()/2]
+	require(t, os.WriteFile(p+".20240501-100000.gz", cut, 0o644))
+
+	tr2 := testTracker(t, root, []State{st}, false, false)
+	_, errs := tr2.Discover(0)
+	if len(errs) == 0 {
+		t.Fatalf("a corrupt compressed file was resumed without an error; readers: %d", tr2.Len())
+	}
+	if tr2.Len() != 0 {
+		t.Fatalf("a partial copy of a corrupt compressed file is being read (%d readers)", tr2.Len())
+	}
+
+	// The whole compressed file resumes where the checkpoint left off.
+	require(t, os.WriteFile(p+".20240501-100000.gz", gz.Bytes(), 0o644))
+	tr3 := testTracker(t, root, []State{st}, false, false)
+	if _, errs := tr3.Discover(0); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if got := readAll(t, tr3, true); len(got) != 1997 || got[0] != "line 3" {
+		t.Fatalf("resumed %d lines, first %q; want 1997 from line 3", len(got), got[:min(1, len(got))])
+	}
 }
