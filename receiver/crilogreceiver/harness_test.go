@@ -94,8 +94,10 @@ func (c *collector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 				if v, ok := lr.Attributes().Get("log.iostream"); ok {
 					stream = v.Str()
 				}
-				c.records = append(c.records, got{key: prefix + stream, body: lr.Body().Str(),
-					attrs: lr.Attributes().AsRaw(), res: res.AsRaw(), time: lr.Timestamp().AsTime()})
+				c.records = append(c.records, got{
+					key: prefix + stream, body: lr.Body().Str(),
+					attrs: lr.Attributes().AsRaw(), res: res.AsRaw(), time: lr.Timestamp().AsTime(),
+				})
 			}
 		}
 	}
@@ -245,8 +247,10 @@ type podLog struct {
 func newPodLog(t *testing.T, root, ns, pod, container string, restart int) *podLog {
 	dir := filepath.Join(root, fmt.Sprintf("%s_%s_%s-uid", ns, pod, pod), container)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	p := &podLog{t: t, dir: dir, path: filepath.Join(dir, fmt.Sprintf("%d.log", restart)),
-		clock: time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)}
+	p := &podLog{
+		t: t, dir: dir, path: filepath.Join(dir, fmt.Sprintf("%d.log", restart)),
+		clock: time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC),
+	}
 	p.reopen()
 	return p
 }

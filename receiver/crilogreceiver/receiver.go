@@ -90,12 +90,15 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs) (*criRe
 		return nil, err
 	}
 	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
-		ReceiverID: set.ID, Transport: "file", LongLivedCtx: true, ReceiverCreateSettings: set})
+		ReceiverID: set.ID, Transport: "file", LongLivedCtx: true, ReceiverCreateSettings: set,
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &criReceiver{cfg: cfg, set: set, next: next, tb: tb, obs: obs, logger: set.Logger,
-		files: map[*tracker.Reader]*fileState{}}, nil
+	return &criReceiver{
+		cfg: cfg, set: set, next: next, tb: tb, obs: obs, logger: set.Logger,
+		files: map[*tracker.Reader]*fileState{},
+	}, nil
 }
 
 // Start loads checkpoints and starts the read loop.
@@ -261,8 +264,10 @@ func (r *criReceiver) discover(now time.Time) {
 		// A new reader: save its starting point at once, so that after a restart it is known
 		// (a start_at end position must not become "read from the beginning").
 		st := rd.State()
-		r.files[rd] = &fileState{key: stateKey(rd.ID), resource: resourceFor(rd),
-			committed: tracker.MarshalState(st), dirty: true, savedOffset: st.Offset, readOffset: st.Offset}
+		r.files[rd] = &fileState{
+			key: stateKey(rd.ID), resource: resourceFor(rd),
+			committed: tracker.MarshalState(st), dirty: true, savedOffset: st.Offset, readOffset: st.Offset,
+		}
 		r.indexDirty = true
 	}
 }

@@ -487,8 +487,10 @@ func TestContainersSymlinkLayout(t *testing.T) {
 	startReceiver(t, cfg, c, nil)
 	p.write("stderr", "through the link", 0)
 	waitCount(t, c, 1)
-	require.Equal(t, map[string]any{"k8s.namespace.name": "ns", "k8s.pod.name": "web", "k8s.container.name": "app",
-		"container.id": id}, c.snapshot()[0].res)
+	require.Equal(t, map[string]any{
+		"k8s.namespace.name": "ns", "k8s.pod.name": "web", "k8s.container.name": "app",
+		"container.id": id,
+	}, c.snapshot()[0].res)
 }
 
 func TestSameFileThroughTwoPatternsIsReadOnce(t *testing.T) {

@@ -173,8 +173,10 @@ func (f Faults) Validate() error {
 		name string
 		v    float64
 	}{
-		{"throttleRate", f.ThrottleRate}, {"serverErrorRate", f.ServerErrorRate},
-		{"dropRate", f.DropRate}, {"dropAfterRate", f.DropAfterRate},
+		{"throttleRate", f.ThrottleRate},
+		{"serverErrorRate", f.ServerErrorRate},
+		{"dropRate", f.DropRate},
+		{"dropAfterRate", f.DropAfterRate},
 	}
 	sum := 0.0
 	for _, r := range rates {

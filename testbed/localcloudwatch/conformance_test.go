@@ -274,8 +274,10 @@ var conformanceChecks = []check{
 	}},
 	{"order by LastEventTime with a prefix", true, "InvalidParameterException", func(t *testing.T, c *cloudwatchlogs.Client) string {
 		createGroup(c, t, "/c/s")
-		_, err := c.DescribeLogStreams(ctx(t), &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String("/c/s"),
-			LogStreamNamePrefix: aws.String("p"), OrderBy: types.OrderByLastEventTime})
+		_, err := c.DescribeLogStreams(ctx(t), &cloudwatchlogs.DescribeLogStreamsInput{
+			LogGroupName:        aws.String("/c/s"),
+			LogStreamNamePrefix: aws.String("p"), OrderBy: types.OrderByLastEventTime,
+		})
 		return code(err)
 	}},
 

@@ -55,10 +55,16 @@ var (
 	errStreamExists   = alreadyExists("The specified log stream already exists")
 	errBadToken       = invalidParam("The specified nextToken is invalid.")
 	errThrottled      = &apiError{http.StatusBadRequest, CodeThrottling, "Rate exceeded"}
-	errUnavailable    = &apiError{http.StatusServiceUnavailable, CodeServiceUnavailable,
-		"The service cannot complete the request."}
-	errMissingAuth = &apiError{http.StatusBadRequest, CodeMissingAuthentication,
-		"Missing Authentication Token"}
-	errIncompleteSig = &apiError{http.StatusBadRequest, CodeIncompleteSignature,
-		"Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters (AWS4-HMAC-SHA256)."}
+	errUnavailable    = &apiError{
+		http.StatusServiceUnavailable, CodeServiceUnavailable,
+		"The service cannot complete the request.",
+	}
+	errMissingAuth = &apiError{
+		http.StatusBadRequest, CodeMissingAuthentication,
+		"Missing Authentication Token",
+	}
+	errIncompleteSig = &apiError{
+		http.StatusBadRequest, CodeIncompleteSignature,
+		"Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters (AWS4-HMAC-SHA256).",
+	}
 )

@@ -116,8 +116,10 @@ func TestRetriesThroughFaultsStoreEveryEventOnce(t *testing.T) {
 	mustCreate(t, c, "g", "s")
 	now := time.Now().UnixMilli()
 	for i := range 100 {
-		if _, err := c.PutLogEvents(ctx(t), &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String("g"), LogStreamName: aws.String("s"),
-			LogEvents: events([]int64{now}, fmt.Sprintf("e%03d", i))}); err != nil {
+		if _, err := c.PutLogEvents(ctx(t), &cloudwatchlogs.PutLogEventsInput{
+			LogGroupName: aws.String("g"), LogStreamName: aws.String("s"),
+			LogEvents: events([]int64{now}, fmt.Sprintf("e%03d", i)),
+		}); err != nil {
 			t.Fatalf("put %d: %v", i, err)
 		}
 	}
@@ -191,8 +193,11 @@ func errCodeOrEmpty(err error) string {
 func TestFaultsValidate(t *testing.T) {
 	srv := localcloudwatch.New(localcloudwatch.Config{})
 	for _, f := range []localcloudwatch.Faults{
-		{ThrottleRate: -0.1}, {ServerErrorRate: 1.5}, {ThrottleRate: 0.6, DropRate: 0.6},
-		{Latency: -1}, {Operations: []string{"NoSuchOperation"}},
+		{ThrottleRate: -0.1},
+		{ServerErrorRate: 1.5},
+		{ThrottleRate: 0.6, DropRate: 0.6},
+		{Latency: -1},
+		{Operations: []string{"NoSuchOperation"}},
 	} {
 		if err := srv.SetFaults(f); err == nil {
 			t.Errorf("%+v accepted", f)
@@ -238,8 +243,10 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 			}
 			for b := range batches {
 				now := time.Now().UnixMilli()
-				if _, err := c.PutLogEvents(ctx(t), &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String("g"), LogStreamName: aws.String(stream),
-					LogEvents: events([]int64{now, now}, fmt.Sprintf("%d-a", b), fmt.Sprintf("%d-b", b))}); err != nil {
+				if _, err := c.PutLogEvents(ctx(t), &cloudwatchlogs.PutLogEventsInput{
+					LogGroupName: aws.String("g"), LogStreamName: aws.String(stream),
+					LogEvents: events([]int64{now, now}, fmt.Sprintf("%d-a", b), fmt.Sprintf("%d-b", b)),
+				}); err != nil {
 					errs <- err
 					return
 				}

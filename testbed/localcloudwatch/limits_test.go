@@ -58,21 +58,35 @@ func TestPutLogEventsLimits(t *testing.T) {
 		{name: "equal timestamps", events: events([]int64{now, now, now}), stored: 3},
 		{name: "span exactly 24h", events: events([]int64{now - day, now}), stored: 2},
 		{name: "span over 24h", events: events([]int64{now - day - 1, now}), wantCode: "InvalidParameterException", wantMsg: "cannot span more than 24 hours"},
-		{name: "span counts accepted events only", events: events([]int64{now - 15*day, now - 1}),
-			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(1)}, stored: 1},
-		{name: "too old", events: events([]int64{now - 15*day, now - 14*day - 1, now - hour}),
-			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(2)}, stored: 1},
+		{
+			name: "span counts accepted events only", events: events([]int64{now - 15*day, now - 1}),
+			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(1)}, stored: 1,
+		},
+		{
+			name: "too old", events: events([]int64{now - 15*day, now - 14*day - 1, now - hour}),
+			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(2)}, stored: 1,
+		},
 		{name: "exactly 14 days old accepted", events: events([]int64{now - 14*day}), stored: 1},
-		{name: "too new", events: events([]int64{now, now + 2*hour, now + 2*hour + 1, now + 3*hour}),
-			wantInfo: &types.RejectedLogEventsInfo{TooNewLogEventStartIndex: aws.Int32(2)}, stored: 2},
-		{name: "too old and too new", events: events([]int64{now - 20*day, now, now + 3*hour}),
-			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(1), TooNewLogEventStartIndex: aws.Int32(2)}, stored: 1},
-		{name: "all too old", events: events([]int64{now - 20*day, now - 19*day}),
-			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(2)}, stored: 0},
-		{name: "expired by retention", retention: 1, events: events([]int64{now - 15*day, now - 3*day, now - 2*day, now - hour}),
-			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(1), ExpiredLogEventEndIndex: aws.Int32(3)}, stored: 1},
-		{name: "retention longer than 14 days adds nothing", retention: 30, events: events([]int64{now - 15*day, now - hour}),
-			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(1)}, stored: 1},
+		{
+			name: "too new", events: events([]int64{now, now + 2*hour, now + 2*hour + 1, now + 3*hour}),
+			wantInfo: &types.RejectedLogEventsInfo{TooNewLogEventStartIndex: aws.Int32(2)}, stored: 2,
+		},
+		{
+			name: "too old and too new", events: events([]int64{now - 20*day, now, now + 3*hour}),
+			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(1), TooNewLogEventStartIndex: aws.Int32(2)}, stored: 1,
+		},
+		{
+			name: "all too old", events: events([]int64{now - 20*day, now - 19*day}),
+			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(2)}, stored: 0,
+		},
+		{
+			name: "expired by retention", retention: 1, events: events([]int64{now - 15*day, now - 3*day, now - 2*day, now - hour}),
+			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(1), ExpiredLogEventEndIndex: aws.Int32(3)}, stored: 1,
+		},
+		{
+			name: "retention longer than 14 days adds nothing", retention: 30, events: events([]int64{now - 15*day, now - hour}),
+			wantInfo: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(1)}, stored: 1,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

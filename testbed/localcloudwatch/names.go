@@ -19,8 +19,10 @@ const (
 )
 
 // RetentionDays lists the values PutRetentionPolicy accepts.
-var RetentionDays = []int32{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731,
-	1096, 1827, 2192, 2557, 2922, 3288, 3653}
+var RetentionDays = []int32{
+	1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731,
+	1096, 1827, 2192, 2557, 2922, 3288, 3653,
+}
 
 // LogGroupClasses lists the log group classes CreateLogGroup accepts.
 var LogGroupClasses = []string{"STANDARD", "INFREQUENT_ACCESS", "DELIVERY", "ESSENTIALS"}

@@ -333,8 +333,6 @@ func (d *putDecoder) finish() {
 	}
 }
 
-
-
 // skip passes over any JSON value.
 func (d *putDecoder) skip(depth int) bool {
 	if depth > 64 {

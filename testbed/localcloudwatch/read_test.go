@@ -74,8 +74,10 @@ func TestGetLogEventsPaging(t *testing.T) {
 	}
 
 	// Time range [start, end).
-	rng, err := c.GetLogEvents(ctx(t), &cloudwatchlogs.GetLogEventsInput{LogGroupName: aws.String("g"), LogStreamName: aws.String("s"),
-		StartTime: aws.Int64(base + 5), EndTime: aws.Int64(base + 8), StartFromHead: aws.Bool(true)})
+	rng, err := c.GetLogEvents(ctx(t), &cloudwatchlogs.GetLogEventsInput{
+		LogGroupName: aws.String("g"), LogStreamName: aws.String("s"),
+		StartTime: aws.Int64(base + 5), EndTime: aws.Int64(base + 8), StartFromHead: aws.Bool(true),
+	})
 	if err != nil || len(rng.Events) != 3 || aws.ToString(rng.Events[0].Message) != "m05" {
 		t.Fatalf("range %v %v", err, rng)
 	}
@@ -139,22 +141,46 @@ func TestFilterLogEvents(t *testing.T) {
 		in   cloudwatchlogs.FilterLogEventsInput
 		want []string
 	}{
-		{"all, paged by 2", cloudwatchlogs.FilterLogEventsInput{Limit: aws.Int32(2)},
-			[]string{"a-1:INFO start", "a-2:WARN slow", "a-1:ERROR boom", "b-1:ERROR other", "a-2:INFO ok", "a-1:debug detail"}},
-		{"by stream names", cloudwatchlogs.FilterLogEventsInput{LogStreamNames: []string{"a-2", "b-1"}},
-			[]string{"a-2:WARN slow", "b-1:ERROR other", "a-2:INFO ok"}},
-		{"by prefix", cloudwatchlogs.FilterLogEventsInput{LogStreamNamePrefix: aws.String("a-")},
-			[]string{"a-1:INFO start", "a-2:WARN slow", "a-1:ERROR boom", "a-2:INFO ok", "a-1:debug detail"}},
-		{"time range inclusive", cloudwatchlogs.FilterLogEventsInput{StartTime: aws.Int64(base + 1), EndTime: aws.Int64(base + 3)},
-			[]string{"a-2:WARN slow", "a-1:ERROR boom", "b-1:ERROR other", "a-2:INFO ok"}},
-		{"term", cloudwatchlogs.FilterLogEventsInput{FilterPattern: aws.String("ERROR")},
-			[]string{"a-1:ERROR boom", "b-1:ERROR other"}},
-		{"any of", cloudwatchlogs.FilterLogEventsInput{FilterPattern: aws.String("?WARN ?boom")},
-			[]string{"a-2:WARN slow", "a-1:ERROR boom"}},
-		{"phrase and exclusion", cloudwatchlogs.FilterLogEventsInput{FilterPattern: aws.String(`"INFO ok" -start`)},
-			[]string{"a-2:INFO ok"}},
-		{"latest first", cloudwatchlogs.FilterLogEventsInput{StartFromHead: aws.Bool(false), Limit: aws.Int32(4)},
-			[]string{"a-1:debug detail", "a-2:INFO ok", "b-1:ERROR other", "a-1:ERROR boom", "a-2:WARN slow", "a-1:INFO start"}},
+		{
+			"all, paged by 2",
+			cloudwatchlogs.FilterLogEventsInput{Limit: aws.Int32(2)},
+			[]string{"a-1:INFO start", "a-2:WARN slow", "a-1:ERROR boom", "b-1:ERROR other", "a-2:INFO ok", "a-1:debug detail"},
+		},
+		{
+			"by stream names",
+			cloudwatchlogs.FilterLogEventsInput{LogStreamNames: []string{"a-2", "b-1"}},
+			[]string{"a-2:WARN slow", "b-1:ERROR other", "a-2:INFO ok"},
+		},
+		{
+			"by prefix",
+			cloudwatchlogs.FilterLogEventsInput{LogStreamNamePrefix: aws.String("a-")},
+			[]string{"a-1:INFO start", "a-2:WARN slow", "a-1:ERROR boom", "a-2:INFO ok", "a-1:debug detail"},
+		},
+		{
+			"time range inclusive",
+			cloudwatchlogs.FilterLogEventsInput{StartTime: aws.Int64(base + 1), EndTime: aws.Int64(base + 3)},
+			[]string{"a-2:WARN slow", "a-1:ERROR boom", "b-1:ERROR other", "a-2:INFO ok"},
+		},
+		{
+			"term",
+			cloudwatchlogs.FilterLogEventsInput{FilterPattern: aws.String("ERROR")},
+			[]string{"a-1:ERROR boom", "b-1:ERROR other"},
+		},
+		{
+			"any of",
+			cloudwatchlogs.FilterLogEventsInput{FilterPattern: aws.String("?WARN ?boom")},
+			[]string{"a-2:WARN slow", "a-1:ERROR boom"},
+		},
+		{
+			"phrase and exclusion",
+			cloudwatchlogs.FilterLogEventsInput{FilterPattern: aws.String(`"INFO ok" -start`)},
+			[]string{"a-2:INFO ok"},
+		},
+		{
+			"latest first",
+			cloudwatchlogs.FilterLogEventsInput{StartFromHead: aws.Bool(false), Limit: aws.Int32(4)},
+			[]string{"a-1:debug detail", "a-2:INFO ok", "b-1:ERROR other", "a-1:ERROR boom", "a-2:WARN slow", "a-1:INFO start"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

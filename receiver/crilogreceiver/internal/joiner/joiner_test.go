@@ -42,22 +42,46 @@ func TestJoin(t *testing.T) {
 		pieces []piece
 		want   []got
 	}{
-		{"full lines pass through", []piece{{0, false, "a", 0}, {1, false, "b", 0}},
-			[]got{{0, 1, "a", 0, 1, 0}, {1, 2, "b", 0, 1, 0}}},
-		{"partials joined byte exact", []piece{{0, true, " a ", 0}, {0, true, "", 0}, {0, false, "b ", 0}},
-			[]got{{0, 1, " a b ", 0, 3, 0}}},
-		{"streams interleave", []piece{{0, true, "o1", 0}, {1, true, "e1", 0}, {0, false, "o2", 0}, {1, true, "e2", 0}, {1, false, "e3", 0}},
-			[]got{{0, 1, "o1o2", 0, 2, 0}, {1, 2, "e1e2e3", 0, 3, 0}}},
-		{"long full line truncated", []piece{{0, false, "0123456789abc", 0}},
-			[]got{{0, 1, "0123456789", Truncated, 1, 3}}},
-		{"long joined entry truncated", []piece{{0, true, "012345", 0}, {0, true, "6789ab", 0}, {0, false, "cd", 0}, {0, false, "next", 0}},
-			[]got{{0, 1, "0123456789", Truncated, 3, 4}, {0, 4, "next", 0, 1, 0}}},
-		{"cut character not left behind", []piece{{0, true, "123456789", 0}, {0, false, "é", 0}},
-			[]got{{0, 1, "123456789", Truncated, 2, 2}}},
-		{"character split across pieces is whole", []piece{{0, true, "a\xc3", 0}, {0, false, "\xa9b", 0}},
-			[]got{{0, 1, "aéb", 0, 2, 0}}},
-		{"invalid bytes replaced one by one", []piece{{0, false, "a\xff\xfeb", 0}},
-			[]got{{0, 1, "a\uFFFD\uFFFDb", InvalidUTF8, 1, 0}}},
+		{
+			"full lines pass through",
+			[]piece{{0, false, "a", 0}, {1, false, "b", 0}},
+			[]got{{0, 1, "a", 0, 1, 0}, {1, 2, "b", 0, 1, 0}},
+		},
+		{
+			"partials joined byte exact",
+			[]piece{{0, true, " a ", 0}, {0, true, "", 0}, {0, false, "b ", 0}},
+			[]got{{0, 1, " a b ", 0, 3, 0}},
+		},
+		{
+			"streams interleave",
+			[]piece{{0, true, "o1", 0}, {1, true, "e1", 0}, {0, false, "o2", 0}, {1, true, "e2", 0}, {1, false, "e3", 0}},
+			[]got{{0, 1, "o1o2", 0, 2, 0}, {1, 2, "e1e2e3", 0, 3, 0}},
+		},
+		{
+			"long full line truncated",
+			[]piece{{0, false, "0123456789abc", 0}},
+			[]got{{0, 1, "0123456789", Truncated, 1, 3}},
+		},
+		{
+			"long joined entry truncated",
+			[]piece{{0, true, "012345", 0}, {0, true, "6789ab", 0}, {0, false, "cd", 0}, {0, false, "next", 0}},
+			[]got{{0, 1, "0123456789", Truncated, 3, 4}, {0, 4, "next", 0, 1, 0}},
+		},
+		{
+			"cut character not left behind",
+			[]piece{{0, true, "123456789", 0}, {0, false, "é", 0}},
+			[]got{{0, 1, "123456789", Truncated, 2, 2}},
+		},
+		{
+			"character split across pieces is whole",
+			[]piece{{0, true, "a\xc3", 0}, {0, false, "\xa9b", 0}},
+			[]got{{0, 1, "aéb", 0, 2, 0}},
+		},
+		{
+			"invalid bytes replaced one by one",
+			[]piece{{0, false, "a\xff\xfeb", 0}},
+			[]got{{0, 1, "a\uFFFD\uFFFDb", InvalidUTF8, 1, 0}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

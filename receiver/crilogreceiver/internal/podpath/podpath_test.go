@@ -12,16 +12,31 @@ func TestParse(t *testing.T) {
 		want Meta
 		ok   bool
 	}{
-		{"/var/log/pods/kube-system_coredns-5d78c9869d-abcde_0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0/coredns/0.log",
-			Meta{Namespace: "kube-system", PodName: "coredns-5d78c9869d-abcde", PodUID: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", ContainerName: "coredns", RestartCount: 0}, true},
-		{"/var/log/pods/default_web-0_1234/nginx/12.log.20240101-120000",
-			Meta{Namespace: "default", PodName: "web-0", PodUID: "1234", ContainerName: "nginx", RestartCount: 12}, true},
-		{"/var/log/pods/0f1e2d3c-4b5a-6978/sidecar-proxy_3.log",
-			Meta{PodUID: "0f1e2d3c-4b5a-6978", ContainerName: "sidecar-proxy", RestartCount: 3}, true},
-		{"/var/log/containers/web-0_default_nginx-" + id + ".log",
-			Meta{Namespace: "default", PodName: "web-0", ContainerName: "nginx", ContainerID: id, RestartCount: -1}, true},
-		{"/var/log/containers/my-pod_ns_my-long-container-" + id + ".log",
-			Meta{Namespace: "ns", PodName: "my-pod", ContainerName: "my-long-container", ContainerID: id, RestartCount: -1}, true},
+		{
+			"/var/log/pods/kube-system_coredns-5d78c9869d-abcde_0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0/coredns/0.log",
+			Meta{Namespace: "kube-system", PodName: "coredns-5d78c9869d-abcde", PodUID: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", ContainerName: "coredns", RestartCount: 0},
+			true,
+		},
+		{
+			"/var/log/pods/default_web-0_1234/nginx/12.log.20240101-120000",
+			Meta{Namespace: "default", PodName: "web-0", PodUID: "1234", ContainerName: "nginx", RestartCount: 12},
+			true,
+		},
+		{
+			"/var/log/pods/0f1e2d3c-4b5a-6978/sidecar-proxy_3.log",
+			Meta{PodUID: "0f1e2d3c-4b5a-6978", ContainerName: "sidecar-proxy", RestartCount: 3},
+			true,
+		},
+		{
+			"/var/log/containers/web-0_default_nginx-" + id + ".log",
+			Meta{Namespace: "default", PodName: "web-0", ContainerName: "nginx", ContainerID: id, RestartCount: -1},
+			true,
+		},
+		{
+			"/var/log/containers/my-pod_ns_my-long-container-" + id + ".log",
+			Meta{Namespace: "ns", PodName: "my-pod", ContainerName: "my-long-container", ContainerID: id, RestartCount: -1},
+			true,
+		},
 		{`C:\var\log\pods\ns_pod_uid\c\1.log`, Meta{Namespace: "ns", PodName: "pod", PodUID: "uid", ContainerName: "c", RestartCount: 1}, true},
 		{"/var/log/pods/bad-dir/c/0.log", Meta{RestartCount: -1}, false},
 		{"/var/log/pods/ns_pod_uid/c/0.txt", Meta{RestartCount: -1}, false},

@@ -361,8 +361,10 @@ func (r *Reader) processLine(now int64, line []byte, extra RecordFlags) {
 
 func (r *Reader) emitEntry(e *joiner.Entry) {
 	rec := &r.rec
-	*rec = Record{Time: e.Time, Stream: criline.Stream(e.Stream + 1), Tags: e.Tags, Body: e.Content,
-		Flags: e.Flags | r.pendingExtra, Pieces: e.Pieces, Dropped: e.Dropped}
+	*rec = Record{
+		Time: e.Time, Stream: criline.Stream(e.Stream + 1), Tags: e.Tags, Body: e.Content,
+		Flags: e.Flags | r.pendingExtra, Pieces: e.Pieces, Dropped: e.Dropped,
+	}
 	s := r.stats
 	s.Records++
 	if e.Pieces > 1 {
@@ -394,8 +396,10 @@ type State struct {
 
 // State returns the reader's current state.
 func (r *Reader) State() State {
-	return State{ID: r.ID, Path: r.Path, FP: r.fp, Offset: r.offset, Format: r.format, Skipping: r.skipping,
-		Joiner: r.j.AppendState(nil)}
+	return State{
+		ID: r.ID, Path: r.Path, FP: r.fp, Offset: r.offset, Format: r.format, Skipping: r.skipping,
+		Joiner: r.j.AppendState(nil),
+	}
 }
 
 // restore applies a saved state.

@@ -29,8 +29,10 @@ func NewWatcher(include []string) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, include: include,
-		watched: map[string]int{}, Discover: make(chan struct{}, 1)}
+	w := &Watcher{
+		f: os.NewFile(uintptr(fd), "inotify"), fd: fd, include: include,
+		watched: map[string]int{}, Discover: make(chan struct{}, 1),
+	}
 	w.Refresh()
 	go w.loop()
 	return w, nil
