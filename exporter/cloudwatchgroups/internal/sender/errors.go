@@ -68,7 +68,14 @@ func classify(err error) class {
 	}
 	var respErr *smithyhttp.ResponseError
 	if errors.As(err, &respErr) {
+		if respErr.Response == nil || respErr.Response.Response == nil {
+			return classTransient // no response at all
+		}
 		switch status := respErr.HTTPStatusCode(); {
+		case status == 0:
+			// The SDK wraps a request that got no response at all (connection refused or
+			// reset, a server that is down) as a response error without a status.
+			return classTransient
 		case status == http.StatusTooManyRequests:
 			return classThrottle
 		case status >= 500:

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -37,12 +40,44 @@ func TestClassify(t *testing.T) {
 		{httpErr(429), classThrottle},
 		{httpErr(400), classPermanent},
 		{errors.New("connection reset by peer"), classTransient},
+		{httpErr(0), classTransient},
+		{&smithyhttp.ResponseError{Response: &smithyhttp.Response{}, Err: errors.New("dial tcp: connection refused")}, classTransient},
 		{context.DeadlineExceeded, classCancelled},
 	}
 	for _, tt := range tests {
 		if got := classify(tt.err); got != tt.want {
 			t.Errorf("classify(%v) = %d, want %d", tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestClassifyServerDown classifies the error the real SDK client returns when nothing
+// listens at the endpoint: the local server down, or CloudWatch unreachable, is transient.
+func TestClassifyServerDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := "http://" + l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	client := cloudwatchlogs.New(cloudwatchlogs.Options{
+		Region:           "us-east-1",
+		BaseEndpoint:     aws.String(endpoint),
+		Credentials:      credentials.NewStaticCredentialsProvider("id", "secret", ""),
+		RetryMaxAttempts: 1,
+	})
+	_, err = client.PutLogEvents(t.Context(), &cloudwatchlogs.PutLogEventsInput{
+		LogGroupName:  aws.String("g"),
+		LogStreamName: aws.String("s"),
+		LogEvents:     []types.InputLogEvent{{Message: aws.String("m"), Timestamp: aws.Int64(1)}},
+	})
+	if err == nil {
+		t.Fatal("PutLogEvents to a closed port succeeded")
+	}
+	if got := classify(err); got != classTransient {
+		t.Fatalf("classify(%v) = %d, want transient (%d)", err, got, classTransient)
 	}
 }
 
