@@ -131,12 +131,16 @@ func New(cfg Config) (*Router, error) {
 	return &Router{cfg: cfg, template: tmpl, streams: map[streamKey]namePair{}, groups: map[string]namePair{}}, nil
 }
 
-// lookup returns attribute key from the record, then the resource, as a string.
+// lookup returns attribute key from the resource, then the record, as a string. The resource
+// says where a record came from (its pod, namespace and file), which is what groups and
+// streams are made of; a record attribute of the same name may describe something else, such
+// as the object a log line is about (object_ref writes k8s.pod.name and k8s.namespace.name for
+// the subject of a kube-scheduler line).
 func lookup(res, rec pcommon.Map, key string) (string, bool) {
-	if v, ok := rec.Get(key); ok {
+	if v, ok := res.Get(key); ok {
 		return v.AsString(), true
 	}
-	if v, ok := res.Get(key); ok {
+	if v, ok := rec.Get(key); ok {
 		return v.AsString(), true
 	}
 	return "", false

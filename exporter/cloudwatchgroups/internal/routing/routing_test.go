@@ -204,6 +204,18 @@ func TestRoute(t *testing.T) {
 			wantFallbacks: []string{ReasonStreamKeyMissing},
 		},
 		{
+			// cri_log puts the source on the resource; object_ref puts the subject of the line
+			// (here a pod in shop that the scheduler bound) on the record. The source routes.
+			name: "resource (source) wins over record (subject)",
+			cfg:  func(c *Config) { c.GroupBy = ByNamespaceName },
+			res: attrs("k8s.node.name", "n", "k8s.namespace.name", "kube-system", "k8s.pod.name", "kube-scheduler-n",
+				"k8s.pod.uid", "u1", "k8s.container.name", "kube-scheduler", "k8s.container.restart_count", "0"),
+			rec:        attrs("k8s.namespace.name", "shop", "k8s.pod.name", "web-1", "k8s.pod.uid", "u2"),
+			wantType:   Infrastructure,
+			wantGroup:  "infrastructure",
+			wantStream: "n.kube-system_kube-scheduler-n_u1_kube-scheduler_0",
+		},
+		{
 			name:       "template",
 			cfg:        func(c *Config) { c.StreamTemplate = "${log_type}/${k8s.pod.name}/${missing}/${host}/${routing_key}" },
 			rec:        attrs("k8s.pod.name", "web-1", "log.file.path", "/x/y"),
