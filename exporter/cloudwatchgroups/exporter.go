@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"go.opentelemetry.io/collector/component"
@@ -38,8 +37,6 @@ type cwExporter struct {
 	newAPI func(context.Context, *Config) (sender.API, error)
 	sender *sender.Sender
 	now    func() time.Time
-	// avgMessage is the mean message size of the last request, to size the next arena.
-	avgMessage atomic.Int64
 	// nsWatch supplies namespace UIDs when namespace_uid.watch is on; set at start.
 	nsWatch atomic.Pointer[nsuid.Watcher]
 }
@@ -175,19 +172,17 @@ func (e *cwExporter) push(ctx context.Context, ld plog.Logs) error {
 	return consumererror.NewLogs(err, subset(ld, failed))
 }
 
-// route encodes every record and groups the events by destination stream. Messages of one
-// request share one string allocation.
+// route encodes every record and groups the events by destination stream. Messages are
+// written into an arena of fixed-size chunks and shared from it without a copy.
 func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) (map[streamID][]batching.Event, []streamID) {
 	type pending struct {
-		id         streamID
-		ts         int64
-		start, end int
+		id  streamID
+		ts  int64
+		msg string
 	}
 	n := ld.LogRecordCount()
 	recs := make([]pending, 0, n)
-	// One buffer for all messages of the request, sized from the previous requests so it
-	// rarely grows (growing copies everything written so far).
-	arena := make([]byte, 0, n*int(max(e.avgMessage.Load(), 64))*9/8)
+	var arena messageArena
 	typeAttr := e.cfg.LogType.Attribute
 	nowMs := now.UnixMilli()
 	fallbacks := map[string]int{}
@@ -212,23 +207,18 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) (ma
 				if rt.StreamRewritten {
 					rewrittenStreams++
 				}
-				start := len(arena)
-				arena = encoding.AppendMessage(arena, e.format, res, rec, encoding.Extra{Key: typeAttr, Value: string(rt.Type)})
+				buf := arena.begin()
+				msg := arena.end(encoding.AppendMessage(buf, e.format, res, rec, encoding.Extra{Key: typeAttr, Value: string(rt.Type)}))
 				ts := nowMs
 				if t := rec.Timestamp(); t != 0 {
 					ts = t.AsTime().UnixMilli()
 				} else if t := rec.ObservedTimestamp(); t != 0 {
 					ts = t.AsTime().UnixMilli()
 				}
-				recs = append(recs, pending{id: streamID{rt.Group, rt.Stream}, ts: ts, start: start, end: len(arena)})
+				recs = append(recs, pending{id: streamID{rt.Group, rt.Stream}, ts: ts, msg: msg})
 			}
 		}
 	}
-	if n > 0 {
-		e.avgMessage.Store(int64(len(arena) / n))
-	}
-	// The arena is never written again: its messages can share it without a copy.
-	text := unsafe.String(unsafe.SliceData(arena), len(arena))
 	streams := map[streamID][]batching.Event{}
 	var order []streamID
 	for ref, p := range recs {
@@ -236,7 +226,7 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) (ma
 		if !ok {
 			order = append(order, p.id)
 		}
-		streams[p.id] = append(evs, batching.Event{Timestamp: p.ts, Message: text[p.start:p.end], Ref: ref})
+		streams[p.id] = append(evs, batching.Event{Timestamp: p.ts, Message: p.msg, Ref: ref})
 	}
 	for reason, n := range fallbacks {
 		e.telemetry.ExporterCloudwatchGroupsRoutingFallbacks.Add(ctx, int64(n), reasonAttr(reason))

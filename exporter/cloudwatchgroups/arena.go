@@ -1,0 +1,37 @@
+package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+
+import "unsafe"
+
+const (
+	// arenaChunk is the size of one arena chunk.
+	arenaChunk = 256 << 10
+	// arenaReserve is the free space below which a message starts a new chunk.
+	arenaReserve = 8 << 10
+)
+
+// messageArena holds the encoded messages of one request in chunks that are only ever
+// appended to, so each message can be shared as a string without a copy. A message is
+// written at the end of the current chunk; a new chunk starts when little room is left, so
+// a chunk rarely grows, and growing copies one chunk at most, never the whole request.
+type messageArena struct {
+	buf   []byte
+	start int
+}
+
+// begin returns the buffer to append the next message to.
+func (a *messageArena) begin() []byte {
+	if cap(a.buf)-len(a.buf) < arenaReserve {
+		a.buf = make([]byte, 0, arenaChunk)
+	}
+	a.start = len(a.buf)
+	return a.buf
+}
+
+// end takes back the buffer the message was appended to and returns the message. The bytes
+// are never written again: a later message is appended after them, or to another array if
+// the chunk grows.
+func (a *messageArena) end(buf []byte) string {
+	a.buf = buf
+	msg := buf[a.start:]
+	return unsafe.String(unsafe.SliceData(msg), len(msg))
+}
