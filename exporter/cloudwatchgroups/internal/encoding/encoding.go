@@ -3,11 +3,13 @@ package encoding
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"math"
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -152,52 +154,80 @@ func appendValue(dst []byte, v pcommon.Value) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// plain marks the ASCII bytes a JSON string holds as they are.
-var plain = func() (t [utf8.RuneSelf]bool) {
+// plain marks the bytes a JSON string holds as they are and that need no UTF-8 check:
+// printable ASCII other than '"' and '\\'.
+var plain = func() (t [256]bool) {
 	for b := 0x20; b < utf8.RuneSelf; b++ {
 		t[b] = b != '"' && b != '\\'
 	}
 	return t
 }()
 
+const (
+	lsb = 0x0101010101010101 // 0x01 in every byte
+	msb = 0x8080808080808080 // 0x80 in every byte
+)
+
+// plain8 reports whether all 8 bytes of x (one per byte lane) are plain. Each term sets a
+// lane's top bit where that lane is below 0x20, equals '"' or equals '\\' (a borrow only
+// spreads upward from a lane that already matched, so the answer is exact); lanes of 0x80
+// and above are caught by x itself.
+func plain8(x uint64) bool {
+	ctl := x - lsb*0x20
+	quote := (x ^ (lsb * '"')) - lsb
+	bslash := (x ^ (lsb * '\\')) - lsb
+	return ((ctl|quote|bslash)&^x|x)&msb == 0
+}
+
+// plainPrefix returns the length of the longest prefix of s made of plain bytes, reading
+// eight bytes at a time.
+func plainPrefix(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !plain8(binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))) {
+			break
+		}
+	}
+	for i < len(s) && plain[s[i]] {
+		i++
+	}
+	return i
+}
+
 // appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if plain[b] {
-				i++
-				continue
+	for len(s) > 0 {
+		n := plainPrefix(s)
+		dst = append(dst, s[:n]...)
+		s = s[n:]
+		if len(s) == 0 {
+			break
+		}
+		b := s[0]
+		if b >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s)
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, "\ufffd"...)
+			} else {
+				dst = append(dst, s[:size]...)
 			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
+			s = s[size:]
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i++
-			start = i
-			continue
+		switch b {
+		case '"', '\\':
+			dst = append(dst, '\\', b)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
 		}
-		i += size
+		s = s[1:]
 	}
-	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }

@@ -12,7 +12,7 @@ func AppendPutLogEventsBody(dst []byte, group, stream string, events []types.Inp
 	size := 64 + len(group) + len(stream)
 	for _, e := range events {
 		if e.Message != nil {
-			size += len(*e.Message) + len(*e.Message)/16 + 40
+			size += len(*e.Message) + len(*e.Message)/4 + 40
 		}
 	}
 	if cap(dst)-len(dst) < size {

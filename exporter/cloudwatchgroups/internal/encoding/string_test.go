@@ -1,0 +1,84 @@
+package encoding
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// referenceString is appendString written one rune at a time, without the 8-byte fast path.
+func referenceString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hexDigits[r>>4])
+			b.WriteByte(hexDigits[r&0xF])
+		default: // utf8.RuneError for invalid bytes
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// TestPlain8 checks the 8-byte test against the byte table for every byte value in every
+// lane, between plain and non-plain neighbours.
+func TestPlain8(t *testing.T) {
+	for _, fill := range []byte{'a', 0x00, '"', 0xff, 0x1f, 0x21, 0x5b, 0x5d, 0x7f, 0x80} {
+		for lane := range 8 {
+			for v := range 256 {
+				var w [8]byte
+				for i := range w {
+					w[i] = fill
+				}
+				w[lane] = byte(v)
+				want := true
+				for _, c := range w {
+					want = want && plain[c]
+				}
+				if got := plain8(binary.LittleEndian.Uint64(w[:])); got != want {
+					t.Fatalf("plain8(% x) = %v, want %v", w, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestAppendStringMatchesReference(t *testing.T) {
+	for _, s := range []string{
+		"", "a", "12345678", "1234567\"", "\"1234567", strings.Repeat("x", 100) + "\n" + strings.Repeat("y", 9),
+		"tab\there \x01 ctl \x7f / back\\slash 中文 😀 \xff\xfe end", "\xe4\xb8", "abcdefg\xe4\xb8\xadhij",
+		benchMessage, appendStringOnce(benchMessage),
+	} {
+		if got, want := string(appendString(nil, s)), referenceString(s); got != want {
+			t.Errorf("appendString(%q)\n got %s\nwant %s", s, got, want)
+		}
+	}
+}
+
+func appendStringOnce(s string) string { return string(appendString(nil, s)) }
+
+func FuzzAppendString(f *testing.F) {
+	f.Add("plain text longer than eight bytes")
+	f.Add("\x00\"\\\xff\u2028 12345678\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(appendString(nil, s)), referenceString(s); got != want {
+			t.Fatalf("appendString(%q)\n got %s\nwant %s", s, got, want)
+		}
+	})
+}
