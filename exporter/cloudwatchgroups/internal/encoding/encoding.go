@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math"
+	"math/bits"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -168,66 +170,85 @@ const (
 	msb = 0x8080808080808080 // 0x80 in every byte
 )
 
-// plain8 reports whether all 8 bytes of x (one per byte lane) are plain. Each term sets a
-// lane's top bit where that lane is below 0x20, equals '"' or equals '\\' (a borrow only
-// spreads upward from a lane that already matched, so the answer is exact); lanes of 0x80
-// and above are caught by x itself.
-func plain8(x uint64) bool {
+// special8 returns, for the 8 bytes of x (one per lane, first byte lowest), a mask with a
+// lane's top bit set where that byte is not plain: below 0x20, '"', '\\', or 0x80 and above.
+// A borrow in the subtractions only spreads upward from a lane that already matched, so the
+// lowest set bit is always a true match and the mask is zero exactly when all 8 are plain.
+func special8(x uint64) uint64 {
 	ctl := x - lsb*0x20
 	quote := (x ^ (lsb * '"')) - lsb
 	bslash := (x ^ (lsb * '\\')) - lsb
-	return ((ctl|quote|bslash)&^x|x)&msb == 0
-}
-
-// plainPrefix returns the length of the longest prefix of s made of plain bytes, reading
-// eight bytes at a time.
-func plainPrefix(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if !plain8(binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))) {
-			break
-		}
-	}
-	for i < len(s) && plain[s[i]] {
-		i++
-	}
-	return i
+	return ((ctl|quote|bslash)&^x | x) & msb
 }
 
 // appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+//
+// It writes through an index into dst's spare capacity, kept at least stringSlack bytes
+// ahead: each step stores the next eight input bytes whole and then advances only past the
+// plain ones, so a run of plain bytes costs one load, one store and one test per eight.
 func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for len(s) > 0 {
-		n := plainPrefix(s)
-		dst = append(dst, s[:n]...)
-		s = s[n:]
-		if len(s) == 0 {
-			break
+	buf := slices.Grow(dst, len(s)+len(s)/8+stringSlack)
+	buf = buf[:cap(buf)]
+	j := len(dst)
+	buf[j] = '"'
+	j++
+	for i := 0; i < len(s); {
+		if len(buf)-j < stringSlack {
+			rest := len(s) - i
+			buf = slices.Grow(buf[:j], rest+rest/8+stringSlack)
+			buf = buf[:cap(buf)]
 		}
-		b := s[0]
-		if b >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s)
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, "\ufffd"...)
-			} else {
-				dst = append(dst, s[:size]...)
+		if i+8 <= len(s) {
+			x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+			binary.LittleEndian.PutUint64(buf[j:], x)
+			m := special8(x)
+			if m == 0 {
+				i += 8
+				j += 8
+				continue
 			}
-			s = s[size:]
+			k := bits.TrailingZeros64(m) >> 3
+			i += k
+			j += k
+		}
+		b := s[i]
+		if plain[b] {
+			buf[j] = b
+			i++
+			j++
 			continue
 		}
+		if b >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				j += copy(buf[j:], "\ufffd")
+			} else {
+				j += copy(buf[j:], s[i:i+size])
+			}
+			i += size
+			continue
+		}
+		buf[j] = '\\'
 		switch b {
 		case '"', '\\':
-			dst = append(dst, '\\', b)
+			buf[j+1] = b
 		case '\n':
-			dst = append(dst, '\\', 'n')
+			buf[j+1] = 'n'
 		case '\r':
-			dst = append(dst, '\\', 'r')
+			buf[j+1] = 'r'
 		case '\t':
-			dst = append(dst, '\\', 't')
+			buf[j+1] = 't'
 		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			buf[j+1], buf[j+2], buf[j+3], buf[j+4], buf[j+5] = 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF]
+			j += 4
 		}
-		s = s[1:]
+		j += 2
+		i++
 	}
-	return append(dst, '"')
+	buf[j] = '"'
+	return buf[:j+1]
 }
+
+// stringSlack is the spare room appendString keeps ahead of its write index: an 8-byte store,
+// or one escape (at most 6 bytes), or one rune (at most 4), and the closing quote.
+const stringSlack = 16

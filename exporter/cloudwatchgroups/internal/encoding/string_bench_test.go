@@ -16,3 +16,12 @@ func BenchmarkAppendString(b *testing.B) {
 		buf = appendString(buf[:0], benchMessage)
 	}
 }
+
+func BenchmarkAppendStringPlain(b *testing.B) {
+	s := strings.Repeat("x", len(benchMessage))
+	buf := make([]byte, 0, 1024)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = appendString(buf[:0], s)
+	}
+}

@@ -2,6 +2,7 @@ package encoding
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -36,9 +37,10 @@ func referenceString(s string) string {
 	return b.String()
 }
 
-// TestPlain8 checks the 8-byte test against the byte table for every byte value in every
-// lane, between plain and non-plain neighbours.
-func TestPlain8(t *testing.T) {
+// TestSpecial8 checks the 8-byte test against the byte table for every byte value in every
+// lane, between plain and non-plain neighbours: zero exactly when all are plain, and the
+// lowest flagged lane is the first non-plain byte.
+func TestSpecial8(t *testing.T) {
 	for _, fill := range []byte{'a', 0x00, '"', 0xff, 0x1f, 0x21, 0x5b, 0x5d, 0x7f, 0x80} {
 		for lane := range 8 {
 			for v := range 256 {
@@ -47,12 +49,19 @@ func TestPlain8(t *testing.T) {
 					w[i] = fill
 				}
 				w[lane] = byte(v)
-				want := true
-				for _, c := range w {
-					want = want && plain[c]
+				want := 8
+				for i, c := range w {
+					if !plain[c] {
+						want = i
+						break
+					}
 				}
-				if got := plain8(binary.LittleEndian.Uint64(w[:])); got != want {
-					t.Fatalf("plain8(% x) = %v, want %v", w, got, want)
+				got := 8
+				if m := special8(binary.LittleEndian.Uint64(w[:])); m != 0 {
+					got = bits.TrailingZeros64(m) >> 3
+				}
+				if got != want {
+					t.Fatalf("first special byte of % x: got %d, want %d", w, got, want)
 				}
 			}
 		}
@@ -74,10 +83,14 @@ func TestAppendStringMatchesReference(t *testing.T) {
 func appendStringOnce(s string) string { return string(appendString(nil, s)) }
 
 func FuzzAppendString(f *testing.F) {
-	f.Add("plain text longer than eight bytes")
-	f.Add("\x00\"\\\xff\u2028 12345678\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := string(appendString(nil, s)), referenceString(s); got != want {
+	f.Add("plain text longer than eight bytes", uint8(0))
+	f.Add("\x00\"\\\xff\u2028 12345678\n", uint8(40))
+	f.Add("\"\"\"\"\"\"\"\"\"\"\x01\x01\x01\x01\x01\x01", uint8(3))
+	f.Fuzz(func(t *testing.T, s string, spare uint8) {
+		// A prefix to keep and a little spare capacity, so growing mid-string is exercised.
+		dst := make([]byte, 5, 5+int(spare))
+		copy(dst, "pre:[")
+		if got, want := string(appendString(dst, s)), "pre:["+referenceString(s); got != want {
 			t.Fatalf("appendString(%q)\n got %s\nwant %s", s, got, want)
 		}
 	})
