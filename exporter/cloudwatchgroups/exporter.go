@@ -188,16 +188,18 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) (ma
 	fallbacks := map[string]int{}
 	rewrittenGroups, rewrittenStreams := 0, 0
 
+	var memo routing.Memo // the route of the current resource's records
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
 		res := rl.Resource().Attributes()
+		memo.Reset()
 		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			lrs := sls.At(j).LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
 				rec := lrs.At(k)
-				rt := e.router.Route(res, rec.Attributes())
+				rt := e.router.RouteMemo(&memo, res, rec.Attributes())
 				for _, f := range rt.Fallbacks {
 					fallbacks[f]++
 				}

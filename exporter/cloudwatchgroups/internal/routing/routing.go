@@ -136,7 +136,7 @@ func New(cfg Config) (*Router, error) {
 // streams are made of; a record attribute of the same name may describe something else, such
 // as the object a log line is about (object_ref writes k8s.pod.name and k8s.namespace.name for
 // the subject of a kube-scheduler line).
-func lookup(res, rec pcommon.Map, key string) (string, bool) {
+func lookup(res pcommon.Map, rec recAttrs, key string) (string, bool) {
 	if v, ok := res.Get(key); ok {
 		return v.AsString(), true
 	}
@@ -146,7 +146,7 @@ func lookup(res, rec pcommon.Map, key string) (string, bool) {
 	return "", false
 }
 
-func matchAny(ms []Matcher, res, rec pcommon.Map) bool {
+func matchAny(ms []Matcher, res pcommon.Map, rec recAttrs) bool {
 	for _, m := range ms {
 		if v, ok := lookup(res, rec, m.Key); ok && globMatch(m.Pattern, v) {
 			return true
@@ -156,7 +156,9 @@ func matchAny(ms []Matcher, res, rec pcommon.Map) bool {
 }
 
 // Type returns the log type of a record.
-func (r *Router) Type(res, rec pcommon.Map) LogType {
+func (r *Router) Type(res, rec pcommon.Map) LogType { return r.logType(res, recAttrs{m: rec}) }
+
+func (r *Router) logType(res pcommon.Map, rec recAttrs) LogType {
 	if r.cfg.TypeAttribute != "" {
 		if v, ok := lookup(res, rec, r.cfg.TypeAttribute); ok {
 			switch t := LogType(v); t {
@@ -183,9 +185,11 @@ func (r *Router) Type(res, rec pcommon.Map) LogType {
 
 // Route returns the routing decision for a record with resource attributes res and record
 // attributes rec.
-func (r *Router) Route(res, rec pcommon.Map) Route {
+func (r *Router) Route(res, rec pcommon.Map) Route { return r.route(res, recAttrs{m: rec}) }
+
+func (r *Router) route(res pcommon.Map, rec recAttrs) Route {
 	var rt Route
-	rt.Type = r.Type(res, rec)
+	rt.Type = r.logType(res, rec)
 	key := r.groupKey(res, rec, &rt)
 	raw := key
 	if r.cfg.GroupPrefix != "" {
@@ -198,7 +202,7 @@ func (r *Router) Route(res, rec pcommon.Map) Route {
 	return rt
 }
 
-func (r *Router) groupKey(res, rec pcommon.Map, rt *Route) string {
+func (r *Router) groupKey(res pcommon.Map, rec recAttrs, rt *Route) string {
 	for _, k := range r.cfg.GroupByOptional {
 		v, ok := lookup(res, rec, k)
 		if !ok || v == "" {
@@ -269,7 +273,9 @@ func (r *Router) host(res pcommon.Map) string {
 }
 
 // RoutingKey returns the part of the stream name that identifies the record's source file.
-func RoutingKey(res, rec pcommon.Map) (string, bool) {
+func RoutingKey(res, rec pcommon.Map) (string, bool) { return routingKey(res, recAttrs{m: rec}) }
+
+func routingKey(res pcommon.Map, rec recAttrs) (string, bool) {
 	if p, ok := lookup(res, rec, AttrFilePath); ok && p != "" {
 		return strings.ReplaceAll(strings.TrimLeft(p, "/"), "/", "."), true
 	}
@@ -285,9 +291,9 @@ func RoutingKey(res, rec pcommon.Map) (string, bool) {
 	return strings.Join(parts, "_"), true
 }
 
-func (r *Router) stream(res, rec pcommon.Map, rt *Route) namePair {
+func (r *Router) stream(res pcommon.Map, rec recAttrs, rt *Route) namePair {
 	host := r.host(res)
-	key, ok := RoutingKey(res, rec)
+	key, ok := routingKey(res, rec)
 	if !ok {
 		rt.Fallbacks = append(rt.Fallbacks, ReasonStreamKeyMissing)
 		key = string(rt.Type)

@@ -50,7 +50,7 @@ func parseTemplate(s string) ([]templatePart, error) {
 	return parts, nil
 }
 
-func (r *Router) expandTemplate(res, rec pcommon.Map, host, key string, typ LogType) string {
+func (r *Router) expandTemplate(res pcommon.Map, rec recAttrs, host, key string, typ LogType) string {
 	var b strings.Builder
 	for _, p := range r.template {
 		if p.name == "" {
