@@ -2,16 +2,13 @@ package cloudwatchgroups
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -19,7 +16,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch/mototest"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	mototest.Stop()
+	os.Exit(code)
+}
 
 // backend is a CloudWatch Logs implementation the integration tests run against.
 type backend struct {
@@ -43,61 +47,11 @@ func awsEnv(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startMoto starts moto's server on a free loopback port. Without moto the test is skipped,
-// except in CI (CI=true) where it fails.
+// startMoto gives the test the moto server shared by this package's tests, reset. Without
+// moto the test is skipped, except in CI (CI=true) where it fails.
 func startMoto(t *testing.T) *backend {
 	t.Helper()
-	if err := exec.Command("python3", "-c", "import moto.server").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("moto is required in CI: python3 -m moto.server: %v", err)
-		}
-		t.Skipf("moto not installed: %v", err)
-	}
-	port := freePort(t)
-	cmd := exec.Command("python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	// moto's own boto setup must not see the test's AWS_* settings (an empty AWS_PROFILE
-	// breaks it).
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	dieWithTest(cmd)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Post(endpoint+"/moto-api/reset", "application/json", nil)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("moto did not start: %v\n%s", err, out.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return &backend{name: "moto", endpoint: endpoint}
+	return &backend{name: "moto", endpoint: mototest.Endpoint(t)}
 }
 
 func startLocal(t *testing.T, cfg localcloudwatch.Config) *backend {

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch/mototest"
 )
 
 // A conformance check runs API calls and summarises what it saw in one string, so the
@@ -389,10 +390,10 @@ func TestConformance(t *testing.T) {
 		}
 	})
 	t.Run("moto", func(t *testing.T) {
-		c := newClient(motoEndpoint(t), aws.NopRetryer{})
+		c := newClient(mototest.Endpoint(t), aws.NopRetryer{})
 		for _, ch := range conformanceChecks {
 			t.Run(ch.name, func(t *testing.T) {
-				motoEndpoint(t) // reset
+				mototest.Endpoint(t) // reset
 				got := ch.run(t, c)
 				switch {
 				case got == ch.want && !ch.motoChecks:

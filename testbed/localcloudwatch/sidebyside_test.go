@@ -12,6 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch/mototest"
 )
 
 // processCPU returns the user+system CPU time a process has used, from /proc.
@@ -63,8 +65,8 @@ func BenchmarkServersSideBySide(b *testing.B) {
 	}{
 		{"localcloudwatch", startLocalProcess},
 		{"moto", func(b *testing.B) (string, int) {
-			ep := motoEndpoint(b)
-			return ep, moto.pid
+			ep := mototest.Endpoint(b)
+			return ep, mototest.Pid()
 		}},
 	}
 	const perBatch = 1000
