@@ -8,6 +8,7 @@ GO        ?= go
 REAL_GO   := $(shell command -v $(GO))
 TOOLS_BIN := $(CURDIR)/.tools/bin
 BIN       := $(CURDIR)/bin/otelcol-k8s
+KUBE_BIN  := $(CURDIR)/bin/kube-local
 DIST_DIR  := cmd/otelcol-k8s
 CONFIG    ?= config/local.yaml
 FUZZTIME  ?= 10s
@@ -20,10 +21,11 @@ GOIMPORTS     := $(TOOLS_BIN)/goimports
 
 # Components are the folders with a metadata.yaml; modules are the folders with a go.mod.
 # internal/tools only pins tools; testbed/bench modules hold side-by-side benchmarks (make bench);
-# the generated distribution is checked by check-generated and test-dist.
+# the generated distribution is checked by check-generated and test-dist; testbed/kubecluster/server
+# is the local Kubernetes API server (make kube-bin), without tests of its own.
 COMPONENT_DIRS := $(patsubst %/,%,$(sort $(dir $(shell find . -name metadata.yaml -not -path './.tools/*' -not -path './$(DIST_DIR)/*' -not -path '*/testdata/*'))))
 ALL_MODULES    := $(patsubst %/,%,$(sort $(dir $(shell find . -name go.mod -not -path './.tools/*' -not -path '*/testdata/*'))))
-TEST_MODULES   := $(filter-out ./internal/tools ./$(DIST_DIR) ./testbed/bench/%,$(ALL_MODULES))
+TEST_MODULES   := $(filter-out ./internal/tools ./$(DIST_DIR) ./testbed/bench/% ./testbed/kubecluster/server,$(ALL_MODULES))
 BENCH_MODULES  := $(filter ./testbed/bench/%,$(ALL_MODULES))
 
 .PHONY: help
@@ -95,14 +97,21 @@ run-samples: build-only ## print the bundled config/samples records with the deb
 .PHONY: test
 test: check-generated test-modules ## everything CI runs: generated code, then every module with -race (the distribution tests included)
 
-# The root module's testbed/distribution tests run the built binary, so it is built first.
+# The root module's testbed/distribution tests run the built binary, so it is built first; tests
+# that need a Kubernetes API server (testbed/kubecluster) run bin/kube-local, built by kube-bin.
 # The end-to-end scenarios (testbed/e2e) are long and run by `make e2e`, without -race.
 .PHONY: test-modules
-test-modules: build-only ## go test -race in every module (e2e scenarios excepted)
+test-modules: build-only kube-bin ## go test -race in every module (e2e scenarios excepted)
 	@set -e; for m in $(TEST_MODULES); do \
 		echo "==> go test -race $$m"; \
-		(cd $$m && OTELCOL_K8S_BIN=$(BIN) $(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/testbed/e2e$$')); \
+		(cd $$m && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) $(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/testbed/e2e$$')); \
 	done
+
+# bin/kube-local: etcd and kube-apiserver in one process, compiled from their Go modules
+# (k8s.io/kubernetes, go.etcd.io/etcd/server/v3), for tests against a real API server.
+.PHONY: kube-bin
+kube-bin: ## compile bin/kube-local, the local Kubernetes API server (etcd + kube-apiserver) for tests
+	cd testbed/kubecluster/server && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(KUBE_BIN) .
 
 .PHONY: test-dist
 test-dist: build-only ## the built distribution lists every component and runs the local configuration

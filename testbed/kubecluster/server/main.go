@@ -1,0 +1,304 @@
+// Command server runs a small Kubernetes control plane for tests, in one process: an embedded
+// etcd and a real kube-apiserver, both compiled from their Go modules, listening on loopback
+// ports only. Nothing else of a cluster runs (no controller manager, scheduler or kubelet).
+//
+// Once /readyz answers OK it writes a kubeconfig (JSON, which client-go reads like YAML) to the
+// path given by -kubeconfig, with the server's CA and a bearer token of a cluster administrator
+// (group system:masters), and prints one line:
+//
+//	ready host=https://127.0.0.1:PORT kubeconfig=PATH
+//
+// SIGTERM or SIGINT stops the apiserver, then etcd, and removes the temporary directory that
+// held etcd's data, the certificates and the keys. testbed/kubecluster starts it for Go tests.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "where to write the kubeconfig once the apiserver is ready (required)")
+	verbosity := flag.Int("v", 0, "kube-apiserver log verbosity (klog -v)")
+	etcdLog := flag.String("etcd-log-level", "error", "embedded etcd log level: debug, info, warn, error")
+	flag.Parse()
+	if *kubeconfig == "" {
+		fmt.Fprintln(os.Stderr, "server: -kubeconfig is required")
+		os.Exit(2)
+	}
+	if err := run(*kubeconfig, *verbosity, *etcdLog); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+func run(kubeconfig string, verbosity int, etcdLog string) error {
+	dir, err := os.MkdirTemp("", "kube-local-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	// The command installs the SIGTERM/SIGINT handler; its context ends on the first signal
+	// (a second one exits at once). Built before etcd starts so that a signal during etcd's
+	// start-up is not lost.
+	cmd := app.NewAPIServerCommand()
+	ctx := cmd.Context()
+
+	etcd, err := startEtcd(ctx, filepath.Join(dir, "etcd"), etcdLog)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		etcd.Close()
+		<-etcd.Server.StopNotify()
+	}()
+
+	token, err := randomHex(32)
+	if err != nil {
+		return err
+	}
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(token+`,admin,admin-uid,"system:masters"`+"\n"), 0o600); err != nil {
+		return err
+	}
+	saKey := filepath.Join(dir, "sa.key")
+	if err := writeRSAKey(saKey); err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	certDir := filepath.Join(dir, "certs")
+	host := "https://127.0.0.1:" + strconv.Itoa(port)
+
+	cmd.SetArgs([]string{
+		"--etcd-servers=http://" + etcd.Clients[0].Addr().String(),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		// The "kubernetes" service's endpoints would be the advertise address, and loopback
+		// addresses are not valid endpoints: leave them alone.
+		"--endpoint-reconciler-type=none",
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + certDir,
+		"--token-auth-file=" + tokens,
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + saKey,
+		"--service-account-signing-key-file=" + saKey,
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--v=" + strconv.Itoa(verbosity),
+	})
+	cmd.SetOut(os.Stderr)
+	cmd.SetErr(os.Stderr)
+
+	apiserverDone := make(chan error, 1)
+	go func() { apiserverDone <- cmd.Execute() }()
+
+	readyCtx, stopWaiting := context.WithTimeout(ctx, 3*time.Minute)
+	defer stopWaiting()
+	select {
+	case err := <-apiserverDone:
+		if err == nil {
+			err = errors.New("stopped before it was ready")
+		}
+		return fmt.Errorf("kube-apiserver: %w", err)
+	case res := <-waitReady(readyCtx, host, filepath.Join(certDir, "apiserver.crt"), token):
+		if res.err != nil {
+			stopWaiting()
+			if ctx.Err() == nil {
+				return res.err
+			}
+			return <-apiserverDone // a signal ended the start-up
+		}
+		if err := writeKubeconfig(kubeconfig, host, res.ca, token); err != nil {
+			return err
+		}
+		fmt.Printf("ready host=%s kubeconfig=%s\n", host, kubeconfig)
+	}
+	return <-apiserverDone
+}
+
+// startEtcd starts a single-member etcd on two free loopback ports and waits until it serves.
+func startEtcd(ctx context.Context, dir, logLevel string) (*embed.Etcd, error) {
+	cfg := embed.NewConfig()
+	cfg.Name = "kube-local"
+	cfg.Dir = dir
+	cfg.Logger = "zap"
+	cfg.LogLevel = logLevel
+	cfg.LogOutputs = []string{"stderr"}
+	cfg.UnsafeNoFsync = true // test data: nothing survives the process anyway
+	var urls [2]url.URL
+	for i := range urls {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		urls[i] = url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(port)}
+	}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = urls[:1], urls[:1]
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = urls[1:], urls[1:]
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: %w", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+		return e, nil
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("etcd: %w", err)
+	case <-time.After(time.Minute):
+		e.Close()
+		return nil, errors.New("etcd: not ready after 1m")
+	case <-ctx.Done():
+		e.Close()
+		return nil, errors.New("etcd: stopped by a signal during start-up")
+	}
+}
+
+type readiness struct {
+	ca  []byte
+	err error
+}
+
+// waitReady polls host/readyz with the token, trusting the certificate the apiserver wrote into
+// its cert-dir, until it answers 200 "ok".
+func waitReady(ctx context.Context, host, caFile, token string) <-chan readiness {
+	out := make(chan readiness, 1)
+	go func() {
+		var last error = errors.New("no answer yet")
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				out <- readiness{err: fmt.Errorf("kube-apiserver not ready: %w (last: %v)", ctx.Err(), last)}
+				return
+			case <-tick.C:
+			}
+			ca, err := os.ReadFile(caFile)
+			if err != nil {
+				last = err
+				continue
+			}
+			if last = readyz(ctx, host, ca, token); last == nil {
+				out <- readiness{ca: ca}
+				return
+			}
+		}
+	}()
+	return out
+}
+
+func readyz(ctx context.Context, host string, ca []byte, token string) error {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return errors.New("no certificate in the apiserver's certificate file yet")
+	}
+	client := &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+	}
+	defer client.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, host+"/readyz", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK || string(body) != "ok" {
+		return fmt.Errorf("/readyz: %s: %.200s", resp.Status, body)
+	}
+	return nil
+}
+
+// writeKubeconfig writes the kubeconfig next to its final path and renames it there, so that a
+// reader never sees a partial file.
+func writeKubeconfig(path, host string, ca []byte, token string) error {
+	cfg := map[string]any{
+		"apiVersion":      "v1",
+		"kind":            "Config",
+		"current-context": "kube-local",
+		"clusters": []any{map[string]any{"name": "kube-local", "cluster": map[string]any{
+			"server": host, "certificate-authority-data": ca, // []byte: base64 in JSON, as kubeconfig wants
+		}}},
+		"users":    []any{map[string]any{"name": "admin", "user": map[string]any{"token": token}}},
+		"contexts": []any{map[string]any{"name": "kube-local", "context": map[string]any{"cluster": "kube-local", "user": "admin"}}},
+	}
+	data, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubeconfig-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func writeRSAKey(path string) error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// freePort asks the kernel for a free loopback port. Another process may take it before it is
+// bound again; on this single-user test machine that race is accepted.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
