@@ -345,3 +345,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.0.0 => ../../p
 replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../internal/jsonstring
 
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ../../testbed/localcloudwatch
+
+replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
