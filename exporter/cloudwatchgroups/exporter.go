@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -140,27 +141,48 @@ type work struct {
 	events []batching.Event
 }
 
-// push routes, encodes, batches and sends one request. It retries single calls itself, so
-// batches already delivered are never sent again; when some batches still fail it returns
-// only their records for exporterhelper to retry.
+// convert routes and encodes the records of ld into a request (exporterhelper calls it in
+// ConsumeLogs, before the queue): the queue then holds encoded events, not pdata.
+func (e *cwExporter) convert(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
+	return e.route(ctx, ld, e.now()), nil
+}
+
+// push converts and sends ld in one step (tests; the pipeline goes through the queue).
 func (e *cwExporter) push(ctx context.Context, ld plog.Logs) error {
+	req, _ := e.convert(ctx, ld)
+	return e.pushRequest(ctx, req)
+}
+
+// pushRequest batches and sends one request. It retries single calls itself, so batches
+// already delivered are never sent again; when some batches still fail it returns a
+// partialFailure holding only their events, which OnError hands back for the retry.
+func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request) error {
 	if e.sender == nil {
 		return errors.New("exporter not started")
 	}
+	req, ok := r.(*eventsRequest)
+	if !ok {
+		return consumererror.NewPermanent(fmt.Errorf("cloudwatch_groups: unexpected request type %T", r))
+	}
 	now := e.now()
-	streams, order := e.route(ctx, ld, now)
-
 	var batches []work
 	var st batching.Stats
-	for _, id := range order {
-		prepared, s := batching.Prepare(streams[id], now, e.prepOpts)
-		st.TooOld += s.TooOld
-		st.TooNew += s.TooNew
-		st.Empty += s.Empty
-		st.Truncated += s.Truncated
-		st.Split += s.Split
+	for _, s := range req.streams {
+		// Prepare reorders and filters in place: work on a copy, so a retry of the whole
+		// request still sees every event.
+		evs := make([]batching.Event, len(s.events))
+		for i, ev := range s.events {
+			ev.Ref = i
+			evs[i] = ev
+		}
+		prepared, ps := batching.Prepare(evs, now, e.prepOpts)
+		st.TooOld += ps.TooOld
+		st.TooNew += ps.TooNew
+		st.Empty += ps.Empty
+		st.Truncated += ps.Truncated
+		st.Split += ps.Split
 		for _, b := range batching.Cut(prepared) {
-			batches = append(batches, work{id: id, events: b})
+			batches = append(batches, work{id: s.id, events: b})
 		}
 	}
 	e.countPrepare(ctx, st)
@@ -169,12 +191,17 @@ func (e *cwExporter) push(ctx context.Context, ld plog.Logs) error {
 	if len(failed) == 0 {
 		return nil
 	}
-	return consumererror.NewLogs(err, subset(ld, failed))
+	rest := &eventsRequest{}
+	for _, w := range failed {
+		rest.append(w.id, w.events)
+	}
+	return &partialFailure{err: err, rest: rest}
 }
 
-// route encodes every record and groups the events by destination stream. Messages are
-// written into an arena of fixed-size chunks and shared from it without a copy.
-func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) (map[streamID][]batching.Event, []streamID) {
+// route encodes every record and groups the events by destination stream, streams in order
+// of first appearance. Messages are written into an arena of fixed-size chunks and shared
+// from it without a copy.
+func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *eventsRequest {
 	type pending struct {
 		id  streamID
 		ts  int64
@@ -230,6 +257,10 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) (ma
 		}
 		streams[p.id] = append(evs, batching.Event{Timestamp: p.ts, Message: p.msg, Ref: ref})
 	}
+	req := &eventsRequest{streams: make([]streamEvents, 0, len(order))}
+	for _, id := range order {
+		req.append(id, streams[id])
+	}
 	for reason, n := range fallbacks {
 		e.telemetry.ExporterCloudwatchGroupsRoutingFallbacks.Add(ctx, int64(n), reasonAttr(reason))
 	}
@@ -239,7 +270,7 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) (ma
 	if rewrittenStreams > 0 {
 		e.telemetry.ExporterCloudwatchGroupsNamesRewritten.Add(ctx, int64(rewrittenStreams), kindStream)
 	}
-	return streams, order
+	return req
 }
 
 func (e *cwExporter) countPrepare(ctx context.Context, st batching.Stats) {
@@ -257,12 +288,12 @@ func (e *cwExporter) countPrepare(ctx context.Context, st batching.Stats) {
 	}
 }
 
-// send delivers the batches with at most MaxConcurrency calls in flight. It returns the refs
-// of records in batches that failed with a retryable error, and the first such error.
-func (e *cwExporter) send(ctx context.Context, batches []work) (map[int]bool, error) {
+// send delivers the batches with at most MaxConcurrency calls in flight. It returns the
+// batches that failed with a retryable error, and the first such error.
+func (e *cwExporter) send(ctx context.Context, batches []work) ([]work, error) {
 	var (
 		mu       sync.Mutex
-		failed   map[int]bool
+		failed   []work
 		firstErr error
 		wg       sync.WaitGroup
 	)
@@ -276,12 +307,9 @@ func (e *cwExporter) send(ctx context.Context, batches []work) (map[int]bool, er
 				if err := e.sendBatch(ctx, w); err != nil {
 					mu.Lock()
 					if failed == nil {
-						failed = map[int]bool{}
 						firstErr = err
 					}
-					for _, ev := range w.events {
-						failed[ev.Ref] = true
-					}
+					failed = append(failed, w)
 					mu.Unlock()
 				}
 			}
@@ -325,40 +353,6 @@ func (e *cwExporter) sendBatch(ctx context.Context, w work) error {
 	tb.ExporterCloudwatchGroupsBatches.Add(ctx, 1)
 	tb.ExporterCloudwatchGroupsBatchFillRatio.Record(ctx, int64(size*100/batching.MaxBatchBytes))
 	return nil
-}
-
-// subset returns the records of ld whose flat index is in refs.
-func subset(ld plog.Logs, refs map[int]bool) plog.Logs {
-	out := plog.NewLogs()
-	ref := 0
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		rl := rls.At(i)
-		var outRL plog.ResourceLogs
-		sls := rl.ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			sl := sls.At(j)
-			var outSL plog.ScopeLogs
-			lrs := sl.LogRecords()
-			for k := 0; k < lrs.Len(); k, ref = k+1, ref+1 {
-				if !refs[ref] {
-					continue
-				}
-				if outRL == (plog.ResourceLogs{}) {
-					outRL = out.ResourceLogs().AppendEmpty()
-					rl.Resource().CopyTo(outRL.Resource())
-					outRL.SetSchemaUrl(rl.SchemaUrl())
-				}
-				if outSL == (plog.ScopeLogs{}) {
-					outSL = outRL.ScopeLogs().AppendEmpty()
-					sl.Scope().CopyTo(outSL.Scope())
-					outSL.SetSchemaUrl(sl.SchemaUrl())
-				}
-				lrs.At(k).CopyTo(outSL.LogRecords().AppendEmpty())
-			}
-		}
-	}
-	return out
 }
 
 var (

@@ -2,7 +2,6 @@ package cloudwatchgroups
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -76,30 +75,28 @@ func newPushExporter(t *testing.T, endpoint string, wrap func(sender.API) sender
 	return startExporter(t, cfg, wrap)
 }
 
-// A push whose batches partly fail returns only the failed records, as consumererror.Logs,
-// and the retried subset completes the delivery without duplicates.
+// A push whose batches partly fail returns only the failed events: the request's OnError
+// hands them back, and retrying them completes the delivery without duplicates.
 func TestPushReturnsOnlyUndeliveredRecords(t *testing.T) {
 	awsEnv(t)
 	b := startLocal(t, localcloudwatch.Config{})
 	fail := &failingStreams{marker: "web-2"}
 	e, tel := newPushExporter(t, b.endpoint, func(real sender.API) sender.API { fail.API = real; return fail })
 
-	ld := makeLogs(testSources, 100, time.Now(), "node-1")
-	err := e.push(context.Background(), ld)
+	req, err := e.convert(context.Background(), makeLogs(testSources, 100, time.Now(), "node-1"))
+	require.NoError(t, err)
+	err = e.pushRequest(context.Background(), req)
 	require.Error(t, err)
-	var logsErr consumererror.Logs
-	require.True(t, errors.As(err, &logsErr))
 	assert.False(t, consumererror.IsPermanent(err))
-	retry := logsErr.Data()
-	require.Equal(t, 100, retry.LogRecordCount(), "only the records of the failing stream come back")
-	rec := retry.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
-	path, _ := rec.Attributes().Get("log.file.path")
-	assert.Contains(t, path.Str(), "web-2")
+	retry := req.(*eventsRequest).OnError(err).(*eventsRequest)
+	require.Equal(t, 100, retry.ItemsCount(), "only the events of the failing stream come back")
+	require.Len(t, retry.streams, 1)
+	assert.Contains(t, retry.streams[0].id.stream, "web-2")
 
 	fail.mu.Lock()
 	fail.marker = ""
 	fail.mu.Unlock()
-	require.NoError(t, e.push(context.Background(), retry))
+	require.NoError(t, e.pushRequest(context.Background(), retry))
 
 	assert.Len(t, b.storedEvents(t), 100*len(testSources))
 	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_throttles")

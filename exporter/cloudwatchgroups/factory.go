@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
@@ -25,15 +26,14 @@ func NewFactory() exporter.Factory {
 	)
 }
 
-// Default batch: enough data per push that each stream's PutLogEvents batches come out full
-// when logs are busy (a stream with b MiB in one push needs ceil(b) calls). Below about 6 MiB/s
-// the flush timeout sends first and the batches stay small. Two consumers bound the data in
-// flight to 2 x 48 MiB of protobuf.
+// Default batch: requests are sized in CloudWatch bytes and partitioned by stream (see
+// request.go), so one batch of 1,048,576 bytes is exactly one full PutLogEvents call; at low
+// rates the flush timeout sends what a stream has. Eight consumers send up to eight batches
+// at once, so about 8 MiB of encoded events is in flight, plus what the partitions collect.
 const (
-	defaultBatchMinBytes = 32 << 20
-	defaultBatchMaxBytes = 48 << 20
-	defaultFlushTimeout  = 5 * time.Second
-	defaultNumConsumers  = 2
+	defaultBatchBytes   = batching.MaxBatchBytes
+	defaultFlushTimeout = 5 * time.Second
+	defaultNumConsumers = 8
 )
 
 func createDefaultConfig() component.Config {
@@ -42,8 +42,8 @@ func createDefaultConfig() component.Config {
 	queue.Batch = configoptional.Some(exporterhelper.BatchConfig{
 		FlushTimeout: defaultFlushTimeout,
 		Sizer:        exporterhelper.RequestSizerTypeBytes,
-		MinSize:      defaultBatchMinBytes,
-		MaxSize:      defaultBatchMaxBytes,
+		MinSize:      defaultBatchBytes,
+		MaxSize:      defaultBatchBytes,
 	})
 	timeout := exporterhelper.NewDefaultTimeoutConfig()
 	timeout.Timeout = 5 * time.Minute
@@ -85,12 +85,16 @@ func createLogsExporter(ctx context.Context, set exporter.Settings, cfg componen
 	if err != nil {
 		return nil, err
 	}
-	return exporterhelper.NewLogs(ctx, set, cfg, e.push,
+	qs := xexporterhelper.QueueBatchSettings{
+		Encoding:    queueEncoding{e},
+		Partitioner: streamPartitioner{},
+	}
+	return xexporterhelper.NewLogsRequest(ctx, set, e.convert, e.pushRequest,
 		exporterhelper.WithStart(e.start),
 		exporterhelper.WithShutdown(e.shutdown),
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
 		exporterhelper.WithTimeout(c.TimeoutConfig),
 		exporterhelper.WithRetry(c.BackOffConfig),
-		exporterhelper.WithQueue(c.QueueConfig),
+		xexporterhelper.WithQueueBatch(c.QueueConfig, qs),
 	)
 }

@@ -15,10 +15,12 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
@@ -204,5 +206,7 @@ func TestQueueDefaultIsBatched(t *testing.T) {
 	require.True(t, cfg.QueueConfig.HasValue())
 	b := cfg.QueueConfig.Get().Batch
 	require.True(t, b.HasValue())
-	assert.Equal(t, int64(defaultBatchMinBytes), b.Get().MinSize)
+	assert.Equal(t, exporterhelper.RequestSizerTypeBytes, b.Get().Sizer)
+	assert.Equal(t, int64(batching.MaxBatchBytes), b.Get().MinSize, "a stream's batch is one full call")
+	assert.Equal(t, int64(batching.MaxBatchBytes), b.Get().MaxSize)
 }

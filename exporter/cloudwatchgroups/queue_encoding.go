@@ -1,0 +1,161 @@
+package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+)
+
+// queueMagic starts every request the exporter writes to a persistent queue. Version 1:
+//
+//	magic, uvarint streams, then per stream: uvarint len + group, uvarint len + stream,
+//	uvarint events, then per event: varint timestamp (ms), uvarint len + message.
+var queueMagic = []byte("cwg\x01")
+
+// queueEncoding writes requests to a persistent queue (sending_queue.storage) and reads
+// them back. Items an earlier version queued as OTLP logs are read and converted.
+type queueEncoding struct{ e *cwExporter }
+
+// Marshal encodes the request; the context is not kept.
+func (queueEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]byte, error) {
+	req, ok := r.(*eventsRequest)
+	if !ok {
+		return nil, fmt.Errorf("cloudwatch_groups: cannot queue a %T", r)
+	}
+	return marshalRequest(req), nil
+}
+
+// Unmarshal decodes a queued request.
+func (q queueEncoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
+	ctx := context.Background()
+	if len(b) >= len(queueMagic) && string(b[:len(queueMagic)]) == string(queueMagic) {
+		req, err := unmarshalRequest(b)
+		return ctx, req, err
+	}
+	ctx, ld, err := pdatareq.UnmarshalLogs(b)
+	if err != nil {
+		return context.Background(), nil, fmt.Errorf("cloudwatch_groups: queued item is neither a request nor OTLP logs: %w", err)
+	}
+	req, err := q.e.convert(ctx, ld)
+	return ctx, req, err
+}
+
+func marshalRequest(r *eventsRequest) []byte {
+	n := len(queueMagic) + binary.MaxVarintLen64
+	for _, s := range r.streams {
+		n += len(s.id.group) + len(s.id.stream) + 3*binary.MaxVarintLen64
+		for _, ev := range s.events {
+			n += len(ev.Message) + 2*binary.MaxVarintLen64
+		}
+	}
+	b := make([]byte, 0, n)
+	b = append(b, queueMagic...)
+	b = binary.AppendUvarint(b, uint64(len(r.streams)))
+	for _, s := range r.streams {
+		b = appendString(b, s.id.group)
+		b = appendString(b, s.id.stream)
+		b = binary.AppendUvarint(b, uint64(len(s.events)))
+		for _, ev := range s.events {
+			b = binary.AppendVarint(b, ev.Timestamp)
+			b = appendString(b, ev.Message)
+		}
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+var errCorruptRequest = errors.New("cloudwatch_groups: corrupt queued request")
+
+// unmarshalRequest decodes b, which starts with queueMagic. Messages share one copy of b.
+func unmarshalRequest(b []byte) (*eventsRequest, error) {
+	d := decoder{s: string(b), off: len(queueMagic)}
+	ns := d.uvarint()
+	if d.err != nil || ns > uint64(len(d.s)) {
+		return nil, errCorruptRequest
+	}
+	req := &eventsRequest{streams: make([]streamEvents, 0, ns)}
+	for range ns {
+		id := streamID{group: d.str(), stream: d.str()}
+		ne := d.uvarint()
+		if d.err != nil || ne > uint64(len(d.s)-d.off) {
+			return nil, errCorruptRequest
+		}
+		evs := make([]batching.Event, ne)
+		for i := range evs {
+			evs[i].Timestamp = d.varint()
+			evs[i].Message = d.str()
+		}
+		if d.err != nil {
+			return nil, errCorruptRequest
+		}
+		req.append(id, evs)
+	}
+	if d.off != len(d.s) {
+		return nil, errCorruptRequest
+	}
+	return req, nil
+}
+
+// decoder reads the fields of a queued request; the first error sticks.
+type decoder struct {
+	s   string
+	off int
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := uvarint(d.s[d.off:])
+	if n <= 0 {
+		d.err = errCorruptRequest
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (d *decoder) str() string {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.s)-d.off) {
+		d.err = errCorruptRequest
+		return ""
+	}
+	s := d.s[d.off : d.off+int(n)]
+	d.off += int(n)
+	return s
+}
+
+// uvarint is binary.Uvarint on a string.
+func uvarint(s string) (uint64, int) {
+	var x uint64
+	var shift uint
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		c := s[i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				return 0, -1
+			}
+			return x | uint64(c)<<shift, i + 1
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+	return 0, 0
+}

@@ -1,0 +1,150 @@
+package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+)
+
+// eventsRequest is what the exporter queues and sends: records already routed to their
+// stream and encoded as CloudWatch events. Its size in bytes is the CloudWatch size (message
+// bytes plus 26 per event), and the batcher partitions requests by stream, so a batch of
+// max_size 1,048,576 bytes is one full PutLogEvents call. See design.md, "Requests".
+type eventsRequest struct {
+	streams []streamEvents
+	bytes   int
+	events  int
+}
+
+// streamEvents are the events of one request for one stream, in arrival order.
+type streamEvents struct {
+	id     streamID
+	events []batching.Event
+}
+
+var (
+	_ xexporterhelper.Request             = (*eventsRequest)(nil)
+	_ xexporterhelper.RequestErrorHandler = (*eventsRequest)(nil)
+)
+
+// ItemsCount is the number of events.
+func (r *eventsRequest) ItemsCount() int { return r.events }
+
+// BytesSize is the CloudWatch size of the events.
+func (r *eventsRequest) BytesSize() int { return r.bytes }
+
+// append adds events of stream id, after the events the request already holds for it.
+func (r *eventsRequest) append(id streamID, evs []batching.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	r.events += len(evs)
+	r.bytes += batching.Bytes(evs)
+	for i := len(r.streams) - 1; i >= 0; i-- {
+		if r.streams[i].id == id {
+			r.streams[i].events = append(r.streams[i].events, evs...)
+			return
+		}
+	}
+	r.streams = append(r.streams, streamEvents{id: id, events: evs})
+}
+
+// partitionKey names the request's stream when it has a single one; requests that mix
+// streams share the empty key.
+func (r *eventsRequest) partitionKey() string {
+	if len(r.streams) != 1 {
+		return ""
+	}
+	id := r.streams[0].id
+	return id.group + "\x00" + id.stream
+}
+
+// MergeSplit appends other's events to r, then cuts r into requests of at most maxSize
+// (events or CloudWatch bytes, by sizer). Every returned request but the last is full; the
+// last holds the rest. An event larger than maxSize on its own travels alone.
+func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterhelper.RequestSizerType, other xexporterhelper.Request) ([]xexporterhelper.Request, error) {
+	if other != nil {
+		o, ok := other.(*eventsRequest)
+		if !ok {
+			return nil, errors.New("cloudwatch_groups: cannot merge a foreign request")
+		}
+		for _, s := range o.streams {
+			r.append(s.id, s.events)
+		}
+		*o = eventsRequest{}
+	}
+	var unit func(batching.Event) int
+	switch szt {
+	case exporterhelper.RequestSizerTypeBytes:
+		unit = batching.Event.Size
+	case exporterhelper.RequestSizerTypeItems:
+		unit = func(batching.Event) int { return 1 }
+	default:
+		return nil, errors.New("cloudwatch_groups: unsupported sizer")
+	}
+	size := r.bytes
+	if szt == exporterhelper.RequestSizerTypeItems {
+		size = r.events
+	}
+	if maxSize <= 0 || size <= maxSize {
+		return []xexporterhelper.Request{r}, nil
+	}
+
+	var out []xexporterhelper.Request
+	cur := &eventsRequest{}
+	curSize := 0
+	for _, s := range r.streams {
+		start := 0
+		for i, ev := range s.events {
+			u := unit(ev)
+			if curSize > 0 && curSize+u > maxSize {
+				// Capped slices: a later append to one piece never writes into another's events.
+				cur.append(s.id, s.events[start:i:i])
+				out = append(out, cur)
+				cur, curSize, start = &eventsRequest{}, 0, i
+			}
+			curSize += u
+		}
+		cur.append(s.id, s.events[start:len(s.events):len(s.events)])
+	}
+	if cur.events > 0 {
+		out = append(out, cur)
+	}
+	*r = eventsRequest{}
+	return out, nil
+}
+
+// OnError returns what is left to send after a failed push: only the events of the batches
+// that failed, when the push says which; otherwise the whole request.
+func (r *eventsRequest) OnError(err error) xexporterhelper.Request {
+	var pf *partialFailure
+	if errors.As(err, &pf) && pf.rest != nil {
+		return pf.rest
+	}
+	return r
+}
+
+// partialFailure is a push error that carries the events still to be sent.
+type partialFailure struct {
+	err  error
+	rest *eventsRequest
+}
+
+func (p *partialFailure) Error() string { return p.err.Error() }
+func (p *partialFailure) Unwrap() error { return p.err }
+
+// streamPartitioner keys a request by its stream, so exporterhelper's batcher collects each
+// stream's events separately.
+type streamPartitioner struct{}
+
+// GetKey returns the request's partition key.
+func (streamPartitioner) GetKey(_ context.Context, req xexporterhelper.Request) string {
+	if r, ok := req.(*eventsRequest); ok {
+		return r.partitionKey()
+	}
+	return ""
+}

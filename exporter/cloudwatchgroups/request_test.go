@@ -1,0 +1,216 @@
+package cloudwatchgroups
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
+)
+
+func reqOf(id streamID, sizes ...int) *eventsRequest {
+	r := &eventsRequest{}
+	evs := make([]batching.Event, len(sizes))
+	for i, n := range sizes {
+		evs[i] = batching.Event{Timestamp: int64(i), Message: strings.Repeat("x", n)}
+	}
+	r.append(id, evs)
+	return r
+}
+
+// flatten lists every event of the requests as "stream/timestamp/length", in order.
+func flatten(reqs ...*eventsRequest) map[streamID][]string {
+	out := map[streamID][]string{}
+	for _, r := range reqs {
+		if r == nil {
+			continue
+		}
+		for _, s := range r.streams {
+			for _, ev := range s.events {
+				out[s.id] = append(out[s.id], fmt.Sprintf("%d/%d", ev.Timestamp, len(ev.Message)))
+			}
+		}
+	}
+	return out
+}
+
+func TestMergeSplit(t *testing.T) {
+	a, b := streamID{"g", "a"}, streamID{"g", "b"}
+	tests := []struct {
+		name    string
+		req     *eventsRequest
+		other   *eventsRequest
+		sizer   exporterhelper.RequestSizerType
+		max     int
+		pieces  []int // ItemsCount of each returned request
+		streams []int // streams of each returned request
+	}{
+		{"merge, no limit", reqOf(a, 10, 10), reqOf(a, 10), exporterhelper.RequestSizerTypeBytes, 0, []int{3}, []int{1}},
+		{"merge into one stream below the limit", reqOf(a, 10), reqOf(a, 10), exporterhelper.RequestSizerTypeBytes, 100, []int{2}, []int{1}},
+		{"merge two streams", reqOf(a, 10), reqOf(b, 10), exporterhelper.RequestSizerTypeBytes, 100, []int{2}, []int{2}},
+		// each event is 10+26 = 36 bytes: two fit in 100, a third does not.
+		{"split by bytes", reqOf(a, 10, 10, 10, 10, 10), nil, exporterhelper.RequestSizerTypeBytes, 100, []int{2, 2, 1}, []int{1, 1, 1}},
+		{"split by items", reqOf(a, 1, 1, 1, 1, 1), nil, exporterhelper.RequestSizerTypeItems, 2, []int{2, 2, 1}, []int{1, 1, 1}},
+		{"split across streams", reqOf(a, 10, 10), reqOf(b, 10, 10), exporterhelper.RequestSizerTypeBytes, 108, []int{3, 1}, []int{2, 1}},
+		{"an oversized event travels alone", reqOf(a, 10, 500, 10), nil, exporterhelper.RequestSizerTypeBytes, 100, []int{1, 1, 1}, []int{1, 1, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := flatten(tt.req, tt.other)
+			var other xexporterhelper.Request
+			if tt.other != nil {
+				other = tt.other
+			}
+			out, err := tt.req.MergeSplit(context.Background(), tt.max, tt.sizer, other)
+			require.NoError(t, err)
+			var got []*eventsRequest
+			var items, streams []int
+			for _, r := range out {
+				er := r.(*eventsRequest)
+				got = append(got, er)
+				items = append(items, er.ItemsCount())
+				streams = append(streams, len(er.streams))
+				assert.Equal(t, batchingBytes(er), er.BytesSize(), "cached size")
+			}
+			assert.Equal(t, tt.pieces, items)
+			assert.Equal(t, tt.streams, streams)
+			assert.Equal(t, want, flatten(got...), "every event once, in order per stream")
+		})
+	}
+}
+
+func batchingBytes(r *eventsRequest) int {
+	n := 0
+	for _, s := range r.streams {
+		n += batching.Bytes(s.events)
+	}
+	return n
+}
+
+// Random merges and splits never lose, repeat or reorder an event, never exceed the limit
+// (except a lone oversized event).
+func TestMergeSplitProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ids := []streamID{{"g", "a"}, {"g", "b"}, {"h", "a"}}
+	for round := range 300 {
+		max := 50 + rng.IntN(2000)
+		cur := &eventsRequest{}
+		var all []*eventsRequest
+		seq := 0
+		var flushed []*eventsRequest
+		for range 1 + rng.IntN(6) {
+			in := &eventsRequest{}
+			for range 1 + rng.IntN(4) {
+				id := ids[rng.IntN(len(ids))]
+				var evs []batching.Event
+				for range rng.IntN(20) {
+					seq++
+					evs = append(evs, batching.Event{Timestamp: int64(seq), Message: strings.Repeat("m", rng.IntN(300))})
+				}
+				in.append(id, evs)
+			}
+			all = append(all, cloneRequest(in))
+			out, err := cur.MergeSplit(context.Background(), max, exporterhelper.RequestSizerTypeBytes, in)
+			require.NoError(t, err)
+			if len(out) == 0 {
+				continue
+			}
+			for i, r := range out {
+				er := r.(*eventsRequest)
+				if er.BytesSize() > max {
+					require.Equal(t, 1, er.ItemsCount(), "round %d: only a lone event may exceed the limit", round)
+				}
+				if i < len(out)-1 {
+					flushed = append(flushed, er)
+				} else {
+					cur = er
+				}
+			}
+		}
+		flushed = append(flushed, cur)
+		require.Equal(t, flatten(all...), flatten(flushed...), "round %d", round)
+	}
+}
+
+func cloneRequest(r *eventsRequest) *eventsRequest {
+	c := &eventsRequest{}
+	for _, s := range r.streams {
+		c.append(s.id, append([]batching.Event(nil), s.events...))
+	}
+	return c
+}
+
+func TestStreamPartitioner(t *testing.T) {
+	p := streamPartitioner{}
+	one := reqOf(streamID{"g", "s"}, 1)
+	two := reqOf(streamID{"g", "s"}, 1)
+	two.append(streamID{"g", "t"}, []batching.Event{{Message: "x"}})
+	assert.Equal(t, "g\x00s", p.GetKey(context.Background(), one))
+	assert.Empty(t, p.GetKey(context.Background(), two), "mixed requests share one partition")
+	assert.NotEqual(t, p.GetKey(context.Background(), one), p.GetKey(context.Background(), reqOf(streamID{"g\x00s", ""}, 1)))
+}
+
+func TestQueueEncodingRoundTrip(t *testing.T) {
+	r := reqOf(streamID{"/k8s/app", "node-1.web"}, 0, 1, 300)
+	r.streams[0].events[1].Timestamp = -5
+	r.append(streamID{"/k8s/infra", "node-1.é"}, []batching.Event{{Timestamp: time.Now().UnixMilli(), Message: "{\"body\":\"ü\"}"}})
+	enc := queueEncoding{}
+	b, err := enc.Marshal(context.Background(), r)
+	require.NoError(t, err)
+	_, back, err := enc.Unmarshal(b)
+	require.NoError(t, err)
+	assert.Equal(t, r, back)
+
+	for i := range len(b) {
+		_, _, err := enc.Unmarshal(b[:i]) // every truncation is an error, never a panic
+		assert.Error(t, err, "cut at %d", i)
+	}
+}
+
+// Items an earlier version queued as OTLP logs are read and routed.
+func TestQueueEncodingReadsOTLPItems(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Hostname = "node-1"
+	e, err := newExporter(cfg, exportertest.NewNopSettings(metadata.Type))
+	require.NoError(t, err)
+	ld := makeLogs(testSources[:2], 3, time.Now(), "node-1")
+	b, err := pdatareq.MarshalLogs(context.Background(), ld)
+	require.NoError(t, err)
+	_, req, err := queueEncoding{e}.Unmarshal(b)
+	require.NoError(t, err)
+	assert.Equal(t, 6, req.ItemsCount())
+	assert.Len(t, req.(*eventsRequest).streams, 2)
+
+	_, _, err = queueEncoding{e}.Unmarshal([]byte("garbage"))
+	assert.Error(t, err)
+}
+
+func FuzzUnmarshalRequest(f *testing.F) {
+	b := marshalRequest(reqOf(streamID{"g", "s"}, 3, 0, 7))
+	f.Add(b)
+	f.Add([]byte("cwg\x01"))
+	f.Add([]byte("cwg\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r, err := unmarshalRequest(append(append([]byte(nil), queueMagic...), in...))
+		if err != nil {
+			return
+		}
+		// Whatever decodes survives a round trip unchanged.
+		back, err := unmarshalRequest(marshalRequest(r))
+		require.NoError(t, err)
+		assert.Equal(t, flatten(r), flatten(back))
+		assert.Equal(t, r.ItemsCount(), back.ItemsCount())
+		assert.Equal(t, r.BytesSize(), back.BytesSize())
+	})
+}
