@@ -64,6 +64,7 @@ func run() error {
 	out := flag.String("out", "", "also append the JSON lines here")
 	sustain := flag.String("sustain", "", "instead of the corpus runs: comma-separated live write rates (lines/s) to try with the collectors on GOMAXPROCS=1")
 	sustainFor := flag.Duration("sustain-for", 20*time.Second, "how long the node writes at each -sustain rate")
+	only := flag.String("only", "", "run only this pipeline (otelcol-k8s or upstream), for profiling one side")
 	flag.Parse()
 	if *sustain != "" {
 		return sustained(*sustain, *sustainFor, *dir, *pods, []pipeline{{"otelcol-k8s", *ours, *oursConfig}, {"upstream", *upstream, *upstreamConfig}})
@@ -99,6 +100,18 @@ func run() error {
 	defer srv.Close()
 
 	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}, {"upstream", *upstream, *upstreamConfig}}
+	if *only != "" {
+		kept := pipes[:0]
+		for _, p := range pipes {
+			if p.Name == *only {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) == 0 {
+			return fmt.Errorf("-only %q: no such pipeline", *only)
+		}
+		pipes = kept
+	}
 	var results []result
 	var sink *os.File
 	if *out != "" {
@@ -212,6 +225,9 @@ func summarize(results []result, pipes []pipeline) {
 	for _, p := range pipes {
 		a := by[p.Name]
 		fmt.Printf("| %s | %.0f | %.0f | %.0f | %.2f | %.1f |\n", p.Name, median(a.events), median(a.eps), median(a.rss), median(a.cpm), median(a.secs))
+	}
+	if len(pipes) < 2 {
+		return
 	}
 	o, u := by[pipes[0].Name], by[pipes[1].Name]
 	if median(u.eps) > 0 && median(o.rss) > 0 && median(o.cpm) > 0 {
