@@ -9,6 +9,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs v1.92.0
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.8
 	github.com/aws/smithy-go v1.28.8
+	github.com/klauspost/compress v1.19.2
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.160.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch v0.0.0

@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
+
+	"github.com/klauspost/compress/s2"
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
@@ -12,11 +15,19 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 )
 
-// queueMagic starts every request the exporter writes to a persistent queue. Version 1:
+// queueMagic starts every request the exporter writes to a persistent queue. Version 1 is
+// the magic followed by one S2 block (github.com/klauspost/compress/s2) of the body:
 //
-//	magic, uvarint streams, then per stream: uvarint len + group, uvarint len + stream,
+//	uvarint streams, then per stream: uvarint len + group, uvarint len + stream,
 //	uvarint events, then per event: varint timestamp (ms), uvarint len + message.
+//
+// Compression matters more than its CPU: JSON messages shrink several times, and the
+// storage rewrites each queued value several times (bbolt copies neighbouring values when a
+// leaf page changes), so every stored byte is paid for again and again.
 var queueMagic = []byte("cwg\x01")
+
+// maxQueuedBody bounds the decoded size a queued item may claim.
+const maxQueuedBody = 1 << 30
 
 // queueEncoding writes requests to a persistent queue (sending_queue.storage) and reads
 // them back. Items an earlier version queued as OTLP logs are read and converted.
@@ -55,7 +66,6 @@ func marshalRequest(r *eventsRequest) []byte {
 		}
 	}
 	b := make([]byte, 0, n)
-	b = append(b, queueMagic...)
 	b = binary.AppendUvarint(b, uint64(len(r.streams)))
 	for _, s := range r.streams {
 		b = appendString(b, s.id.group)
@@ -66,7 +76,9 @@ func marshalRequest(r *eventsRequest) []byte {
 			b = appendString(b, ev.Message)
 		}
 	}
-	return b
+	out := make([]byte, len(queueMagic), len(queueMagic)+s2.MaxEncodedLen(len(b)))
+	copy(out, queueMagic)
+	return append(out, s2.Encode(out[len(out):cap(out)], b)...)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -76,9 +88,25 @@ func appendString(b []byte, s string) []byte {
 
 var errCorruptRequest = errors.New("cloudwatch_groups: corrupt queued request")
 
-// unmarshalRequest decodes b, which starts with queueMagic. Messages share one copy of b.
+// unmarshalRequest decodes b, which starts with queueMagic. Messages share the decompressed
+// body, which nothing else references.
 func unmarshalRequest(b []byte) (*eventsRequest, error) {
-	d := decoder{s: string(b), off: len(queueMagic)}
+	block := b[len(queueMagic):]
+	n, err := s2.DecodedLen(block)
+	if err != nil || n > maxQueuedBody {
+		return nil, errCorruptRequest
+	}
+	body, err := s2.Decode(make([]byte, n), block)
+	if err != nil {
+		return nil, errCorruptRequest
+	}
+	return decodeBody(body)
+}
+
+// decodeBody decodes the uncompressed body; the messages share body, which the caller must
+// not change afterwards.
+func decodeBody(body []byte) (*eventsRequest, error) {
+	d := decoder{s: unsafe.String(unsafe.SliceData(body), len(body))}
 	ns := d.uvarint()
 	if d.err != nil || ns > uint64(len(d.s)) {
 		return nil, errCorruptRequest

@@ -197,12 +197,22 @@ func TestQueueEncodingReadsOTLPItems(t *testing.T) {
 }
 
 func FuzzUnmarshalRequest(f *testing.F) {
-	b := marshalRequest(reqOf(streamID{"g", "s"}, 3, 0, 7))
-	f.Add(b)
-	f.Add([]byte("cwg\x01"))
-	f.Add([]byte("cwg\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"))
-	f.Fuzz(func(t *testing.T, in []byte) {
-		r, err := unmarshalRequest(append(append([]byte(nil), queueMagic...), in...))
+	r := reqOf(streamID{"g", "s"}, 3, 0, 7)
+	f.Add(marshalRequest(r)[len(queueMagic):], true)
+	f.Add([]byte("\x01\x01g\x01s\x01\x02\x03abc"), false) // one stream g/s, one event {1, "abc"}
+	f.Add([]byte{0}, false)
+	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"), false)
+	f.Fuzz(func(t *testing.T, in []byte, compressed bool) {
+		// compressed: in is the S2 block after the magic; otherwise the decoded body.
+		var (
+			r   *eventsRequest
+			err error
+		)
+		if compressed {
+			r, err = unmarshalRequest(append(append([]byte(nil), queueMagic...), in...))
+		} else {
+			r, err = decodeBody(append([]byte(nil), in...))
+		}
 		if err != nil {
 			return
 		}
