@@ -28,7 +28,10 @@ func dirPatterns(pattern string) []string {
 func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
 
 // watchDirs returns the existing directories that can hold files matched by include, or
-// directories on the way to them.
+// directories on the way to them. When a pattern's static prefix does not exist yet (a node
+// whose /var/log/pods appears after the collector starts), its nearest existing ancestor is
+// watched instead, so the prefix's creation triggers discovery at once and the next refresh
+// moves the watch down.
 func watchDirs(include []string) map[string]bool {
 	dirs := map[string]bool{}
 	for _, inc := range include {
@@ -38,6 +41,9 @@ func watchDirs(include []string) map[string]bool {
 				matches, _ = filepath.Glob(p)
 			} else {
 				matches = []string{p}
+				if a, ok := existingAncestor(p); ok && a != p {
+					dirs[a] = true
+				}
 			}
 			for _, d := range matches {
 				if st, err := os.Stat(d); err == nil && st.IsDir() {
@@ -47,4 +53,18 @@ func watchDirs(include []string) map[string]bool {
 		}
 	}
 	return dirs
+}
+
+// existingAncestor returns p, or its nearest ancestor, that exists as a directory.
+func existingAncestor(p string) (string, bool) {
+	for {
+		if st, err := os.Stat(p); err == nil {
+			return p, st.IsDir()
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", false
+		}
+		p = parent
+	}
 }
