@@ -64,7 +64,8 @@ func run() error {
 	out := flag.String("out", "", "also append the JSON lines here")
 	sustain := flag.String("sustain", "", "instead of the corpus runs: comma-separated live write rates (lines/s) to try with the collectors on GOMAXPROCS=1")
 	sustainFor := flag.Duration("sustain-for", 20*time.Second, "how long the node writes at each -sustain rate")
-	only := flag.String("only", "", "run only this pipeline (otelcol-k8s or upstream), for profiling one side")
+	only := flag.String("only", "", "run only this pipeline (otelcol-k8s, otelcol-k8s-lean or upstream), for profiling one side")
+	lean := flag.String("lean-bin", "", "also run this build of only the pipeline's components (testbed/bench/e2e-lean) with -config")
 	flag.Parse()
 	if *sustain != "" {
 		return sustained(*sustain, *sustainFor, *dir, *pods, []pipeline{{"otelcol-k8s", *ours, *oursConfig}, {"upstream", *upstream, *upstreamConfig}})
@@ -99,7 +100,11 @@ func run() error {
 	}
 	defer srv.Close()
 
-	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}, {"upstream", *upstream, *upstreamConfig}}
+	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
+	if *lean != "" {
+		pipes = append(pipes, pipeline{"otelcol-k8s-lean", *lean, *oursConfig})
+	}
+	pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig})
 	if *only != "" {
 		kept := pipes[:0]
 		for _, p := range pipes {
@@ -226,12 +231,15 @@ func summarize(results []result, pipes []pipeline) {
 		a := by[p.Name]
 		fmt.Printf("| %s | %.0f | %.0f | %.0f | %.2f | %.1f |\n", p.Name, median(a.events), median(a.eps), median(a.rss), median(a.cpm), median(a.secs))
 	}
-	if len(pipes) < 2 {
+	u := by["upstream"]
+	if u == nil || median(u.eps) == 0 || median(u.rss) == 0 || median(u.cpm) == 0 {
 		return
 	}
-	o, u := by[pipes[0].Name], by[pipes[1].Name]
-	if median(u.eps) > 0 && median(o.rss) > 0 && median(o.cpm) > 0 {
-		fmt.Printf("\nratios otelcol-k8s / upstream: events per CPU-second %.2fx, peak RSS %.2fx, PutLogEvents calls per MiB %.2fx\n",
-			median(o.eps)/median(u.eps), median(o.rss)/median(u.rss), median(o.cpm)/median(u.cpm))
+	fmt.Println()
+	for _, p := range pipes {
+		if o := by[p.Name]; p.Name != "upstream" && o != nil {
+			fmt.Printf("ratios %s / upstream: events per CPU-second %.2fx, peak RSS %.2fx, PutLogEvents calls per MiB %.2fx\n",
+				p.Name, median(o.eps)/median(u.eps), median(o.rss)/median(u.rss), median(o.cpm)/median(u.cpm))
+		}
 	}
 }
