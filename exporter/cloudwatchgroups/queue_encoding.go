@@ -22,7 +22,7 @@ import (
 //	uvarint events, then per event: varint timestamp (ms), uvarint len + message.
 //
 // Compression matters more than its CPU: JSON messages shrink several times, and the
-// storage rewrites each queued value several times (bbolt copies neighbouring values when a
+// storage rewrites each queued value several times (bbolt copies neighboring values when a
 // leaf page changes), so every stored byte is paid for again and again.
 var queueMagic = []byte("cwg\x01")
 
@@ -106,16 +106,16 @@ func unmarshalRequest(b []byte) (*eventsRequest, error) {
 // decodeBody decodes the uncompressed body; the messages share body, which the caller must
 // not change afterwards.
 func decodeBody(body []byte) (*eventsRequest, error) {
-	d := decoder{s: unsafe.String(unsafe.SliceData(body), len(body))}
+	d := decoder{s: unsafe.String(unsafe.SliceData(body), len(body))} //nolint:gosec // body is owned here and never written again
 	ns := d.uvarint()
-	if d.err != nil || ns > uint64(len(d.s)) {
+	if d.err != nil || ns > uint64(len(d.s)) { //nolint:gosec // lengths are never negative
 		return nil, errCorruptRequest
 	}
 	req := &eventsRequest{streams: make([]streamEvents, 0, ns)}
 	for range ns {
 		id := streamID{group: d.str(), stream: d.str()}
 		ne := d.uvarint()
-		if d.err != nil || ne > uint64(len(d.s)-d.off) {
+		if d.err != nil || ne > uint64(len(d.s)-d.off) { //nolint:gosec // off never passes len
 			return nil, errCorruptRequest
 		}
 		evs := make([]batching.Event, ne)
@@ -161,12 +161,13 @@ func (d *decoder) varint() int64 {
 
 func (d *decoder) str() string {
 	n := d.uvarint()
-	if d.err != nil || n > uint64(len(d.s)-d.off) {
+	if d.err != nil || n > uint64(len(d.s)-d.off) { //nolint:gosec // off never passes len
 		d.err = errCorruptRequest
 		return ""
 	}
-	s := d.s[d.off : d.off+int(n)]
-	d.off += int(n)
+	end := d.off + int(n) //nolint:gosec // n is at most len(d.s) - d.off
+	s := d.s[d.off:end]
+	d.off = end
 	return s
 }
 
