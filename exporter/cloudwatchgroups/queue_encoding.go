@@ -108,7 +108,7 @@ func unmarshalRequest(b []byte) (*eventsRequest, error) {
 func decodeBody(body []byte) (*eventsRequest, error) {
 	d := decoder{s: unsafe.String(unsafe.SliceData(body), len(body))} //nolint:gosec // body is owned here and never written again
 	ns := d.uvarint()
-	if d.err != nil || ns > uint64(len(d.s)) { //nolint:gosec // lengths are never negative
+	if d.err != nil || ns > uint64(len(d.s)) {
 		return nil, errCorruptRequest
 	}
 	req := &eventsRequest{streams: make([]streamEvents, 0, ns)}
