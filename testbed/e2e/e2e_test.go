@@ -162,9 +162,11 @@ func run(t *testing.T, e *env, sc scenario) harness.Account {
 	if ledger.Removed > 0 {
 		t.Logf("note: %d rotated files were removed by retention; lines in them count as missing if the collector had not read them", ledger.Removed)
 	}
+	stopped := time.Now()
 	wctx, wcancel := context.WithTimeout(context.Background(), *deliverWait)
 	stored, werr := harness.WaitStored(wctx, e.srv, ledger.Lines, e.col)
 	wcancel()
+	drained := time.Since(stopped)
 	if werr != nil {
 		t.Errorf("waiting for delivery: %v (stored %d of %d)", werr, stored, ledger.Lines)
 	}
@@ -174,8 +176,8 @@ func run(t *testing.T, e *env, sc scenario) harness.Account {
 	}
 	acc := harness.Reconcile(e.srv, ledger)
 	st := e.srv.Stats()
-	t.Logf("delivered in %s after the node stopped; %d PutLogEvents calls, %d throttles, %d injected 5xx; accounting: %s",
-		time.Since(started).Round(time.Millisecond), st.PutLogEventsAccepted, st.Throttles, st.InjectedServerErrors, acc)
+	t.Logf("every line stored %s after the node stopped; %d PutLogEvents calls, %d throttles, %d injected 5xx; accounting: %s",
+		drained.Round(time.Millisecond), st.PutLogEventsAccepted, st.Throttles, st.InjectedServerErrors, acc)
 	failed := acc.Missing > 0 || acc.OutOfOrder > 0 || acc.Untracked > 0 || acc.Merged > 0 || acc.Matched != acc.Written
 	if acc.Duplicated > 0 && !sc.allowDuplicates {
 		failed = true
