@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
 func reqOf(id streamID, sizes ...int) *eventsRequest {
@@ -223,4 +227,34 @@ func FuzzUnmarshalRequest(f *testing.F) {
 		assert.Equal(t, r.ItemsCount(), back.ItemsCount())
 		assert.Equal(t, r.BytesSize(), back.BytesSize())
 	})
+}
+
+// Every queue shape users can configure delivers every event once: the default (batches
+// partitioned by stream), batching off, the queue off, and the items sizer.
+func TestQueueShapesDeliverEverything(t *testing.T) {
+	awsEnv(t)
+	shapes := map[string]func(*Config){
+		"default":     func(*Config) {},
+		"no batching": func(c *Config) { c.QueueConfig.Get().Batch = configoptional.None[exporterhelper.BatchConfig]() },
+		"no queue":    func(c *Config) { c.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]() },
+		"items sizer": func(c *Config) {
+			b := c.QueueConfig.Get().Batch.Get()
+			b.Sizer = exporterhelper.RequestSizerTypeItems
+			b.MinSize, b.MaxSize = 50, 70
+		},
+	}
+	for name, shape := range shapes {
+		t.Run(name, func(t *testing.T) {
+			b := startLocal(t, localcloudwatch.Config{})
+			cfg := testConfig(b.endpoint)
+			shape(cfg)
+			require.NoError(t, cfg.Validate())
+			exp := newTestExporter(t, cfg, component.NewID(metadata.Type), componenttest.NewNopHost())
+			for range 3 {
+				require.NoError(t, exp.ConsumeLogs(context.Background(), makeLogs(testSources, 40, time.Now(), "node-1")))
+			}
+			require.NoError(t, exp.Shutdown(context.Background()))
+			assert.Len(t, b.storedEvents(t), 3*40*len(testSources))
+		})
+	}
 }
