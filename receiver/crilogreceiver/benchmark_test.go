@@ -52,16 +52,21 @@ func BenchmarkReceiver(b *testing.B) {
 		for i := 0; i < entries; i++ {
 			stream := []string{"stdout", "stderr"}[i%2]
 			if i%10 == 0 {
-				fmt.Fprintf(w, "2024-05-01T10:11:12.%09dZ %s P %s\n", i, stream, msg[:40])
-				fmt.Fprintf(w, "2024-05-01T10:11:12.%09dZ %s F %s\n", i, stream, msg[40:])
+				_, _ = fmt.Fprintf(w, "2024-05-01T10:11:12.%09dZ %s P %s\n", i, stream, msg[:40])
+				_, _ = fmt.Fprintf(w, "2024-05-01T10:11:12.%09dZ %s F %s\n", i, stream, msg[40:])
 				lines += 2
 				continue
 			}
-			fmt.Fprintf(w, "2024-05-01T10:11:12.%09dZ %s F %s\n", i, stream, msg)
+			_, _ = fmt.Fprintf(w, "2024-05-01T10:11:12.%09dZ %s F %s\n", i, stream, msg)
 			lines++
 		}
-		_ = w.Flush()
-		_ = out.Close()
+		// bufio.Writer keeps its first write error: Flush reports it for every Fprintf above.
+		if err := w.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		if err := out.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	cfg := testConfig(root)
 	cfg.PollInterval = time.Millisecond

@@ -306,7 +306,7 @@ func requireExactly(t *testing.T, c *collector, want map[string][]string) {
 	gotBodies := c.bodies()
 	for k, w := range want {
 		g := gotBodies[k]
-		require.Equal(t, len(w), len(g), "key %s: record count", k)
+		require.Len(t, g, len(w), "key %s: record count", k)
 		for i := range w {
 			if w[i] != g[i] {
 				require.Failf(t, "mismatch", "key %s record %d: got %.80q want %.80q", k, i, g[i], w[i])

@@ -418,7 +418,7 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 	if len(ops) == 0 {
 		return nil
 	}
-	// Saving must finish even while shutting down: use a context that is not cancelled.
+	// Saving must finish even while shutting down: use a context that is not canceled.
 	if err := r.client.Batch(context.WithoutCancel(ctx), ops...); err != nil {
 		r.tb.ReceiverCriLogCheckpointErrors.Add(ctx, 1)
 		return err

@@ -577,7 +577,7 @@ func TestMaxConcurrentFilesWaitForASlot(t *testing.T) {
 
 type permanentRefuser struct{ collector }
 
-func (p *permanentRefuser) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+func (p *permanentRefuser) ConsumeLogs(_ context.Context, _ plog.Logs) error {
 	p.mu.Lock()
 	p.refused++
 	p.mu.Unlock()
@@ -603,7 +603,7 @@ type failingStorage struct {
 	failing atomic.Bool
 }
 
-func (s *failingStorage) GetClient(ctx context.Context, k component.Kind, id component.ID, n string) (storage.Client, error) {
+func (s *failingStorage) GetClient(_ context.Context, _ component.Kind, _ component.ID, _ string) (storage.Client, error) {
 	return &failingClient{memClient: memClient{s: s.memStorage}, failing: &s.failing}, nil
 }
 

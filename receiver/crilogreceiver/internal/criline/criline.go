@@ -11,7 +11,7 @@ import (
 // Stream is the container output stream a line came from.
 type Stream uint8
 
-// Streams. The zero value is invalid so that an unparsed Line is recognisable.
+// Streams. The zero value is invalid so that an unparsed Line is recognizable.
 const (
 	Stdout Stream = 1
 	Stderr Stream = 2

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -101,7 +102,7 @@ func TestParseCRI(t *testing.T) {
 		t.Run(tt.in, func(t *testing.T) {
 			var l Line
 			err := ParseCRI([]byte(tt.in), &l)
-			if err != tt.err {
+			if !errors.Is(err, tt.err) {
 				t.Fatalf("err %v want %v", err, tt.err)
 			}
 			if err != nil {

@@ -161,11 +161,11 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 	if depth > 64 || i >= len(b) {
 		return 0, false
 	}
-	switch c := b[i]; {
-	case c == '"':
+	switch c := b[i]; c {
+	case '"':
 		_, end, _, ok := scanString(b, i)
 		return end + 1, ok
-	case c == '{' || c == '[':
+	case '{', '[':
 		closer := byte('}')
 		if c == '[' {
 			closer = ']'

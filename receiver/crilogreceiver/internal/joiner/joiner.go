@@ -376,8 +376,8 @@ func (p *pending) appendState(dst []byte) []byte {
 	dst = append(dst, 1, byte(p.flags))
 	dst = binary.AppendVarint(dst, p.time)
 	dst = binary.AppendVarint(dst, p.last)
-	dst = binary.AppendUvarint(dst, uint64(p.pieces))
-	dst = binary.AppendUvarint(dst, uint64(p.dropped))
+	dst = binary.AppendUvarint(dst, uint64(p.pieces))  //nolint:gosec // a count of pieces, never negative
+	dst = binary.AppendUvarint(dst, uint64(p.dropped)) //nolint:gosec // a count of dropped bytes, never negative
 	dst = binary.AppendUvarint(dst, uint64(len(p.tags)))
 	dst = append(dst, p.tags...)
 	dst = binary.AppendUvarint(dst, uint64(len(p.buf)))

@@ -18,7 +18,7 @@ type Meta struct {
 	RestartCount  int
 }
 
-// Parse recognises, by their last path elements:
+// Parse recognizes, by their last path elements:
 //
 //	.../<namespace>_<pod>_<uid>/<container>/<restart>.log   (current /var/log/pods layout)
 //	.../<uid>/<container>_<restart>.log                     (older /var/log/pods layout)

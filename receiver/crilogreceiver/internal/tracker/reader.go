@@ -362,7 +362,7 @@ func (r *Reader) processLine(now int64, line []byte, extra RecordFlags) {
 func (r *Reader) emitEntry(e *joiner.Entry) {
 	rec := &r.rec
 	*rec = Record{
-		Time: e.Time, Stream: criline.Stream(e.Stream + 1), Tags: e.Tags, Body: e.Content,
+		Time: e.Time, Stream: criline.Stream(e.Stream + 1), Tags: e.Tags, Body: e.Content, //nolint:gosec // the joiner's stream index is 0 or 1
 		Flags: e.Flags | r.pendingExtra, Pieces: e.Pieces, Dropped: e.Dropped,
 	}
 	s := r.stats
@@ -424,9 +424,9 @@ func MarshalState(s State) []byte {
 	}
 	b = binary.AppendUvarint(b, s.ID.Dev)
 	b = binary.AppendUvarint(b, s.ID.Ino)
-	b = binary.AppendUvarint(b, uint64(s.FP.Len))
+	b = binary.AppendUvarint(b, uint64(s.FP.Len)) //nolint:gosec // a length, never negative
 	b = binary.LittleEndian.AppendUint64(b, s.FP.Hash)
-	b = binary.AppendUvarint(b, uint64(s.Offset))
+	b = binary.AppendUvarint(b, uint64(s.Offset)) //nolint:gosec // a file offset, never negative
 	b = binary.AppendUvarint(b, uint64(len(s.Path)))
 	b = append(b, s.Path...)
 	return append(b, s.Joiner...)
@@ -455,7 +455,7 @@ func UnmarshalState(b []byte) (State, error) {
 		return s, ErrState
 	}
 	s.ID = FileID{Dev: vals[0], Ino: vals[1]}
-	s.FP = Fingerprint{Len: int(vals[2]), Hash: binary.LittleEndian.Uint64(b)}
+	s.FP = Fingerprint{Len: int(vals[2]), Hash: binary.LittleEndian.Uint64(b)} //nolint:gosec // vals[2] is at most 1<<20 (checked above)
 	b = b[8:]
 	off, n := binary.Uvarint(b)
 	if n <= 0 || off > 1<<62 {
@@ -463,7 +463,7 @@ func UnmarshalState(b []byte) (State, error) {
 	}
 	s.Offset, b = int64(off), b[n:]
 	pl, n := binary.Uvarint(b)
-	if n <= 0 || pl > uint64(len(b)-n) {
+	if n <= 0 || pl > uint64(len(b)-n) { //nolint:gosec // a decoded varint is at most len(b) bytes long
 		return s, ErrState
 	}
 	b = b[n:]

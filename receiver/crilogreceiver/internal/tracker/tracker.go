@@ -279,7 +279,7 @@ func (t *Tracker) resumeCompressed(path string, s State, now int64) (bool, error
 	if err != nil {
 		return false, nil //nolint:nilerr // gone meanwhile: nothing to resume
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read-only: closing cannot lose data
 	zr, err := gzip.NewReader(in)
 	if err != nil {
 		return false, nil //nolint:nilerr // not gzip: not ours to read

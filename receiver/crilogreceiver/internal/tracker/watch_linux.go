@@ -30,7 +30,7 @@ func NewWatcher(include []string) (*Watcher, error) {
 		return nil, err
 	}
 	w := &Watcher{
-		f: os.NewFile(uintptr(fd), "inotify"), fd: fd, include: include,
+		f: os.NewFile(uintptr(fd), "inotify"), fd: fd, include: include, //nolint:gosec // a valid descriptor: InotifyInit1 succeeded
 		watched: map[string]int{}, Discover: make(chan struct{}, 1),
 	}
 	w.Refresh()
