@@ -71,7 +71,7 @@ func Start(t testing.TB) *Cluster {
 		t.Skip(msg)
 	}
 	c := &Cluster{Kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"), log: &tailBuffer{max: logTail}}
-	cmd := exec.Command(bin, "-kubeconfig", c.Kubeconfig)
+	cmd := exec.Command(bin, "-kubeconfig", c.Kubeconfig) //nolint:gosec // the server binary the test run names (OTELCOL_K8S_KUBE_BIN)
 	cmd.Stderr = c.log
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

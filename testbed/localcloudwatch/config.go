@@ -1,6 +1,7 @@
 package localcloudwatch
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -113,7 +114,7 @@ type Quotas struct {
 	// per second the whole account may make.
 	PerAccount map[string]float64
 	// PutLogEventsPerStream is the PutLogEvents requests per second per log stream.
-	// AWS removed this quota (it was 5) in 2023; it is kept for old-behaviour tests.
+	// AWS removed this quota (it was 5) in 2023; it is kept for old-behavior tests.
 	PutLogEventsPerStream float64
 }
 
@@ -191,7 +192,7 @@ func (f Faults) Validate() error {
 		return fmt.Errorf("throttleRate + serverErrorRate + dropRate = %v exceeds 1", sum)
 	}
 	if f.Latency < 0 || f.LatencyJitter < 0 {
-		return fmt.Errorf("latency and latencyJitter must not be negative")
+		return errors.New("latency and latencyJitter must not be negative")
 	}
 	for _, op := range f.Operations {
 		if !isOperation(op) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch/mototest"
 )
 
-// A conformance check runs API calls and summarises what it saw in one string, so the
+// A conformance check runs API calls and summarizes what it saw in one string, so the
 // same check can be compared across servers.
 type check struct {
 	name string
@@ -165,13 +166,13 @@ var conformanceChecks = []check{
 			return code(err)
 		}
 		g, _ := oneGroup(c, t, "/c/r")
-		first := fmt.Sprint(aws.ToInt32(g.RetentionInDays))
+		first := strconv.FormatInt(int64(aws.ToInt32(g.RetentionInDays)), 10)
 		if _, err := c.DeleteRetentionPolicy(ctx(t), &cloudwatchlogs.DeleteRetentionPolicyInput{LogGroupName: aws.String("/c/r")}); err != nil {
 			return code(err)
 		}
 		g, _ = oneGroup(c, t, "/c/r")
 		if g.RetentionInDays != nil {
-			return first + " " + fmt.Sprint(*g.RetentionInDays)
+			return first + " " + strconv.FormatInt(int64(*g.RetentionInDays), 10)
 		}
 		return first + " none"
 	}},
@@ -193,7 +194,7 @@ var conformanceChecks = []check{
 		g, _ := oneGroup(c, t, "/c/t")
 		arn := aws.ToString(g.LogGroupArn)
 		steps := []error{}
-		_, err := c.TagLogGroup(ctx(t), &cloudwatchlogs.TagLogGroupInput{LogGroupName: aws.String("/c/t"), Tags: map[string]string{"b": "2"}})
+		_, err := c.TagLogGroup(ctx(t), &cloudwatchlogs.TagLogGroupInput{LogGroupName: aws.String("/c/t"), Tags: map[string]string{"b": "2"}}) //nolint:staticcheck // the server implements the deprecated tag API too; this tests it
 		steps = append(steps, err)
 		_, err = c.TagResource(ctx(t), &cloudwatchlogs.TagResourceInput{ResourceArn: aws.String(arn), Tags: map[string]string{"c": "3", "d": "4"}})
 		steps = append(steps, err)
@@ -204,7 +205,7 @@ var conformanceChecks = []check{
 				return code(e)
 			}
 		}
-		l1, err := c.ListTagsLogGroup(ctx(t), &cloudwatchlogs.ListTagsLogGroupInput{LogGroupName: aws.String("/c/t")})
+		l1, err := c.ListTagsLogGroup(ctx(t), &cloudwatchlogs.ListTagsLogGroupInput{LogGroupName: aws.String("/c/t")}) //nolint:staticcheck // the server implements the deprecated tag API too; this tests it
 		if err != nil {
 			return code(err)
 		}
@@ -324,7 +325,7 @@ var conformanceChecks = []check{
 		if res != "ok" || out.RejectedLogEventsInfo == nil {
 			return res + " " + rejected(out)
 		}
-		return fmt.Sprint(aws.ToInt32(out.RejectedLogEventsInfo.TooOldLogEventEndIndex))
+		return strconv.FormatInt(int64(aws.ToInt32(out.RejectedLogEventsInfo.TooOldLogEventEndIndex)), 10)
 	}},
 	{"filter interleaves streams by time", false, "s1:x1,s2:y1,s1:x2", func(t *testing.T, c *cloudwatchlogs.Client) string {
 		return strings.Join(filterThreeStreams(t, c), ",")

@@ -3,6 +3,7 @@ package localcloudwatch_test
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func TestAccountQuota(t *testing.T) {
 	began := time.Now()
 	ok, throttled := 0, 0
 	for i := range 6 {
-		_, err := c.CreateLogStream(ctx(t), &cloudwatchlogs.CreateLogStreamInput{LogGroupName: aws.String("q"), LogStreamName: aws.String(fmt.Sprint(i))})
+		_, err := c.CreateLogStream(ctx(t), &cloudwatchlogs.CreateLogStreamInput{LogGroupName: aws.String("q"), LogStreamName: aws.String(strconv.Itoa(i))})
 		switch errCode(t, err) {
 		case "":
 			ok++

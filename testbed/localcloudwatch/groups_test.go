@@ -116,7 +116,7 @@ func TestTags(t *testing.T) {
 	if _, err := c.TagResource(ctx(t), &cloudwatchlogs.TagResourceInput{ResourceArn: aws.String(arn), Tags: map[string]string{"env": "prod", "k8s.cluster": "c1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.TagLogGroup(ctx(t), &cloudwatchlogs.TagLogGroupInput{LogGroupName: aws.String("t"), Tags: map[string]string{"owner": "me@example.com"}}); err != nil {
+	if _, err := c.TagLogGroup(ctx(t), &cloudwatchlogs.TagLogGroupInput{LogGroupName: aws.String("t"), Tags: map[string]string{"owner": "me@example.com"}}); err != nil { //nolint:staticcheck // the server implements the deprecated tag API too; this tests it
 		t.Fatal(err)
 	}
 	want := map[string]string{"team": "logs", "env": "prod", "k8s.cluster": "c1", "owner": "me@example.com"}
@@ -124,7 +124,7 @@ func TestTags(t *testing.T) {
 	if err != nil || !maps.Equal(lr.Tags, want) {
 		t.Fatalf("ListTagsForResource: %v %v", err, lr)
 	}
-	ll, err := c.ListTagsLogGroup(ctx(t), &cloudwatchlogs.ListTagsLogGroupInput{LogGroupName: aws.String("t")})
+	ll, err := c.ListTagsLogGroup(ctx(t), &cloudwatchlogs.ListTagsLogGroupInput{LogGroupName: aws.String("t")}) //nolint:staticcheck // the server implements the deprecated tag API too; this tests it
 	if err != nil || !maps.Equal(ll.Tags, want) {
 		t.Fatalf("ListTagsLogGroup: %v %v", err, ll)
 	}
@@ -134,7 +134,7 @@ func TestTags(t *testing.T) {
 	if _, err := c.UntagResource(ctx(t), &cloudwatchlogs.UntagResourceInput{ResourceArn: aws.String(arn), TagKeys: []string{"team"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.UntagLogGroup(ctx(t), &cloudwatchlogs.UntagLogGroupInput{LogGroupName: aws.String("t"), Tags: []string{"owner"}}); err != nil {
+	if _, err := c.UntagLogGroup(ctx(t), &cloudwatchlogs.UntagLogGroupInput{LogGroupName: aws.String("t"), Tags: []string{"owner"}}); err != nil { //nolint:staticcheck // the server implements the deprecated tag API too; this tests it
 		t.Fatal(err)
 	}
 	if gi, _ := srv.Group("t"); !maps.Equal(gi.Tags, map[string]string{"env": "prod", "k8s.cluster": "c1"}) {

@@ -124,7 +124,7 @@ func (s *Server) getLogEvents(in *getLogEventsInput) (any, *apiError) {
 	}{Events: make([]outputLogEvent, 0, len(page))}
 	for _, k := range page {
 		e := st.events[k.seq]
-		out.Events = append(out.Events, outputLogEvent{e.Timestamp, e.Message, e.IngestionTime})
+		out.Events = append(out.Events, outputLogEvent(e))
 	}
 	if len(page) == 0 {
 		out.NextForwardToken, out.NextBackwardToken = eventToken('f', from), eventToken('b', from)

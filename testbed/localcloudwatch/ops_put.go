@@ -131,10 +131,10 @@ func (s *Server) putLogEvents(in *putLogEventsInput) (any, *apiError) {
 		rej.TooOldLogEventEndIndex = ptr(int32(tooOldEnd))
 	}
 	if expiredEnd > tooOldEnd {
-		rej.ExpiredLogEventEndIndex = ptr(int32(expiredEnd))
+		rej.ExpiredLogEventEndIndex = ptr(int32(expiredEnd)) //nolint:gosec // an index into the batch, which validateBatch limits to MaxBatchEvents
 	}
 	if tooNewStart < n {
-		rej.TooNewLogEventStartIndex = ptr(int32(tooNewStart))
+		rej.TooNewLogEventStartIndex = ptr(int32(tooNewStart)) //nolint:gosec // an index into the batch, which validateBatch limits to MaxBatchEvents
 	}
 	if rej != (rejectedLogEventsInfo{}) {
 		out.RejectedLogEventsInfo = &rej

@@ -26,7 +26,7 @@ func raw(t *testing.T, endpoint string, header map[string]string, body string) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, _ := io.ReadAll(resp.Body)
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -51,7 +51,7 @@ func TestProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	defer func() { _ = srv.Close() }()
 	with := func(op string, edit func(map[string]string)) map[string]string {
 		h := apiHeaders(op)
 		edit(h)
@@ -109,7 +109,7 @@ func TestAllowUnsigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	defer func() { _ = srv.Close() }()
 	h := apiHeaders("CreateLogGroup")
 	delete(h, "Authorization")
 	if status, typ, _ := raw(t, endpoint, h, `{"logGroupName":"g"}`); status != 200 {
@@ -129,7 +129,7 @@ func TestLocalEndpoints(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 			t.Fatal(err)
 		}
@@ -152,20 +152,20 @@ func TestLocalEndpoints(t *testing.T) {
 		t.Fatalf("missing stream: %v", e)
 	}
 	resp, err := http.Post(endpoint+"/local/faults", "application/json", strings.NewReader(`{"throttleRate":0.5,"latency":"10ms","operations":["PutLogEvents"]}`))
-	if err != nil || resp.StatusCode != 200 {
+	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("set faults: %v %v", err, resp)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if f := srv.Faults(); f.ThrottleRate != 0.5 || f.Latency != localcloudwatch.Duration(10e6) || len(f.Operations) != 1 {
 		t.Fatalf("faults %+v", f)
 	}
 	resp, _ = http.Post(endpoint+"/local/faults", "application/json", strings.NewReader(`{"throttleRate":2}`))
-	if resp.StatusCode != 400 {
+	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("invalid faults accepted: %d", resp.StatusCode)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	resp, _ = http.Post(endpoint+"/local/reset", "application/json", nil)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if len(srv.Groups()) != 0 || srv.Stats().EventsAccepted != 0 {
 		t.Fatal("reset left state")
 	}

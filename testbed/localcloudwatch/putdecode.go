@@ -266,12 +266,12 @@ func (d *putDecoder) scan() (raw string, escaped, ok bool) {
 		if d.i >= len(d.s) {
 			break
 		}
-		switch c := d.s[d.i]; {
-		case c == '"':
+		switch d.s[d.i] {
+		case '"':
 			raw = d.s[start:d.i]
 			d.i++
 			return raw, escaped, true
-		case c == '\\':
+		case '\\':
 			escaped = true
 			d.i += 2
 		default: // a control character

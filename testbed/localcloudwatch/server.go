@@ -68,7 +68,7 @@ func New(cfg Config) *Server {
 		limits:  cfg.Limits.withDefaults(),
 		groups:  map[string]*logGroup{},
 		faults:  cfg.Faults,
-		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)), //nolint:gosec // seeded fault injection, reproducible on purpose
 		limiter: newLimiter(),
 		stats:   newStats(),
 		conns:   map[net.Conn]struct{}{},
@@ -359,7 +359,7 @@ func (s *Server) writeHeaders(w http.ResponseWriter) {
 	w.Header().Set("x-amzn-RequestId", fmt.Sprintf("10ca1c10-0000-4000-8000-%012x", n))
 }
 
-func (s *Server) writeError(w http.ResponseWriter, op string, e *apiError) {
+func (s *Server) writeError(w http.ResponseWriter, _ string, e *apiError) {
 	s.stats.update(func(st *Stats) {
 		st.Errors[e.code]++
 		if e.code == CodeThrottling {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -83,7 +84,7 @@ func start() {
 	_ = ln.Close()
 
 	var out bytes.Buffer
-	cmd := exec.Command(python, "-m", "moto.server", "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	cmd := exec.Command(python, "-m", "moto.server", "-H", "127.0.0.1", "-p", strconv.Itoa(port)) //nolint:gosec // python3 as found on PATH
 	// moto's own boto setup must not see a test's AWS_* settings (an empty AWS_PROFILE breaks it).
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AWS_") {

@@ -118,8 +118,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
-	fmt.Fprintf(stderr, "localcloudwatch: CloudWatch Logs API on %s (summary: %s/local/summary)\n", endpoint, endpoint)
+	defer func() { _ = srv.Close() }() // on an early return; the normal path closes it below
+	// Progress messages on stderr: a failed write there has nowhere to be reported.
+	_, _ = fmt.Fprintf(stderr, "localcloudwatch: CloudWatch Logs API on %s (summary: %s/local/summary)\n", endpoint, endpoint)
 
 	var control *http.Server
 	if o.controlAddr != "" {
@@ -129,8 +130,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		control = &http.Server{Handler: localOnly(srv.Handler()), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = control.Serve(ln) }()
-		defer control.Close()
-		fmt.Fprintf(stderr, "localcloudwatch: control endpoints on http://%s/local/\n", ln.Addr())
+		defer func() { _ = control.Close() }() // only /local/ endpoints, nothing to flush
+		_, _ = fmt.Fprintf(stderr, "localcloudwatch: control endpoints on http://%s/local/\n", ln.Addr())
 	}
 	if o.endpointFile != "" {
 		if err := os.WriteFile(o.endpointFile, []byte(endpoint+"\n"), 0o644); err != nil {
@@ -139,7 +140,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 
 	<-ctx.Done()
-	fmt.Fprintln(stderr, "localcloudwatch: stopping")
+	_, _ = fmt.Fprintln(stderr, "localcloudwatch: stopping")
 	_ = srv.Close()
 	if o.reportOnExit {
 		events := func(group, stream string, n int) ([]localcloudwatch.Event, error) {

@@ -71,7 +71,7 @@ func TestRun(t *testing.T) {
 		if err != nil {
 			return -1
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return resp.StatusCode
 	}
 	if got := call("CreateLogGroup", `{"logGroupName":"g"}`); got != 200 {
@@ -79,10 +79,10 @@ func TestRun(t *testing.T) {
 	}
 	post := func(body string) {
 		resp, err := http.Post("http://"+control+"/local/faults", "application/json", strings.NewReader(body))
-		if err != nil || resp.StatusCode != 200 {
+		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("faults %s: %v %v", body, err, resp)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 	}
 	post(`{"down":true}`)
 	if got := call("CreateLogGroup", `{"logGroupName":"h"}`); got != -1 {
@@ -92,7 +92,7 @@ func TestRun(t *testing.T) {
 	if got := call("CreateLogGroup", `{"logGroupName":"h"}`); got != 200 {
 		t.Fatalf("API after up: %d", got)
 	}
-	if resp, err := http.Get("http://" + control + "/"); err != nil || resp.StatusCode != 404 {
+	if resp, err := http.Get("http://" + control + "/"); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("control serves the API: %v %v", err, resp)
 	}
 
@@ -131,16 +131,16 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	defer func() { _ = srv.Close() }()
 	call := func(target, body string) {
 		req, _ := http.NewRequest(http.MethodPost, endpoint+"/", strings.NewReader(body))
 		req.Header.Set("X-Amz-Target", "Logs_20140328."+target)
 		req.Header.Set("Content-Type", "application/x-amz-json-1.1")
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != 200 {
+		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %v %v", target, err, resp)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 	}
 	now := time.Now().UnixMilli()
 	call("CreateLogGroup", `{"logGroupName":"/k8s/application","tags":{"team":"logs"}}`)

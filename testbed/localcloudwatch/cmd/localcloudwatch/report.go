@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,28 +22,35 @@ type eventSource func(group, stream string, n int) ([]localcloudwatch.Event, err
 // writeReport prints a human-readable overview of a summary: one line per log group,
 // its streams, and the last few events of the busiest stream of each group.
 func writeReport(w io.Writer, sum localcloudwatch.Summary, events eventSource, perGroup int) error {
+	// printf keeps the first write error; writeReport returns it once the report is written.
+	var werr error
+	printf := func(dst io.Writer, format string, a ...any) {
+		if werr == nil {
+			_, werr = fmt.Fprintf(dst, format, a...)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "LOG GROUP\tCLASS\tRETENTION\tSTREAMS\tEVENTS\tBYTES\tTAGS")
+	printf(tw, "%s\n", "LOG GROUP\tCLASS\tRETENTION\tSTREAMS\tEVENTS\tBYTES\tTAGS")
 	for _, g := range sum.Groups {
 		retention := "never expire"
 		if g.RetentionDays > 0 {
 			retention = fmt.Sprintf("%d days", g.RetentionDays)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", g.Name, g.Class, retention, g.Streams, g.Events, g.StoredBytes, pairs(g.Tags, ","))
+		printf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", g.Name, g.Class, retention, g.Streams, g.Events, g.StoredBytes, pairs(g.Tags, ","))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	st := sum.Stats
-	fmt.Fprintf(w, "\nPutLogEvents: %d accepted, %d events, %d message bytes; throttled %d; rejected events: %s; errors: %s\n",
+	printf(w, "\nPutLogEvents: %d accepted, %d events, %d message bytes; throttled %d; rejected events: %s; errors: %s\n",
 		st.PutLogEventsAccepted, st.EventsAccepted, st.MessageBytesAccepted, st.Throttles, pairs(st.RejectedEvents, " "), pairs(st.Errors, " "))
 	if st.PutLogEventsAccepted > 0 {
-		fmt.Fprintf(w, "average batch: %.0f events, %.1f%% of the 1 MiB limit\n",
+		printf(w, "average batch: %.0f events, %.1f%% of the 1 MiB limit\n",
 			float64(st.BatchEvents)/float64(st.PutLogEventsAccepted),
 			100*float64(st.BatchBytes)/float64(st.PutLogEventsAccepted)/1_048_576)
 	}
 	if perGroup <= 0 || events == nil {
-		return nil
+		return werr
 	}
 	for _, g := range sum.Groups {
 		var busiest *localcloudwatch.StreamInfo
@@ -58,12 +66,12 @@ func writeReport(w io.Writer, sum localcloudwatch.Summary, events eventSource, p
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "\n%s / %s (last %d of %d events):\n", g.Name, busiest.Name, len(evs), busiest.Events)
+		printf(w, "\n%s / %s (last %d of %d events):\n", g.Name, busiest.Name, len(evs), busiest.Events)
 		for _, e := range evs {
-			fmt.Fprintf(w, "  %s  %s\n", time.UnixMilli(e.Timestamp).UTC().Format(time.RFC3339Nano), e.Message)
+			printf(w, "  %s  %s\n", time.UnixMilli(e.Timestamp).UTC().Format(time.RFC3339Nano), e.Message)
 		}
 	}
-	return nil
+	return werr
 }
 
 // pairs formats a map as sorted key=value pairs, "none" when empty.
@@ -87,7 +95,7 @@ func httpReport(w io.Writer, endpoint string, perGroup int) error {
 	}
 	events := func(group, stream string, n int) ([]localcloudwatch.Event, error) {
 		var evs []localcloudwatch.Event
-		q := url.Values{"group": {group}, "stream": {stream}, "limit": {fmt.Sprint(n)}}
+		q := url.Values{"group": {group}, "stream": {stream}, "limit": {strconv.Itoa(n)}}
 		return evs, getJSON(endpoint+"/local/events?"+q.Encode(), &evs)
 	}
 	return writeReport(w, sum, events, perGroup)
@@ -99,7 +107,7 @@ func getJSON(u string, v any) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read-only
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 		return fmt.Errorf("GET %s: %s: %s", u, resp.Status, strings.TrimSpace(string(b)))
