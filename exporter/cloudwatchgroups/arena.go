@@ -33,5 +33,5 @@ func (a *messageArena) begin() []byte {
 func (a *messageArena) end(buf []byte) string {
 	a.buf = buf
 	msg := buf[a.start:]
-	return unsafe.String(unsafe.SliceData(msg), len(msg))
+	return unsafe.String(unsafe.SliceData(msg), len(msg)) //nolint:gosec // the bytes are never written again (above)
 }

@@ -3,6 +3,7 @@ package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -43,7 +44,7 @@ func newCloudWatchClient(ctx context.Context, cfg *Config) (sender.API, error) {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
 	if awsCfg.Region == "" {
-		return nil, fmt.Errorf("no AWS region: set region or AWS_REGION")
+		return nil, errors.New("no AWS region: set region or AWS_REGION")
 	}
 	if cfg.RoleARN != "" {
 		provider := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsCfg), cfg.RoleARN, func(o *stscreds.AssumeRoleOptions) {

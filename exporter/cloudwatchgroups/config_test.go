@@ -2,7 +2,6 @@ package cloudwatchgroups
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -79,7 +78,7 @@ func TestInvalidConfigs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, name))
 			require.Error(t, err)
-			assert.True(t, strings.Contains(err.Error(), want), "error %q does not mention %q", err, want)
+			assert.Contains(t, err.Error(), want, "error %q does not mention %q", err, want)
 		})
 	}
 }

@@ -130,7 +130,7 @@ func TestFaultsAndRestart(t *testing.T) {
 	}
 	assert.Zero(t, missing, "events lost")
 	assert.Zero(t, dup, "events stored more than once")
-	assert.Equal(t, int(total), len(seen))
+	assert.Len(t, seen, int(total))
 }
 
 func bodyOf(t *testing.T, message string) string {

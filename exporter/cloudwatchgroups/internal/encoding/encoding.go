@@ -199,7 +199,7 @@ func appendString(dst []byte, s string) []byte {
 			buf = buf[:cap(buf)]
 		}
 		if i+8 <= len(s) {
-			x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+			x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8)) //nolint:gosec // reads 8 bytes inside s (i+8 <= len(s)) and never writes them
 			binary.LittleEndian.PutUint64(buf[j:], x)
 			m := special8(x)
 			if m == 0 {

@@ -38,7 +38,7 @@ func referenceString(s string) string {
 }
 
 // TestSpecial8 checks the 8-byte test against the byte table for every byte value in every
-// lane, between plain and non-plain neighbours: zero exactly when all are plain, and the
+// lane, between plain and non-plain neighbors: zero exactly when all are plain, and the
 // lowest flagged lane is the first non-plain byte.
 func TestSpecial8(t *testing.T) {
 	for _, fill := range []byte{'a', 0x00, '"', 0xff, 0x1f, 0x21, 0x5b, 0x5d, 0x7f, 0x80} {

@@ -15,8 +15,10 @@ func TestRouteMemoMatchesRoute(t *testing.T) {
 		AttrFilePath, AttrNamespaceName, AttrNamespaceUID, AttrPodName, AttrPodUID, AttrContainerName,
 		AttrRestartCount, AttrHostName, AttrNodeName, "log.type", "app", "team", "log.iostream",
 	}
-	values := []string{"", "shop", "kube-system", "default", "application", "audit", "/var/log/journal/x",
-		"/var/log/kube-apiserver/audit-1.log", "/var/log/pods/shop_web-1_0a1b/web/0.log", "bad:name*", "uid-1"}
+	values := []string{
+		"", "shop", "kube-system", "default", "application", "audit", "/var/log/journal/x",
+		"/var/log/kube-apiserver/audit-1.log", "/var/log/pods/shop_web-1_0a1b/web/0.log", "bad:name*", "uid-1",
+	}
 	uids := map[string]string{"shop": "uid-shop"}
 	configs := map[string]func(*Config){
 		"defaults":      func(*Config) {},

@@ -272,8 +272,8 @@ func (r *Router) host(res pcommon.Map) string {
 	return r.cfg.Hostname
 }
 
-// RoutingKey returns the part of the stream name that identifies the record's source file.
-func RoutingKey(res, rec pcommon.Map) (string, bool) { return routingKey(res, recAttrs{m: rec}) }
+// Key returns the part of the stream name that identifies the record's source file.
+func Key(res, rec pcommon.Map) (string, bool) { return routingKey(res, recAttrs{m: rec}) }
 
 func routingKey(res pcommon.Map, rec recAttrs) (string, bool) {
 	if p, ok := lookup(res, rec, AttrFilePath); ok && p != "" {

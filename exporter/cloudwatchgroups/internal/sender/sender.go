@@ -447,7 +447,7 @@ func (s *Sender) retry(ctx context.Context, op string, fn func() error) error {
 			return err
 		}
 		// Equal jitter: half the wait fixed, half random, so parallel callers spread out.
-		d := wait/2 + rand.N(wait/2+1)
+		d := wait/2 + rand.N(wait/2+1) //nolint:gosec // retry jitter, not a secret
 		if !deadline.IsZero() && time.Now().Add(d).After(deadline) {
 			return fmt.Errorf("%s: retries exhausted: %w", op, err)
 		}

@@ -96,7 +96,7 @@ func TestRejected(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := rejected(tt.info, 10)
-			if fmt.Sprint(got) != fmt.Sprint(tt.want) && !(len(got) == 0 && len(tt.want) == 0) {
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) && (len(got) != 0 || len(tt.want) != 0) {
 				t.Fatalf("got %v, want %v", got, tt.want)
 			}
 		})
