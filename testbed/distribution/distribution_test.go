@@ -285,7 +285,7 @@ func readRecords(t *testing.T, path string) []record {
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only
 	var records []record
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -333,6 +333,6 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // only probing for a free port
 	return l.Addr().(*net.TCPAddr).Port
 }

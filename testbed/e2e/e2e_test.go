@@ -71,7 +71,7 @@ func freeAddr(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // only probing for a free port
 	return ln.Addr().String()
 }
 

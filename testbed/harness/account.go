@@ -127,8 +127,8 @@ func Reconcile(srv Store, ledger nodesim.Ledger) Account {
 			count[s.seq]++
 		}
 		for seq := int64(1); seq <= n; seq++ {
-			switch c := count[seq]; {
-			case c == 0:
+			switch c := count[seq]; c {
+			case 0:
 				a.Missing++
 				example("missing %s", nodesim.Token(id, seq))
 			default:

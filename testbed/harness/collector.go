@@ -30,18 +30,18 @@ func StartCollector(bin, config string, env []string, logPath string) (*Collecto
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--config", config)
+	cmd := exec.Command(bin, "--config", config) //nolint:gosec // the binary under test, named by the caller
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		out.Close()
+		_ = out.Close() // the start error is the one to report
 		return nil, err
 	}
 	c := &Collector{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		c.err = cmd.Wait()
-		out.Close()
+		_ = out.Close() // the child has exited: its output is written
 		close(c.done)
 	}()
 	return c, nil

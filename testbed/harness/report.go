@@ -13,7 +13,7 @@ import (
 )
 
 // Report prints the groups and streams srv holds, with the last perGroup events of each group's
-// busiest stream.
+// busiest stream. Write errors are ignored: the report is meant for a terminal.
 func Report(w io.Writer, srv *localcloudwatch.Server, perGroup int) {
 	groups := srv.Groups()
 	sort.Slice(groups, func(i, j int) bool { return groups[i].Name < groups[j].Name })
@@ -24,10 +24,10 @@ func Report(w io.Writer, srv *localcloudwatch.Server, perGroup int) {
 		streams += g.Streams
 	}
 	st := srv.Stats()
-	fmt.Fprintf(w, "local CloudWatch Logs: %d log groups, %d streams, %d events (%d PutLogEvents calls, %d throttled, %d rejected events)\n",
+	_, _ = fmt.Fprintf(w, "local CloudWatch Logs: %d log groups, %d streams, %d events (%d PutLogEvents calls, %d throttled, %d rejected events)\n",
 		len(groups), streams, events, st.PutLogEventsAccepted, st.Throttles, sumValues(st.RejectedEvents))
 	for _, g := range groups {
-		fmt.Fprintf(w, "\n%s  (%d streams, %d events, %d bytes)\n", g.Name, g.Streams, g.Events, g.StoredBytes)
+		_, _ = fmt.Fprintf(w, "\n%s  (%d streams, %d events, %d bytes)\n", g.Name, g.Streams, g.Events, g.StoredBytes)
 		list, err := srv.Streams(g.Name)
 		if err != nil || len(list) == 0 {
 			continue
@@ -35,10 +35,10 @@ func Report(w io.Writer, srv *localcloudwatch.Server, perGroup int) {
 		sort.SliceStable(list, func(i, j int) bool { return list[i].Events > list[j].Events })
 		for i, s := range list {
 			if i == 5 {
-				fmt.Fprintf(w, "    ... %d more streams\n", len(list)-5)
+				_, _ = fmt.Fprintf(w, "    ... %d more streams\n", len(list)-5)
 				break
 			}
-			fmt.Fprintf(w, "    %6d  %s\n", s.Events, s.Name)
+			_, _ = fmt.Fprintf(w, "    %6d  %s\n", s.Events, s.Name)
 		}
 		evs, err := srv.Events(g.Name, list[0].Name)
 		if err != nil || perGroup <= 0 {
@@ -47,9 +47,9 @@ func Report(w io.Writer, srv *localcloudwatch.Server, perGroup int) {
 		if len(evs) > perGroup {
 			evs = evs[len(evs)-perGroup:]
 		}
-		fmt.Fprintf(w, "  last %d events of %s:\n", len(evs), list[0].Name)
+		_, _ = fmt.Fprintf(w, "  last %d events of %s:\n", len(evs), list[0].Name)
 		for _, e := range evs {
-			fmt.Fprintf(w, "    %s %s\n", time.UnixMilli(e.Timestamp).UTC().Format("15:04:05.000"), shorten(e.Message, 400))
+			_, _ = fmt.Fprintf(w, "    %s %s\n", time.UnixMilli(e.Timestamp).UTC().Format("15:04:05.000"), shorten(e.Message, 400))
 		}
 	}
 }
@@ -94,7 +94,7 @@ func WaitStored(ctx context.Context, srv *localcloudwatch.Server, want int64, c 
 		}
 		if c != nil {
 			if exited, err := c.Exited(); exited {
-				return n, fmt.Errorf("%w: %v", ErrExited, err)
+				return n, fmt.Errorf("%w: %w", ErrExited, err)
 			}
 		}
 		select {

@@ -97,7 +97,7 @@ func New(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	return &Sim{cfg: cfg, rnd: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6e6f646573696d)), node: "node-1"}, nil
+	return &Sim{cfg: cfg, rnd: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6e6f646573696d)), node: "node-1"}, nil //nolint:gosec // a seeded, reproducible simulation, not a secret
 }
 
 // PodsDir is the directory holding the pod log directories (Root/var/log/pods).
@@ -116,7 +116,7 @@ func (s *Sim) Ledger() Ledger {
 }
 
 // Run writes the phases, then lets short-lived pods end and their directories be removed, closes
-// every file and returns the ledger. Cancelling ctx ends the run early (files stay consistent:
+// every file and returns the ledger. Canceling ctx ends the run early (files stay consistent:
 // every line written is complete).
 func (s *Sim) Run(ctx context.Context) (Ledger, error) {
 	if err := os.MkdirAll(s.PodsDir(), 0o755); err != nil {
@@ -268,7 +268,7 @@ var podApps = []string{"web", "cart", "checkout", "ledger", "search", "worker"}
 func (s *Sim) uid() string {
 	b := make([]byte, 16)
 	for i := range b {
-		b[i] = byte(s.rnd.UintN(256))
+		b[i] = byte(s.rnd.UintN(256)) //nolint:gosec // UintN(256) is below 256
 	}
 	b[6] = 0x40 | b[6]&0x0f
 	b[8] = 0x80 | b[8]&0x3f
@@ -527,7 +527,7 @@ func compress(name string) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read-only
 	tmp := name + ".gz.tmp"
 	out, err := os.Create(tmp)
 	if err != nil {
@@ -535,11 +535,11 @@ func compress(name string) error {
 	}
 	zw := gzip.NewWriter(out)
 	if _, err := io.Copy(zw, in); err != nil {
-		out.Close()
+		_ = out.Close() // the copy error is the one to report
 		return err
 	}
 	if err := zw.Close(); err != nil {
-		out.Close()
+		_ = out.Close() // the compression error is the one to report
 		return err
 	}
 	if err := out.Close(); err != nil {

@@ -98,7 +98,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	defer func() { _ = srv.Close() }() // the benchmark's results are already out
 
 	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
 	if *lean != "" {
@@ -123,7 +123,7 @@ func run() error {
 		if sink, err = os.OpenFile(*out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 			return err
 		}
-		defer sink.Close()
+		defer func() { _ = sink.Close() }() // unbuffered: each write is checked where it is made
 	}
 	for r := 1; r <= *rounds; r++ {
 		for _, p := range pipes {
@@ -136,7 +136,9 @@ func run() error {
 			raw, _ := json.Marshal(res)
 			fmt.Println(string(raw))
 			if sink != nil {
-				fmt.Fprintln(sink, string(raw))
+				if _, err := fmt.Fprintln(sink, string(raw)); err != nil {
+					return fmt.Errorf("-out: %w", err)
+				}
 			}
 			results = append(results, res)
 		}

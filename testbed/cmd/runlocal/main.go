@@ -33,7 +33,7 @@ func freeAddr() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // only probing for a free port
 	return ln.Addr().String(), nil
 }
 
@@ -65,7 +65,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("local CloudWatch Logs server: %w", err)
 	}
-	defer srv.Close()
+	defer func() { _ = srv.Close() }() // the run is over: nothing left to report
 	fmt.Printf("local CloudWatch Logs server at %s\n", endpoint)
 
 	sim, err := nodesim.New(nodesim.Config{
@@ -127,7 +127,7 @@ loop:
 			fmt.Printf("%s  written %d lines, stored %d events\n", time.Now().Format("15:04:05"), l.Lines, harness.Stored(srv))
 		}
 		if exited, err := col.Exited(); exited {
-			return fmt.Errorf("otelcol-k8s exited (%v): see %s", err, logPath)
+			return fmt.Errorf("otelcol-k8s exited (%w): see %s", err, logPath)
 		}
 	}
 	stopSim()
