@@ -94,7 +94,7 @@ func WaitStored(ctx context.Context, srv *localcloudwatch.Server, want int64, c 
 		}
 		if c != nil {
 			if exited, err := c.Exited(); exited {
-				return n, fmt.Errorf("%w: %w", ErrExited, err)
+				return n, fmt.Errorf("%w: %v", ErrExited, err) //nolint:errorlint // err is nil after a clean exit, which %w would print as %!w(<nil>)
 			}
 		}
 		select {

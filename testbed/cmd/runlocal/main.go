@@ -127,7 +127,7 @@ loop:
 			fmt.Printf("%s  written %d lines, stored %d events\n", time.Now().Format("15:04:05"), l.Lines, harness.Stored(srv))
 		}
 		if exited, err := col.Exited(); exited {
-			return fmt.Errorf("otelcol-k8s exited (%w): see %s", err, logPath)
+			return fmt.Errorf("otelcol-k8s exited (%v): see %s", err, logPath) //nolint:errorlint // err is nil after a clean exit, which %w would print as %!w(<nil>)
 		}
 	}
 	stopSim()
