@@ -14,6 +14,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -88,9 +89,9 @@ func gen(args []string) error {
 		return err
 	}
 	if *dir == "" {
-		return fmt.Errorf("gen: -dir is required")
+		return errors.New("gen: -dir is required")
 	}
-	rng := rand.New(rand.NewPCG(*seed, 2))
+	rng := rand.New(rand.NewPCG(*seed, 2)) //nolint:gosec // a seeded, reproducible corpus, not a secret
 	m := manifest{Files: *files}
 	perFile := *lines / int64(*files)
 	clock := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
@@ -223,8 +224,10 @@ func newReceiver(which, dir string, next consumer.Logs) (receiver.Logs, error) {
 		conf = map[string]any{"include": []string{include}, "start_at": "beginning"}
 	case "filelog":
 		factory = filelogreceiver.NewFactory()
-		conf = map[string]any{"include": []string{include}, "start_at": "beginning", "include_file_path": true,
-			"operators": []any{map[string]any{"type": "container"}}}
+		conf = map[string]any{
+			"include": []string{include}, "start_at": "beginning", "include_file_path": true,
+			"operators": []any{map[string]any{"type": "container"}},
+		}
 	default:
 		return nil, fmt.Errorf("unknown receiver %q", which)
 	}
@@ -276,7 +279,7 @@ func idle(args []string) error {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // a diagnostic profile: a failed close does not change the result
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
@@ -289,8 +292,10 @@ func idle(args []string) error {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	_ = rcv.Shutdown(context.Background())
-	b, _ := json.Marshal(map[string]any{"receiver": *which, "files": *files,
-		"idle_core_percent": 100 * cpu.Seconds() / window.Seconds(), "peak_rss_mib": float64(ru.Maxrss) / 1024})
+	b, _ := json.Marshal(map[string]any{
+		"receiver": *which, "files": *files,
+		"idle_core_percent": 100 * cpu.Seconds() / window.Seconds(), "peak_rss_mib": float64(ru.Maxrss) / 1024,
+	})
 	fmt.Println(string(b))
 	return nil
 }
