@@ -36,15 +36,13 @@ func watchDirs(include []string) map[string]bool {
 	dirs := map[string]bool{}
 	for _, inc := range include {
 		for _, p := range dirPatterns(inc) {
-			var matches []string
-			if hasMeta(p) {
-				matches, _ = filepath.Glob(p)
-			} else {
-				matches = []string{p}
-				if a, ok := existingAncestor(p); ok && a != p {
-					dirs[a] = true
+			if !hasMeta(p) {
+				if d, ok := existingAncestor(p); ok {
+					dirs[d] = true // the prefix itself when it exists
 				}
+				continue
 			}
+			matches, _ := filepath.Glob(p)
 			for _, d := range matches {
 				if st, err := os.Stat(d); err == nil && st.IsDir() {
 					dirs[d] = true
@@ -55,7 +53,8 @@ func watchDirs(include []string) map[string]bool {
 	return dirs
 }
 
-// existingAncestor returns p, or its nearest ancestor, that exists as a directory.
+// existingAncestor returns the nearest of p and its ancestors that exists, and whether that is a
+// directory.
 func existingAncestor(p string) (string, bool) {
 	for {
 		if st, err := os.Stat(p); err == nil {
