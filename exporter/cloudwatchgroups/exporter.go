@@ -250,12 +250,13 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 	}
 	streams := map[streamID][]batching.Event{}
 	var order []streamID
-	for ref, p := range recs {
+	for _, p := range recs {
 		evs, ok := streams[p.id]
 		if !ok {
 			order = append(order, p.id)
 		}
-		streams[p.id] = append(evs, batching.Event{Timestamp: p.ts, Message: p.msg, Ref: ref})
+		// Ref is set at send time, per stream: requests are merged and split in between.
+		streams[p.id] = append(evs, batching.Event{Timestamp: p.ts, Message: p.msg})
 	}
 	req := &eventsRequest{streams: make([]streamEvents, 0, len(order))}
 	for _, id := range order {
