@@ -56,9 +56,9 @@ func TestInterleavedPartialsAndAttributes(t *testing.T) {
 		key("web", "app", "stderr"): {"err-one", "tagged", "bad \uFFFD byte"},
 		"ns/web/app/0/":             {"this is not CRI"},
 	})
-	require.Equal(t, map[string]any{"log.iostream": "stderr", "log.cri.tags": "origin=crio", "log.file.path": p.path}, attrsOf(t, c, "tagged"))
-	require.Equal(t, map[string]any{"log.cri.parse_error": true, "log.file.path": p.path}, attrsOf(t, c, "this is not CRI"))
-	require.Equal(t, true, attrsOf(t, c, "bad \uFFFD byte")["log.cri.invalid_utf8"])
+	require.Equal(t, map[string]any{"log.iostream": "stderr", "otelcol_k8s.cri.tags": "origin=crio", "log.file.path": p.path}, attrsOf(t, c, "tagged"))
+	require.Equal(t, map[string]any{"otelcol_k8s.cri.parse_error": true, "log.file.path": p.path}, attrsOf(t, c, "this is not CRI"))
+	require.Equal(t, true, attrsOf(t, c, "bad \uFFFD byte")["otelcol_k8s.cri.invalid_utf8"])
 	for _, g := range c.snapshot() {
 		if g.body == "tagged" {
 			require.Equal(t, time.Date(2024, 5, 1, 8, 0, 2, 0, time.UTC), g.time.UTC())
@@ -227,7 +227,7 @@ func TestLargeEntry(t *testing.T) {
 				key("big", "app", "stdout"): {"small before", tc.want},
 				key("big", "app", "stderr"): {"small after"},
 			})
-			_, flagged := attrsOf(t, c, tc.want)["log.cri.truncated"]
+			_, flagged := attrsOf(t, c, tc.want)["otelcol_k8s.cri.truncated"]
 			require.Equal(t, tc.flagged, flagged)
 			if tc.flagged {
 				require.Equal(t, int64(len(big)-len(tc.want)), metricSum(t, tel, "otelcol_receiver_cri_log_truncated_bytes"))
@@ -322,7 +322,7 @@ func TestFlushTimeoutAndStartAtEnd(t *testing.T) {
 		key("late", "app", "stdout"): {"late first"},
 		key("late", "app", "stderr"): {"never finished"},
 	})
-	require.Equal(t, true, attrsOf(t, c, "never finished")["log.cri.flushed"])
+	require.Equal(t, true, attrsOf(t, c, "never finished")["otelcol_k8s.cri.flushed"])
 }
 
 func TestKlogMultiline(t *testing.T) {

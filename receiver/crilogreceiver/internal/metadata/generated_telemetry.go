@@ -39,13 +39,13 @@ type TelemetryBuilder struct {
 	ReceiverCriLogFilesOpen metric.Int64Gauge
 	// ReceiverCriLogFilesWaiting: Matched log files not opened yet because max_concurrent_files is reached. [{files}]
 	ReceiverCriLogFilesWaiting metric.Int64Gauge
-	// ReceiverCriLogFlushes: Unfinished partial entries emitted after flush_timeout (flagged log.cri.flushed). [{records}]
+	// ReceiverCriLogFlushes: Unfinished partial entries emitted after flush_timeout (flagged otelcol_k8s.cri.flushed). [{records}]
 	ReceiverCriLogFlushes metric.Int64Counter
-	// ReceiverCriLogInvalidUtf8: Records whose invalid UTF-8 bytes were replaced (flagged log.cri.invalid_utf8). [{records}]
+	// ReceiverCriLogInvalidUtf8: Records whose invalid UTF-8 bytes were replaced (flagged otelcol_k8s.cri.invalid_utf8). [{records}]
 	ReceiverCriLogInvalidUtf8 metric.Int64Counter
 	// ReceiverCriLogLinesRead: Physical lines read from log files. [{lines}]
 	ReceiverCriLogLinesRead metric.Int64Counter
-	// ReceiverCriLogParseFailures: Lines in neither CRI nor Docker json-file format, passed through flagged log.cri.parse_error. [{lines}]
+	// ReceiverCriLogParseFailures: Lines in neither CRI nor Docker json-file format, passed through flagged otelcol_k8s.cri.parse_error. [{lines}]
 	ReceiverCriLogParseFailures metric.Int64Counter
 	// ReceiverCriLogPartialJoins: Entries joined from more than one partial line. [{records}]
 	ReceiverCriLogPartialJoins metric.Int64Counter
@@ -55,7 +55,7 @@ type TelemetryBuilder struct {
 	ReceiverCriLogRecordsEmitted metric.Int64Counter
 	// ReceiverCriLogTruncatedBytes: Bytes discarded from entries longer than max_log_size. [By]
 	ReceiverCriLogTruncatedBytes metric.Int64Counter
-	// ReceiverCriLogTruncations: Entries cut to max_log_size (flagged log.cri.truncated). [{records}]
+	// ReceiverCriLogTruncations: Entries cut to max_log_size (flagged otelcol_k8s.cri.truncated). [{records}]
 	ReceiverCriLogTruncations metric.Int64Counter
 }
 
@@ -125,13 +125,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogFlushes, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_flushes",
-		metric.WithDescription("Unfinished partial entries emitted after flush_timeout (flagged log.cri.flushed)."),
+		metric.WithDescription("Unfinished partial entries emitted after flush_timeout (flagged otelcol_k8s.cri.flushed)."),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogInvalidUtf8, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_invalid_utf8",
-		metric.WithDescription("Records whose invalid UTF-8 bytes were replaced (flagged log.cri.invalid_utf8)."),
+		metric.WithDescription("Records whose invalid UTF-8 bytes were replaced (flagged otelcol_k8s.cri.invalid_utf8)."),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
@@ -143,7 +143,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogParseFailures, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_parse_failures",
-		metric.WithDescription("Lines in neither CRI nor Docker json-file format, passed through flagged log.cri.parse_error."),
+		metric.WithDescription("Lines in neither CRI nor Docker json-file format, passed through flagged otelcol_k8s.cri.parse_error."),
 		metric.WithUnit("{lines}"),
 	)
 	errs = errors.Join(errs, err)
@@ -173,7 +173,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogTruncations, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_truncations",
-		metric.WithDescription("Entries cut to max_log_size (flagged log.cri.truncated)."),
+		metric.WithDescription("Entries cut to max_log_size (flagged otelcol_k8s.cri.truncated)."),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
