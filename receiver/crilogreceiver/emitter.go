@@ -131,6 +131,9 @@ func putFlags(attrs pcommon.Map, f tracker.RecordFlags) {
 	if f&joiner.InvalidUTF8 != 0 {
 		attrs.PutBool(attr.CRIInvalidUTF8, true)
 	}
+	if f&joiner.Continued != 0 {
+		attrs.PutBool(attr.CRIContinued, true)
+	}
 	if f&tracker.Unterminated != 0 {
 		attrs.PutBool(attr.CRIUnterminated, true)
 	}

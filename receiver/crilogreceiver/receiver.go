@@ -143,6 +143,7 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 			FlushTimeout:          int64(r.cfg.FlushTimeout),
 			MultilineFlushTimeout: int64(r.cfg.Multiline.FlushTimeout),
 			IsStart:               isStart,
+			MultilineInclude:      r.cfg.Multiline.Include,
 		},
 	}, known, firstStart)
 	r.indexDirty = true // the index also records that a first start happened

@@ -11,6 +11,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/criline"
@@ -80,6 +81,23 @@ type ReadConfig struct {
 	FlushTimeout          int64
 	MultilineFlushTimeout int64
 	IsStart               func([]byte) bool
+	// MultilineInclude limits IsStart to files whose path matches one of these globs; empty:
+	// every file.
+	MultilineInclude []string
+}
+
+// isStartFor returns the multi-line start rule for the file at path, nil when recombination
+// does not apply to it.
+func (c *ReadConfig) isStartFor(path string) func([]byte) bool {
+	if c.IsStart == nil || len(c.MultilineInclude) == 0 {
+		return c.IsStart
+	}
+	for _, g := range c.MultilineInclude {
+		if ok, _ := filepath.Match(g, path); ok {
+			return c.IsStart
+		}
+	}
+	return nil
 }
 
 // maxLine is the longest physical line kept whole; longer lines are cut and flagged.
@@ -136,7 +154,7 @@ func newReader(path string, f *os.File, id FileID, cfg *ReadConfig, stats *Stats
 	meta, ok := podpath.Parse(path)
 	r := &Reader{Path: path, Meta: meta, MetaOK: ok, ID: id, f: f, fd: int(f.Fd()), cfg: cfg, stats: stats, //nolint:gosec // descriptors fit in int
 
-		j: joiner.New(joiner.Config{MaxLogSize: cfg.MaxLogSize, IsStart: cfg.IsStart})}
+		j: joiner.New(joiner.Config{MaxLogSize: cfg.MaxLogSize, IsStart: cfg.isStartFor(path)})}
 	r.emitFunc = r.emitEntry
 	return r
 }

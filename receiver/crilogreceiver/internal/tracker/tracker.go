@@ -130,7 +130,7 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 			t.Waiting++
 			continue
 		}
-		if err := t.open(p, id, now, !t.discovered && t.firstStart && t.cfg.StartAtEnd); err != nil {
+		if err := t.open(p, p, id, now, !t.discovered && t.firstStart && t.cfg.StartAtEnd); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -155,8 +155,9 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 	return gone, errs
 }
 
-// open starts a reader for path, resuming a matching checkpoint if there is one.
-func (t *Tracker) open(path string, id FileID, now int64, atEnd bool) error {
+// open starts a reader for path, resuming a matching checkpoint if there is one. name is the
+// path the file's metadata comes from: path itself, or the name a rotated file had.
+func (t *Tracker) open(path, name string, id FileID, now int64, atEnd bool) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -169,7 +170,7 @@ func (t *Tracker) open(path string, id FileID, now int64, atEnd bool) error {
 		}
 		return err
 	}
-	r := newReader(path, f, id, &t.cfg.Read, &t.Stats)
+	r := newReader(name, f, id, &t.cfg.Read, &t.Stats)
 	r.LastGrowth = now
 	if s, ok := t.known[id]; ok {
 		delete(t.known, id)
@@ -234,13 +235,11 @@ func (t *Tracker) findRotated(now int64) []error {
 			if err != nil || fileID(st) != id {
 				continue
 			}
-			if err := t.open(p, id, now, false); err != nil {
+			if err := t.open(p, s.Path, id, now, false); err != nil {
 				errs = append(errs, err)
 				break
 			}
 			if r := t.readers[id]; r != nil {
-				r.Path = s.Path // keep the metadata of the original name
-				r.Meta, r.MetaOK = podpath.Parse(s.Path)
 				r.Draining = true
 				t.moveToFront(r) // older data first: per-stream order across the rotation
 			}
