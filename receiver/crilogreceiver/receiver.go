@@ -293,13 +293,15 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			}
 			continue
 		}
-		if now.Before(fs.nextCheck) {
-			continue
+		if now.Before(fs.nextCheck) || rd.HeldBy != nil {
+			continue // quiet, or a new file whose rotated predecessor is not done yet
 		}
 		if r.pendingBytes >= maxPendingBytes {
 			continue // refused batches hold enough memory: only retry them until they drain
 		}
-		closing := rd.Draining && now.UnixNano()-rd.LastGrowth >= grace
+		// A rotated file whose successor exists is final (the runtime writes to the new file
+		// once it reopened): it closes at its end without waiting for the grace period.
+		closing := rd.Draining && (rd.Successor != nil || now.UnixNano()-rd.LastGrowth >= grace)
 		b := r.emitter.begin(fs, now)
 		changed, done, err := rd.Read(now.UnixNano(), r.tracker.Buffer(), closing, r.emitter.sink)
 		if err != nil {
@@ -379,7 +381,11 @@ func (r *criReceiver) commit(rd *tracker.Reader, fs *fileState) {
 }
 
 func (r *criReceiver) closeFile(rd *tracker.Reader, fs *fileState) {
+	succ := rd.Successor
 	r.tracker.Remove(rd)
+	if sfs := r.files[succ]; sfs != nil {
+		r.commit(succ, sfs) // it may have taken over unfinished entries: saved with the close
+	}
 	r.slotFreed = true
 	delete(r.files, rd)
 	if r.client != nil {

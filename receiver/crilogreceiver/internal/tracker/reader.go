@@ -131,6 +131,13 @@ type Reader struct {
 
 	// Draining is set when the file is no longer at a matched path (rotated or deleted).
 	Draining bool
+	// Successor is the next file at the same path (the new file after a rotation); HeldBy is
+	// the previous one. A held reader is not read until its predecessor is done, and then
+	// takes over the predecessor's unfinished entries: an entry split across a rotation is one
+	// record, in order.
+	Successor, HeldBy *Reader
+	// started is set by the first Read.
+	started bool
 	// LastGrowth is when the reader last found new bytes (ns).
 	LastGrowth int64
 	// Size is the file size at the last look.
@@ -181,6 +188,7 @@ func fingerprintOf(f *os.File, n int, buf []byte) (Fingerprint, error) {
 // the records are consumed. changed reports that the offset or pending state moved.
 func (r *Reader) Read(now int64, buf []byte, close bool, sink func(*Record)) (changed, done bool, err error) {
 	r.sink = sink
+	r.started = true
 	defer func() { r.sink = nil }()
 	if err := syscall.Fstat(r.fd, &r.stat); err != nil {
 		return false, false, err
@@ -205,7 +213,9 @@ func (r *Reader) Read(now int64, buf []byte, close bool, sink func(*Record)) (ch
 	}
 	if close && r.offset >= size {
 		changed = changed || r.j.Pending()
-		r.j.Flush(now, -1, -1, r.emitFunc)
+		if !r.handOver() {
+			r.j.Flush(now, -1, -1, r.emitFunc)
+		}
 		return changed, true, nil
 	}
 	if r.offset >= size && r.j.Pending() {
@@ -244,6 +254,21 @@ func (r *Reader) checkIdentity(size int64, buf []byte) (bool, error) {
 		r.fp = fp
 	}
 	return false, nil
+}
+
+// handOver moves the unfinished entries of a finished file to its successor, which continues
+// them with its first lines. It reports false when there is no successor able to take them
+// (none, or one that has already read or restored state of its own).
+func (r *Reader) handOver() bool {
+	s := r.Successor
+	if s == nil || !r.j.Pending() || s.started || s.offset != 0 || s.j.Pending() {
+		return false
+	}
+	if err := s.j.LoadState(r.j.AppendState(nil)); err != nil {
+		return false
+	}
+	r.j.Reset()
+	return true
 }
 
 func (r *Reader) restartAfterTruncate() {

@@ -67,9 +67,17 @@ func (t *Tracker) Readers() []*Reader { return t.order }
 // Len returns the number of open readers.
 func (t *Tracker) Len() int { return len(t.order) }
 
-// Remove closes r and forgets it.
+// Remove closes r and forgets it. Its successor, if any, may be read from now on.
 func (t *Tracker) Remove(r *Reader) {
 	_ = r.Close()
+	if r.Successor != nil {
+		r.Successor.HeldBy = nil
+		r.Successor = nil
+	}
+	if r.HeldBy != nil {
+		r.HeldBy.Successor = nil
+		r.HeldBy = nil
+	}
 	delete(t.readers, r.ID)
 	for i, o := range t.order {
 		if o == r {
@@ -144,6 +152,7 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 		t.discovered = true
 		errs = append(errs, t.findRotated(now)...)
 	}
+	t.link()
 	// Checkpoints of files not found are forgotten, but only once every matched file could be
 	// opened: a file waiting for a slot still needs its checkpoint.
 	if t.Waiting == 0 {
@@ -192,6 +201,20 @@ func (t *Tracker) open(path, name string, id FileID, now int64, atEnd bool) erro
 	}
 	t.add(r)
 	return nil
+}
+
+// link chains the readers of one path (rotated files, then the current one) in the order they
+// were opened: each is held until the one before it is done.
+func (t *Tracker) link() {
+	last := map[string]*Reader{}
+	for _, r := range t.order {
+		prev := last[r.Path]
+		last[r.Path] = r
+		if prev == nil || !prev.Draining || prev.Successor != nil || r.HeldBy != nil || r.started {
+			continue
+		}
+		prev.Successor, r.HeldBy = r, prev
+	}
 }
 
 func (t *Tracker) add(r *Reader) {
