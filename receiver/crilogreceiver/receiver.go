@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -420,6 +421,12 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 		for _, fs := range r.files {
 			keys = append(keys, fs.key)
 		}
+		// Checkpoints whose resume failed stay (index entry and value) for the next start.
+		for _, s := range r.tracker.Retained() {
+			if k := stateKey(s.ID); !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
 		ops = append(ops, storage.SetOperation(indexKey, []byte(strings.Join(keys, "\n"))))
 	}
 	if len(ops) == 0 {
@@ -460,6 +467,7 @@ func (r *criReceiver) report(ctx context.Context) {
 		{tb.ReceiverCriLogParseFailures, s.ParseErrors, p.ParseErrors},
 		{tb.ReceiverCriLogInvalidUtf8, s.InvalidUTF8, p.InvalidUTF8},
 		{tb.ReceiverCriLogCopytruncations, s.CopyTruncations, p.CopyTruncations},
+		{tb.ReceiverCriLogResumeFailures, s.ResumeFailures, p.ResumeFailures},
 	} {
 		if d := c.now - c.prev; d != 0 {
 			c.counter.Add(ctx, d)

@@ -514,34 +514,39 @@ func TestSameFileThroughTwoPatternsIsReadOnce(t *testing.T) {
 // TestRestartRotatedAndCompressedWhileDown: while the collector is down the file is rotated
 // and the rotated file compressed and removed. The next receiver finds the checkpoint's file
 // inside the .gz by its fingerprint and reads the rest of it from there.
+// TestRestartRotatedAndCompressedWhileDown: the collector is stopped across two kubelet
+// rotations in kubelet's real order (the newest rotation stays uncompressed, the one before is
+// compressed at the next rotation), on a read-only root filesystem (TMPDIR unwritable). Every line
+// is read once, in order: the checkpointed file through a decompressing stream, the file rotated
+// in between although it was never opened, then the current file.
 func TestRestartRotatedAndCompressedWhileDown(t *testing.T) {
 	root := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(root, "read-only-root"))
 	store := newMemStorage()
 	cfg := testConfig(root)
 	cfg.Storage = &storageID
 	first := &collector{}
 	a, _ := startReceiver(t, cfg, first, hostWith(store))
 	p := newPodLog(t, root, "ns", "gz", "app", 0)
-	var want []string
 	for i := 0; i < 50; i++ {
-		want = append(want, fmt.Sprintf("before %d", i))
-		p.write("stdout", want[i], 0)
+		p.write("stdout", fmt.Sprintf("before %d", i), 0)
 	}
 	waitCount(t, first, 50)
-	time.Sleep(30 * time.Millisecond)
 	require.NoError(t, a.Shutdown(t.Context()))
 
-	want = want[:0]
-	for i := 0; i < 30; i++ {
-		want = append(want, fmt.Sprintf("while down %d", i))
-		p.write("stdout", want[i], 0)
+	var want []string
+	write := func(format string, n int) {
+		for i := 0; i < n; i++ {
+			want = append(want, fmt.Sprintf(format, i))
+			p.write("stdout", want[len(want)-1], 0)
+		}
 	}
-	rotated := p.path + ".20240501-100000"
-	require.NoError(t, os.Rename(p.path, rotated))
-	p.reopen()
-	want = append(want, "new file")
-	p.write("stdout", "new file", 0)
-	gzipAndRemove(t, rotated, 0)
+	write("while down %d", 30)
+	r1 := p.rotate("20240501-100000")
+	write("between rotations %d", 20)
+	gzipAndRemove(t, r1, 0)
+	p.rotate("20240501-100100")
+	write("new file %d", 5)
 
 	second := &collector{}
 	startReceiver(t, cfg, second, hostWith(store))

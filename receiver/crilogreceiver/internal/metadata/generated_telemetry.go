@@ -53,6 +53,8 @@ type TelemetryBuilder struct {
 	ReceiverCriLogRecordsDropped metric.Int64Counter
 	// ReceiverCriLogRecordsEmitted: Log records produced (after joining partial lines and multi-line records). [{records}]
 	ReceiverCriLogRecordsEmitted metric.Int64Counter
+	// ReceiverCriLogResumeFailures: Rotated files found at a restart that could not be read (a corrupt compressed file); their checkpoints are kept for the next start. [{files}]
+	ReceiverCriLogResumeFailures metric.Int64Counter
 	// ReceiverCriLogTruncatedBytes: Bytes discarded from entries longer than max_log_size. [By]
 	ReceiverCriLogTruncatedBytes metric.Int64Counter
 	// ReceiverCriLogTruncations: Entries cut to max_log_size (flagged otelcol_k8s.cri.truncated). [{records}]
@@ -163,6 +165,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_receiver_cri_log_records_emitted",
 		metric.WithDescription("Log records produced (after joining partial lines and multi-line records)."),
 		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogResumeFailures, err = builder.meter.Int64Counter(
+		"otelcol_receiver_cri_log_resume_failures",
+		metric.WithDescription("Rotated files found at a restart that could not be read (a corrupt compressed file); their checkpoints are kept for the next start."),
+		metric.WithUnit("{files}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogTruncatedBytes, err = builder.meter.Int64Counter(

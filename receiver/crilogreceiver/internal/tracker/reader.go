@@ -70,6 +70,8 @@ type Stats struct {
 	ParseErrors, Joins, Truncations, Flushes   int64
 	InvalidUTF8, DroppedBytes, CopyTruncations int64
 	LongLines                                  int64
+	// ResumeFailures counts rotated files found at a restart that could not be read.
+	ResumeFailures int64
 }
 
 // ReadConfig holds the reader settings shared by all files.
@@ -138,6 +140,10 @@ type Reader struct {
 	Successor, HeldBy *Reader
 	// started is set by the first Read.
 	started bool
+	// rotatedAs is the rotated name a file was found under at a restart ("" otherwise).
+	rotatedAs string
+	// gz is set for a compressed rotated file, read through a decompressing stream.
+	gz *gzSource
 	// LastGrowth is when the reader last found new bytes (ns).
 	LastGrowth int64
 	// Size is the file size at the last look.
@@ -151,6 +157,9 @@ func (r *Reader) Offset() int64 { return r.offset }
 func (r *Reader) Close() error {
 	if r.f == nil {
 		return nil
+	}
+	if r.gz != nil {
+		r.gz.release()
 	}
 	err := r.f.Close()
 	r.f = nil
@@ -187,19 +196,25 @@ func fingerprintOf(f *os.File, n int, buf []byte) (Fingerprint, error) {
 // unterminated last line) is emitted and done is reported; the caller closes the reader once
 // the records are consumed. changed reports that the offset or pending state moved.
 func (r *Reader) Read(now int64, buf []byte, close bool, sink func(*Record)) (changed, done bool, err error) {
+	if r.HeldBy != nil {
+		return false, false, nil // its predecessor at the same path comes first
+	}
 	r.sink = sink
 	r.started = true
 	defer func() { r.sink = nil }()
-	if err := syscall.Fstat(r.fd, &r.stat); err != nil {
+	size, err := r.size()
+	if err != nil {
 		return false, false, err
 	}
-	size := r.stat.Size
 	if size != r.Size {
 		close = false // the file changed since the caller decided: it is not quiet
 		r.LastGrowth = now
 	}
 	r.Size = size
-	truncated, err := r.checkIdentity(size, buf)
+	truncated := false
+	if r.gz == nil { // a compressed file never changes
+		truncated, err = r.checkIdentity(size, buf)
+	}
 	if err != nil {
 		return false, false, err
 	}
@@ -223,6 +238,16 @@ func (r *Reader) Read(now int64, buf []byte, close bool, sink func(*Record)) (ch
 		changed = changed || !r.j.Pending()
 	}
 	return changed, false, nil
+}
+
+func (r *Reader) size() (int64, error) {
+	if r.gz != nil {
+		return r.gz.size, nil
+	}
+	if err := syscall.Fstat(r.fd, &r.stat); err != nil {
+		return 0, err
+	}
+	return r.stat.Size, nil
 }
 
 // checkIdentity detects copytruncate (the file shrank below our offset, or its first bytes
@@ -295,7 +320,7 @@ func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, 
 	// A truncation between the identity check and the read would hand us new content at a
 	// stale offset. If the first bytes are still the same after the read, what we read is
 	// valid. The fingerprint is hashed into the spare end of buf, past the data.
-	if r.fp.Len > 0 && len(buf)-len(data) >= r.fp.Len {
+	if r.gz == nil && r.fp.Len > 0 && len(buf)-len(data) >= r.fp.Len {
 		fp, err := fingerprintOf(r.f, r.fp.Len, buf[len(data):])
 		if err != nil {
 			return 0, err
@@ -345,7 +370,13 @@ func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, 
 }
 
 func (r *Reader) readAt(b []byte) ([]byte, error) {
-	n, err := r.f.ReadAt(b, r.offset)
+	var n int
+	var err error
+	if r.gz != nil {
+		n, err = r.gz.ReadAt(b, r.offset)
+	} else {
+		n, err = r.f.ReadAt(b, r.offset)
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}

@@ -2,10 +2,8 @@ package tracker
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -35,6 +33,9 @@ type Tracker struct {
 	// firstStart is true when no checkpoint existed: start_at applies to the first discovery.
 	firstStart bool
 	discovered bool
+	// retained are checkpoints whose resume failed: never deleted, so that a later start can
+	// still resume them.
+	retained map[FileID]State
 	// Waiting is the number of matched files not opened because of MaxConcurrentFiles.
 	Waiting int
 	Stats   Stats
@@ -50,7 +51,10 @@ func New(cfg Config, known []State, firstStart bool) *Tracker {
 	if cfg.MaxConcurrentFiles <= 0 {
 		cfg.MaxConcurrentFiles = 1024
 	}
-	t := &Tracker{cfg: cfg, readers: map[FileID]*Reader{}, known: map[FileID]State{}, firstStart: firstStart}
+	t := &Tracker{
+		cfg: cfg, readers: map[FileID]*Reader{}, known: map[FileID]State{}, retained: map[FileID]State{},
+		firstStart: firstStart,
+	}
 	for _, s := range known {
 		t.known[s.ID] = s
 	}
@@ -181,16 +185,16 @@ func (t *Tracker) open(path, name string, id FileID, now int64, atEnd bool) erro
 	}
 	r := newReader(name, f, id, &t.cfg.Read, &t.Stats)
 	r.LastGrowth = now
-	if s, ok := t.known[id]; ok {
+	if s, ok := t.known[id]; ok && t.sameFile(f, s) {
 		delete(t.known, id)
-		if t.sameFile(f, s) {
-			if err := r.restore(s); err == nil {
-				t.add(r)
-				return nil
-			}
+		if err := r.restore(s); err == nil {
+			t.add(r)
+			return nil
 		}
-		// An inode reused by another file, or an unreadable state: read the file anew.
+		// An unreadable state: read the file anew.
 	}
+	// An inode reused by another file (ext4 hands a freed inode to the next new file at once)
+	// leaves the checkpoint known: its file may be found among the rotated siblings.
 	if atEnd {
 		off, err := lastLineEnd(f, st.Size(), t.buf)
 		if err != nil {
@@ -203,17 +207,43 @@ func (t *Tracker) open(path, name string, id FileID, now int64, atEnd bool) erro
 	return nil
 }
 
-// link chains the readers of one path (rotated files, then the current one) in the order they
-// were opened: each is held until the one before it is done.
+// Retained returns the checkpoints whose resume failed. They are not deleted: the caller keeps
+// them in its index so that a later start can resume them.
+func (t *Tracker) Retained() []State {
+	out := make([]State, 0, len(t.retained))
+	for _, s := range t.retained {
+		out = append(out, s)
+	}
+	return out
+}
+
+// link chains the readers of one path: rotated files found at a restart in the order of their
+// names (kubelet's timestamps), then the others in the order they were opened. Each is held
+// until the one before it is done.
 func (t *Tracker) link() {
-	last := map[string]*Reader{}
+	groups := map[string][]*Reader{}
+	var paths []string
 	for _, r := range t.order {
-		prev := last[r.Path]
-		last[r.Path] = r
-		if prev == nil || !prev.Draining || prev.Successor != nil || r.HeldBy != nil || r.started {
+		if _, ok := groups[r.Path]; !ok {
+			paths = append(paths, r.Path)
+		}
+		groups[r.Path] = append(groups[r.Path], r)
+	}
+	for _, p := range paths {
+		g := groups[p]
+		if len(g) < 2 {
 			continue
 		}
-		prev.Successor, r.HeldBy = r, prev
+		sort.SliceStable(g, func(i, j int) bool {
+			return g[i].rotatedAs != "" && (g[j].rotatedAs == "" || g[i].rotatedAs < g[j].rotatedAs)
+		})
+		for i := 1; i < len(g); i++ {
+			prev, r := g[i-1], g[i]
+			if !prev.Draining || prev.Successor != nil || r.HeldBy != nil || r.started {
+				continue
+			}
+			prev.Successor, r.HeldBy = r, prev
+		}
 	}
 }
 
@@ -222,125 +252,12 @@ func (t *Tracker) add(r *Reader) {
 	t.order = append(t.order, r)
 }
 
-func (t *Tracker) moveToFront(r *Reader) {
-	for i, o := range t.order {
-		if o == r {
-			copy(t.order[1:i+1], t.order[:i])
-			t.order[0] = r
-			return
-		}
-	}
-}
-
 func (t *Tracker) sameFile(f *os.File, s State) bool {
 	if s.FP.Len == 0 {
 		return true
 	}
 	fp, err := fingerprintOf(f, s.FP.Len, t.buf)
 	return err == nil && fp == s.FP
-}
-
-// findRotated resumes checkpoints whose file was renamed while we were down: it looks for the
-// file among the siblings "<path>.*" (compressed ones excluded) and drains it.
-func (t *Tracker) findRotated(now int64) []error {
-	var errs []error
-	for id, s := range t.known {
-		if len(t.order) >= t.cfg.MaxConcurrentFiles {
-			break
-		}
-		matches, _ := filepath.Glob(globEscape(s.Path) + ".*")
-		for _, p := range matches {
-			base := filepath.Base(p)
-			if !podpath.IsRotated(base) || filepath.Ext(base) == ".gz" {
-				continue
-			}
-			st, err := os.Stat(p)
-			if err != nil || fileID(st) != id {
-				continue
-			}
-			if err := t.open(p, s.Path, id, now, false); err != nil {
-				errs = append(errs, err)
-				break
-			}
-			if r := t.readers[id]; r != nil {
-				r.Draining = true
-				t.moveToFront(r) // older data first: per-stream order across the rotation
-			}
-			break
-		}
-		if _, ok := t.known[id]; !ok {
-			continue // found above
-		}
-		// Not found uncompressed: kubelet may have compressed it while we were down.
-		gz, _ := filepath.Glob(globEscape(s.Path) + ".*.gz")
-		for _, p := range gz {
-			ok, err := t.resumeCompressed(p, s, now)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			if ok {
-				break
-			}
-		}
-	}
-	return errs
-}
-
-// maxDecompressed bounds what resumeCompressed writes to a temporary file; kubelet rotates
-// files at containerLogMaxSize (10 MiB by default), far below it.
-const maxDecompressed = 1 << 30
-
-// resumeCompressed resumes a checkpoint from a compressed rotated file whose decompressed
-// first bytes match the checkpoint's fingerprint. The content is decompressed into an unlinked
-// temporary file that the reader drains like any rotated file.
-func (t *Tracker) resumeCompressed(path string, s State, now int64) (bool, error) {
-	if _, taken := t.readers[s.ID]; taken || s.FP.Len == 0 {
-		return false, nil
-	}
-	in, err := os.Open(path)
-	if err != nil {
-		return false, nil //nolint:nilerr // gone meanwhile: nothing to resume
-	}
-	defer func() { _ = in.Close() }() // read-only: closing cannot lose data
-	zr, err := gzip.NewReader(in)
-	if err != nil {
-		return false, nil //nolint:nilerr // not gzip: not ours to read
-	}
-	head := make([]byte, s.FP.Len)
-	if _, err := io.ReadFull(zr, head); err != nil {
-		return false, nil //nolint:nilerr // shorter than the fingerprint: another file
-	}
-	h := fnv.New64a()
-	_, _ = h.Write(head)
-	if h.Sum64() != s.FP.Hash {
-		return false, nil
-	}
-	tmp, err := os.CreateTemp("", "cri_log-*.log")
-	if err != nil {
-		return false, fmt.Errorf("tracker: decompressing %s: %w", path, err)
-	}
-	_ = os.Remove(tmp.Name()) // unlinked: it disappears when the reader closes it
-	_, err = tmp.Write(head)
-	if err == nil {
-		_, err = io.Copy(tmp, io.LimitReader(zr, maxDecompressed))
-	}
-	if err != nil {
-		// A corrupt or cut compressed file, or a failed write: resuming from a partial copy
-		// would lose the rest without a word, so the caller reports it instead.
-		_ = tmp.Close()
-		return false, fmt.Errorf("tracker: decompressing %s: %w", path, err)
-	}
-	r := newReader(s.Path, tmp, s.ID, &t.cfg.Read, &t.Stats)
-	if err := r.restore(s); err != nil {
-		_ = tmp.Close()
-		return false, nil //nolint:nilerr // an unreadable state: the checkpoint is forgotten
-	}
-	r.Draining = true
-	r.LastGrowth = now
-	delete(t.known, s.ID)
-	t.add(r)
-	t.moveToFront(r)
-	return true, nil
 }
 
 func globEscape(p string) string {
