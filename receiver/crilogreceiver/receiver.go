@@ -61,10 +61,13 @@ type criReceiver struct {
 	deletes    []string
 	lastStats  tracker.Stats
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	mu     sync.Mutex // guards started
-	start  bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+	pinDone chan struct{}
+	// vanished and openErrors are the pinner's counts already reported.
+	vanished, openErrors int64
+	mu                   sync.Mutex // guards started
+	start                bool
 }
 
 // fileState is the receiver's view of one reader: its pending batch and checkpoint.
@@ -160,7 +163,9 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 	r.mu.Lock()
 	r.start = true
 	r.mu.Unlock()
+	r.pinDone = make(chan struct{})
 	go r.run(loopCtx)
+	go r.pin(loopCtx)
 	return nil
 }
 
@@ -174,11 +179,14 @@ func (r *criReceiver) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	r.cancel()
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		return ctx.Err()
+	for _, done := range []chan struct{}{r.done, r.pinDone} {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	r.tracker.Pinner().Close()
 	var errs []error
 	if r.watcher != nil {
 		errs = append(errs, r.watcher.Close())
@@ -198,16 +206,10 @@ func (r *criReceiver) run(ctx context.Context) {
 	defer close(r.done)
 	poll := time.NewTimer(0)
 	defer poll.Stop()
-	var discover <-chan struct{}
-	if r.watcher != nil {
-		discover = r.watcher.Discover
-	}
-	// With directory events, periodic discovery is only a safety net for missed events (queue
-	// overflow, a directory created just before its watch): it runs ten times less often.
-	interval := r.cfg.DiscoveryInterval
-	if r.watcher != nil {
-		interval *= 10
-	}
+	// New files are found and opened by the pin goroutine; the loop adopts them when it is
+	// told, and expands the patterns itself (for rotations and deletions) every interval.
+	pinned := r.tracker.Pinner().Ready()
+	interval := r.discoveryInterval()
 	nextDiscovery := time.Time{}
 	for {
 		now := time.Now()
@@ -235,16 +237,49 @@ func (r *criReceiver) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-poll.C:
-		case <-discover:
+		case <-pinned:
 			nextDiscovery = time.Time{}
 		}
 	}
 }
 
-func (r *criReceiver) discover(now time.Time) {
+// discoveryInterval is how often the patterns are expanded without an event. With directory
+// events, periodic discovery is only a safety net for missed events (queue overflow, a
+// directory created just before its watch): it runs ten times less often.
+func (r *criReceiver) discoveryInterval() time.Duration {
 	if r.watcher != nil {
-		r.watcher.Refresh()
+		return 10 * r.cfg.DiscoveryInterval
 	}
+	return r.cfg.DiscoveryInterval
+}
+
+// pin finds and opens new files on directory events and every discovery interval, whatever the
+// read loop is doing: busy, or blocked in the next consumer. The opened descriptors keep the
+// data of a file that is rotated or deleted before the loop gets to it.
+func (r *criReceiver) pin(ctx context.Context) {
+	defer close(r.pinDone)
+	var events <-chan struct{}
+	if r.watcher != nil {
+		events = r.watcher.Discover
+	}
+	tick := time.NewTicker(r.discoveryInterval())
+	defer tick.Stop()
+	p := r.tracker.Pinner()
+	for {
+		if r.watcher != nil {
+			r.watcher.Refresh() // before the glob: a file created after it raises an event
+		}
+		p.Scan()
+		select {
+		case <-ctx.Done():
+			return
+		case <-events:
+		case <-tick.C:
+		}
+	}
+}
+
+func (r *criReceiver) discover(now time.Time) {
 	gone, errs := r.tracker.Discover(now.UnixNano())
 	for _, err := range errs {
 		// A file that vanished between listing and opening is routine; anything else (no
@@ -472,6 +507,15 @@ func (r *criReceiver) report(ctx context.Context) {
 		if d := c.now - c.prev; d != 0 {
 			c.counter.Add(ctx, d)
 		}
+	}
+	pn := r.tracker.Pinner()
+	if v := pn.Vanished.Load(); v != r.vanished {
+		tb.ReceiverCriLogFilesVanished.Add(ctx, v-r.vanished)
+		r.vanished = v
+	}
+	if v := pn.Errors.Load(); v != r.openErrors {
+		tb.ReceiverCriLogOpenErrors.Add(ctx, v-r.openErrors)
+		r.openErrors = v
 	}
 	var lag int64
 	for _, fs := range r.files {

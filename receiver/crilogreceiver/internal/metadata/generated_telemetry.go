@@ -37,6 +37,8 @@ type TelemetryBuilder struct {
 	ReceiverCriLogCopytruncations metric.Int64Counter
 	// ReceiverCriLogFilesOpen: Log files currently open (being read or drained after rotation or deletion). [{files}]
 	ReceiverCriLogFilesOpen metric.Int64Gauge
+	// ReceiverCriLogFilesVanished: Matched log files gone (rotated away or deleted) before they could be opened; their lines could not be read. [{files}]
+	ReceiverCriLogFilesVanished metric.Int64Counter
 	// ReceiverCriLogFilesWaiting: Matched log files not opened yet because max_concurrent_files is reached. [{files}]
 	ReceiverCriLogFilesWaiting metric.Int64Gauge
 	// ReceiverCriLogFlushes: Unfinished partial entries emitted after flush_timeout (flagged otelcol_k8s.cri.flushed). [{records}]
@@ -45,6 +47,8 @@ type TelemetryBuilder struct {
 	ReceiverCriLogInvalidUtf8 metric.Int64Counter
 	// ReceiverCriLogLinesRead: Physical lines read from log files. [{lines}]
 	ReceiverCriLogLinesRead metric.Int64Counter
+	// ReceiverCriLogOpenErrors: Matched log files that could not be opened (permissions, I/O errors). [{files}]
+	ReceiverCriLogOpenErrors metric.Int64Counter
 	// ReceiverCriLogParseFailures: Lines in neither CRI nor Docker json-file format, passed through flagged otelcol_k8s.cri.parse_error. [{lines}]
 	ReceiverCriLogParseFailures metric.Int64Counter
 	// ReceiverCriLogPartialJoins: Entries joined from more than one partial line. [{records}]
@@ -119,6 +123,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{files}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogFilesVanished, err = builder.meter.Int64Counter(
+		"otelcol_receiver_cri_log_files_vanished",
+		metric.WithDescription("Matched log files gone (rotated away or deleted) before they could be opened; their lines could not be read."),
+		metric.WithUnit("{files}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogFilesWaiting, err = builder.meter.Int64Gauge(
 		"otelcol_receiver_cri_log_files_waiting",
 		metric.WithDescription("Matched log files not opened yet because max_concurrent_files is reached."),
@@ -141,6 +151,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_receiver_cri_log_lines_read",
 		metric.WithDescription("Physical lines read from log files."),
 		metric.WithUnit("{lines}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogOpenErrors, err = builder.meter.Int64Counter(
+		"otelcol_receiver_cri_log_open_errors",
+		metric.WithDescription("Matched log files that could not be opened (permissions, I/O errors)."),
+		metric.WithUnit("{files}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogParseFailures, err = builder.meter.Int64Counter(

@@ -33,6 +33,9 @@ type Tracker struct {
 	// firstStart is true when no checkpoint existed: start_at applies to the first discovery.
 	firstStart bool
 	discovered bool
+	// pinner opens new files outside the read loop; pinned are the ones being adopted.
+	pinner *Pinner
+	pinned map[FileID]pin
 	// retained are checkpoints whose resume failed: never deleted, so that a later start can
 	// still resume them.
 	retained map[FileID]State
@@ -53,8 +56,9 @@ func New(cfg Config, known []State, firstStart bool) *Tracker {
 	}
 	t := &Tracker{
 		cfg: cfg, readers: map[FileID]*Reader{}, known: map[FileID]State{}, retained: map[FileID]State{},
-		firstStart: firstStart,
+		firstStart: firstStart, pinned: map[FileID]pin{},
 	}
+	t.pinner = newPinner(t.Match, cfg.MaxConcurrentFiles)
 	for _, s := range known {
 		t.known[s.ID] = s
 	}
@@ -71,9 +75,16 @@ func (t *Tracker) Readers() []*Reader { return t.order }
 // Len returns the number of open readers.
 func (t *Tracker) Len() int { return len(t.order) }
 
+// Pinner returns the tracker's pinner, for a goroutine of the caller's to run Scan.
+func (t *Tracker) Pinner() *Pinner { return t.pinner }
+
 // Remove closes r and forgets it. Its successor, if any, may be read from now on.
 func (t *Tracker) Remove(r *Reader) {
 	_ = r.Close()
+	defer func() {
+		t.pinner.forget(r.ID)
+		t.pinner.open.Store(int64(len(t.order)))
+	}()
 	if r.Successor != nil {
 		r.Successor.HeldBy = nil
 		r.Successor = nil
@@ -124,6 +135,12 @@ func (t *Tracker) excluded(p string) bool {
 func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 	present := map[FileID]bool{}
 	t.Waiting = 0
+	pins := t.pinner.take()
+	for _, p := range pins {
+		t.pinned[p.id] = p
+	}
+	atEnd := !t.discovered && t.firstStart && t.cfg.StartAtEnd
+	var found []pin
 	for _, p := range t.Match() {
 		st, err := os.Stat(p)
 		if err != nil || !st.Mode().IsRegular() {
@@ -138,18 +155,49 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 			r.Draining = false
 			continue
 		}
-		if len(t.order) >= t.cfg.MaxConcurrentFiles {
-			t.Waiting++
-			continue
-		}
-		if err := t.open(p, p, id, now, !t.discovered && t.firstStart && t.cfg.StartAtEnd); err != nil {
-			errs = append(errs, err)
-		}
+		found = append(found, pin{path: p, id: id})
 	}
 	for _, r := range t.order {
 		if !present[r.ID] && !r.Draining {
 			r.Draining = true
 			r.LastGrowth = now
+		}
+	}
+	// Pinned files first, in the order they were pinned: a file pinned before its rotation
+	// comes before the new file at its path. One no longer at a matched path was rotated or
+	// deleted since it was pinned: its descriptor still holds the data, it is read draining.
+	for _, p := range pins {
+		if len(t.order) >= t.cfg.MaxConcurrentFiles {
+			break
+		}
+		if _, ok := t.pinned[p.id]; !ok {
+			continue
+		}
+		if err := t.open(p.path, p.path, p.id, now, atEnd && present[p.id]); err != nil {
+			errs = append(errs, err)
+			t.pinner.forget(p.id)
+			continue
+		}
+		if r := t.readers[p.id]; r != nil && !present[p.id] {
+			r.Draining = true
+		}
+	}
+	for id, p := range t.pinned {
+		// Not adopted (no slot): the next scan finds it again if it is still there.
+		delete(t.pinned, id)
+		_ = p.f.Close() // read-only
+		t.pinner.forget(id)
+	}
+	for _, f := range found {
+		if _, ok := t.readers[f.id]; ok {
+			continue // adopted from the pinner above
+		}
+		if len(t.order) >= t.cfg.MaxConcurrentFiles {
+			t.Waiting++
+			continue
+		}
+		if err := t.open(f.path, f.path, f.id, now, atEnd); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if !t.discovered {
@@ -172,6 +220,14 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 // path the file's metadata comes from: path itself, or the name a rotated file had.
 func (t *Tracker) open(path, name string, id FileID, now int64, atEnd bool) error {
 	f, err := os.Open(path)
+	if p, ok := t.pinned[id]; ok {
+		// Opened by the pinner already: its descriptor is the one that holds the data.
+		delete(t.pinned, id)
+		if err == nil {
+			_ = f.Close() // read-only; the pinned descriptor is used
+		}
+		f, err = p.f, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -250,6 +306,8 @@ func (t *Tracker) link() {
 func (t *Tracker) add(r *Reader) {
 	t.readers[r.ID] = r
 	t.order = append(t.order, r)
+	t.pinner.track(r.ID)
+	t.pinner.open.Store(int64(len(t.order)))
 }
 
 func (t *Tracker) sameFile(f *os.File, s State) bool {
