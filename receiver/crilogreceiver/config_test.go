@@ -30,8 +30,10 @@ func TestLoadConfig(t *testing.T) {
 	custom.FingerprintSize = 500
 	custom.IncludeFilePath = true
 	custom.Storage = &storageID
-	custom.Multiline = MultilineConfig{Preset: PresetKlog, FlushTimeout: 300 * time.Millisecond,
-		Include: []string{"/var/log/pods/kube-system_*/*/*.log"}}
+	custom.Multiline = MultilineConfig{
+		Preset: PresetKlog, FlushTimeout: 300 * time.Millisecond,
+		Include: []string{"/var/log/pods/kube-system_*/*/*.log"},
+	}
 	custom.RetryOnFailure = RetryConfig{InitialInterval: 50 * time.Millisecond, MaxInterval: 10 * time.Second}
 	pattern := createDefaultConfig().(*Config)
 	pattern.Multiline.LineStartPattern = `^\d{4}-\d{2}-\d{2}`

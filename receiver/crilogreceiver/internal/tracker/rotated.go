@@ -208,6 +208,9 @@ type gzSource struct {
 	keep    []byte
 }
 
+// maxDecompressed bounds the decompressed size of a rotated file read at a restart.
+const maxDecompressed = 1 << 30
+
 // errBackwards reports a read before the kept window: a bug, not a condition of the data.
 var errBackwards = errors.New("tracker: compressed stream read backwards")
 
@@ -228,7 +231,14 @@ func openGz(path string, fpSize int) (*gzSource, Fingerprint, error) {
 	head, err := io.Copy(h, io.LimitReader(zr, int64(fpSize)))
 	var rest int64
 	if err == nil {
-		rest, err = io.Copy(io.Discard, zr)
+		// Bounded: kubelet rotates at containerLogMaxSize (10 MiB by default), far below it.
+		rest, err = io.CopyN(io.Discard, zr, maxDecompressed)
+		switch {
+		case errors.Is(err, io.EOF):
+			err = nil
+		case err == nil:
+			err = fmt.Errorf("more than %d bytes decompressed", maxDecompressed)
+		}
 	}
 	if err == nil {
 		_, err = f.Seek(0, io.SeekStart)
