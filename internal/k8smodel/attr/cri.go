@@ -11,8 +11,12 @@ const ContainerID = "container.id"
 const CRIContinued = Prefix + "cri.continued"
 
 func init() {
-	register(Entry{Name: ContainerID, Origin: Semconv, Place: Resource, Type: "string",
-		Writers: []string{"cri_log"}, Doc: "runtime id of the container that wrote the data"})
-	register(Entry{Name: CRIContinued, Origin: Own, Place: Record, Type: "bool", Writers: []string{"cri_log"},
-		Doc: "a multi-line record continuing the previous one, which reached max_log_size"})
+	register(Entry{
+		Name: ContainerID, Origin: Semconv, Place: Resource, Type: "string",
+		Writers: []string{"cri_log"}, Doc: "runtime id of the container that wrote the data",
+	})
+	register(Entry{
+		Name: CRIContinued, Origin: Own, Place: Record, Type: "bool", Writers: []string{"cri_log"},
+		Doc: "a multi-line record continuing the previous one, which reached max_log_size",
+	})
 }
