@@ -164,6 +164,9 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 	r.start = true
 	r.mu.Unlock()
 	r.pinDone = make(chan struct{})
+	// The first discovery runs before Start returns: once the pipeline reports ready, start_at
+	// has been applied to the files present and every later line is read.
+	r.discover(time.Now())
 	go r.run(loopCtx)
 	go r.pin(loopCtx)
 	return nil
