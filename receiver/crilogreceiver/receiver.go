@@ -506,6 +506,7 @@ func (r *criReceiver) report(ctx context.Context) {
 		{tb.ReceiverCriLogInvalidUtf8, s.InvalidUTF8, p.InvalidUTF8},
 		{tb.ReceiverCriLogCopytruncations, s.CopyTruncations, p.CopyTruncations},
 		{tb.ReceiverCriLogResumeFailures, s.ResumeFailures, p.ResumeFailures},
+		{tb.ReceiverCriLogLongLines, s.LongLines, p.LongLines},
 	} {
 		if d := c.now - c.prev; d != 0 {
 			c.counter.Add(ctx, d)
@@ -527,6 +528,19 @@ func (r *criReceiver) report(ctx context.Context) {
 		}
 	}
 	tb.ReceiverCriLogCheckpointLag.Record(ctx, lag)
+	var readLag, draining, drainingBytes int64
+	for _, rd := range r.tracker.Readers() {
+		if d := rd.Size - rd.Offset(); d > 0 {
+			readLag += d
+		}
+		if rd.Draining {
+			draining++
+			drainingBytes += rd.Size
+		}
+	}
+	tb.ReceiverCriLogReadLag.Record(ctx, readLag)
+	tb.ReceiverCriLogFilesDraining.Record(ctx, draining)
+	tb.ReceiverCriLogDrainingBytes.Record(ctx, drainingBytes)
 	tb.ReceiverCriLogFilesOpen.Record(ctx, int64(r.tracker.Len()))
 	tb.ReceiverCriLogFilesWaiting.Record(ctx, int64(r.tracker.Waiting))
 }

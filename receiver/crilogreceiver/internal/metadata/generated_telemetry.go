@@ -35,6 +35,10 @@ type TelemetryBuilder struct {
 	ReceiverCriLogCheckpointLag metric.Int64Gauge
 	// ReceiverCriLogCopytruncations: Files found truncated in place (copytruncate) and read again from the start. [{files}]
 	ReceiverCriLogCopytruncations metric.Int64Counter
+	// ReceiverCriLogDrainingBytes: Size of the rotated or deleted files held open (disk space they keep in use until they are drained). [By]
+	ReceiverCriLogDrainingBytes metric.Int64Gauge
+	// ReceiverCriLogFilesDraining: Open files that were rotated or deleted and are being read to their end. [{files}]
+	ReceiverCriLogFilesDraining metric.Int64Gauge
 	// ReceiverCriLogFilesOpen: Log files currently open (being read or drained after rotation or deletion). [{files}]
 	ReceiverCriLogFilesOpen metric.Int64Gauge
 	// ReceiverCriLogFilesVanished: Matched log files gone (rotated away or deleted) before they could be opened; their lines could not be read. [{files}]
@@ -47,12 +51,16 @@ type TelemetryBuilder struct {
 	ReceiverCriLogInvalidUtf8 metric.Int64Counter
 	// ReceiverCriLogLinesRead: Physical lines read from log files. [{lines}]
 	ReceiverCriLogLinesRead metric.Int64Counter
+	// ReceiverCriLogLongLines: Physical lines longer than max_log_size plus 64 KiB, cut and flagged. [{lines}]
+	ReceiverCriLogLongLines metric.Int64Counter
 	// ReceiverCriLogOpenErrors: Matched log files that could not be opened (permissions, I/O errors). [{files}]
 	ReceiverCriLogOpenErrors metric.Int64Counter
 	// ReceiverCriLogParseFailures: Lines in neither CRI nor Docker json-file format, passed through flagged otelcol_k8s.cri.parse_error. [{lines}]
 	ReceiverCriLogParseFailures metric.Int64Counter
 	// ReceiverCriLogPartialJoins: Entries joined from more than one partial line. [{records}]
 	ReceiverCriLogPartialJoins metric.Int64Counter
+	// ReceiverCriLogReadLag: Bytes written to open log files but not read yet (size minus read offset, summed over open files, at their last look). [By]
+	ReceiverCriLogReadLag metric.Int64Gauge
 	// ReceiverCriLogRecordsDropped: Records dropped because the next consumer returned a permanent error. [{records}]
 	ReceiverCriLogRecordsDropped metric.Int64Counter
 	// ReceiverCriLogRecordsEmitted: Log records produced (after joining partial lines and multi-line records). [{records}]
@@ -117,6 +125,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{files}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogDrainingBytes, err = builder.meter.Int64Gauge(
+		"otelcol_receiver_cri_log_draining_bytes",
+		metric.WithDescription("Size of the rotated or deleted files held open (disk space they keep in use until they are drained)."),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogFilesDraining, err = builder.meter.Int64Gauge(
+		"otelcol_receiver_cri_log_files_draining",
+		metric.WithDescription("Open files that were rotated or deleted and are being read to their end."),
+		metric.WithUnit("{files}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogFilesOpen, err = builder.meter.Int64Gauge(
 		"otelcol_receiver_cri_log_files_open",
 		metric.WithDescription("Log files currently open (being read or drained after rotation or deletion)."),
@@ -153,6 +173,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{lines}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogLongLines, err = builder.meter.Int64Counter(
+		"otelcol_receiver_cri_log_long_lines",
+		metric.WithDescription("Physical lines longer than max_log_size plus 64 KiB, cut and flagged."),
+		metric.WithUnit("{lines}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogOpenErrors, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_open_errors",
 		metric.WithDescription("Matched log files that could not be opened (permissions, I/O errors)."),
@@ -169,6 +195,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_receiver_cri_log_partial_joins",
 		metric.WithDescription("Entries joined from more than one partial line."),
 		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogReadLag, err = builder.meter.Int64Gauge(
+		"otelcol_receiver_cri_log_read_lag",
+		metric.WithDescription("Bytes written to open log files but not read yet (size minus read offset, summed over open files, at their last look)."),
+		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogRecordsDropped, err = builder.meter.Int64Counter(
