@@ -11,6 +11,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/criline"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/podpath"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/tracker"
 )
 
@@ -145,9 +146,10 @@ type resourceAttrs struct {
 	attrs pcommon.Map
 }
 
-func resourceFor(rd *tracker.Reader) resourceAttrs {
+func resourceFor(rd *tracker.Reader) resourceAttrs { return resourceOf(rd.Path, rd.Meta) }
+
+func resourceOf(path string, meta podpath.Meta) resourceAttrs {
 	m := pcommon.NewMap()
-	meta := rd.Meta
 	put := func(k, v string) {
 		if v != "" {
 			m.PutStr(k, v)
@@ -161,7 +163,7 @@ func resourceFor(rd *tracker.Reader) resourceAttrs {
 		m.PutInt(attr.K8sContainerRestartCount, int64(meta.RestartCount))
 	}
 	put(attr.ContainerID, meta.ContainerID)
-	return resourceAttrs{path: rd.Path, attrs: m}
+	return resourceAttrs{path: path, attrs: m}
 }
 
 func (r resourceAttrs) copyTo(dst pcommon.Map) { r.attrs.CopyTo(dst) }

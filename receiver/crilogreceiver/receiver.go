@@ -22,6 +22,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/podpath"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/tracker"
 )
 
@@ -64,6 +65,8 @@ type criReceiver struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	pinDone chan struct{}
+	// orphans are checkpoints of files gone, holding unfinished entries to emit.
+	orphans []tracker.State
 	// vanished and openErrors are the pinner's counts already reported.
 	vanished, openErrors int64
 	mu                   sync.Mutex // guards started
@@ -220,6 +223,7 @@ func (r *criReceiver) run(ctx context.Context) {
 			r.discover(now)
 			nextDiscovery = now.Add(interval)
 		}
+		r.emitOrphans(ctx)
 		progress := r.cycle(ctx)
 		if r.slotFreed && r.tracker.Waiting > 0 {
 			nextDiscovery = time.Time{} // a waiting file can be opened now
@@ -294,6 +298,12 @@ func (r *criReceiver) discover(now time.Time) {
 		}
 	}
 	for _, s := range gone {
+		if len(s.Joiner) > 1 {
+			// Unfinished entries read before the stop live only in this checkpoint: they are
+			// emitted (flagged flushed) before it is deleted.
+			r.orphans = append(r.orphans, s)
+			continue
+		}
 		r.deletes = append(r.deletes, stateKey(s.ID))
 		r.indexDirty = true
 	}
@@ -308,6 +318,31 @@ func (r *criReceiver) discover(now time.Time) {
 			key: stateKey(rd.ID), resource: resourceFor(rd),
 			committed: tracker.MarshalState(st), dirty: true, savedOffset: st.Offset, readOffset: st.Offset,
 		}
+		r.indexDirty = true
+	}
+}
+
+// emitOrphans emits the unfinished entries of checkpoints whose file is gone, then deletes
+// those checkpoints. A refused batch is offered again at the next cycle.
+func (r *criReceiver) emitOrphans(ctx context.Context) {
+	for len(r.orphans) > 0 && ctx.Err() == nil {
+		s := r.orphans[0]
+		now := time.Now()
+		fs := &fileState{key: stateKey(s.ID), resource: resourceOf(s.Path, podpath.Meta{RestartCount: -1})}
+		if meta, ok := podpath.Parse(s.Path); ok {
+			fs.resource = resourceOf(s.Path, meta)
+		}
+		b := r.emitter.begin(fs, now)
+		if err := r.tracker.PendingRecords(s, now.UnixNano(), r.emitter.sink); err == nil && b.len() > 0 {
+			opCtx := r.obs.StartLogsOp(ctx)
+			err := r.next.ConsumeLogs(opCtx, b.logs(&r.emitter, fs))
+			r.obs.EndLogsOp(opCtx, "cri", b.len(), err)
+			if err != nil && !consumererror.IsPermanent(err) {
+				return // kept: offered again at the next cycle
+			}
+		}
+		r.orphans = r.orphans[1:]
+		r.deletes = append(r.deletes, fs.key)
 		r.indexDirty = true
 	}
 }
@@ -460,7 +495,7 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 			keys = append(keys, fs.key)
 		}
 		// Checkpoints whose resume failed stay (index entry and value) for the next start.
-		for _, s := range r.tracker.Retained() {
+		for _, s := range append(r.tracker.Retained(), r.orphans...) {
 			if k := stateKey(s.ID); !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}

@@ -131,3 +131,27 @@ func TestFailedResumeKeepsTheCheckpoint(t *testing.T) {
 		t.Fatalf("the checkpoint of a failed resume was deleted at the next discovery: %v", gone)
 	}
 }
+
+// TestPinnedAndDiscoveredFileIsReadOnce: the pinner and the loop's own discovery both open a
+// new file; it gets one reader.
+func TestPinnedAndDiscoveredFileIsReadOnce(t *testing.T) {
+	root := t.TempDir()
+	tr := testTracker(t, root, nil, false, false)
+	tr.Discover(0)
+	p := filepath.Join(root, "ns_p_u", "c", "0.log")
+	writeFile(t, p, lines(1, 3), false)
+	f, err := os.Open(p)
+	require(t, err)
+	st, err := f.Stat()
+	require(t, err)
+	tr.Discover(1) // the loop finds it
+	// The pinner had opened it before the loop's discovery tracked it.
+	tr.pinner.queue = append(tr.pinner.queue, pin{path: p, id: fileID(st), f: f})
+	tr.Discover(2)
+	if tr.Len() != 1 {
+		t.Fatalf("%d readers for one file", tr.Len())
+	}
+	if got := readAll(t, tr, false); fmt.Sprint(got) != wantLines(1, 3) {
+		t.Fatalf("got %v", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/podpath"
 )
 
@@ -74,6 +75,25 @@ func (t *Tracker) Readers() []*Reader { return t.order }
 
 // Len returns the number of open readers.
 func (t *Tracker) Len() int { return len(t.order) }
+
+// PendingRecords passes the unfinished entries held in checkpoint s to sink, flushed. It is for a
+// checkpoint whose file is gone: those bytes were read before the stop and live only in the
+// checkpoint.
+func (t *Tracker) PendingRecords(s State, now int64, sink func(*Record)) error {
+	r := &Reader{
+		Path: s.Path, cfg: &t.cfg.Read, stats: &t.Stats,
+		j: joiner.New(joiner.Config{MaxLogSize: t.cfg.Read.MaxLogSize, IsStart: t.cfg.Read.isStartFor(s.Path)}),
+	}
+	r.Meta, r.MetaOK = podpath.Parse(s.Path)
+	r.emitFunc = r.emitEntry
+	if err := r.j.LoadState(s.Joiner); err != nil {
+		return err
+	}
+	r.sink = sink
+	r.j.Flush(now, -1, -1, r.emitFunc)
+	r.sink = nil
+	return nil
+}
 
 // Pinner returns the tracker's pinner, for a goroutine of the caller's to run Scan.
 func (t *Tracker) Pinner() *Pinner { return t.pinner }
@@ -171,6 +191,12 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 			break
 		}
 		if _, ok := t.pinned[p.id]; !ok {
+			continue
+		}
+		if _, tracked := t.readers[p.id]; tracked {
+			// Opened by a discovery of the loop while the pinner was opening it too.
+			delete(t.pinned, p.id)
+			_ = p.f.Close() // read-only
 			continue
 		}
 		if err := t.open(p.path, p.path, p.id, now, atEnd && present[p.id]); err != nil {
