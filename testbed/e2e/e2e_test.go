@@ -26,7 +26,6 @@ import (
 var (
 	outage      = flag.Duration("e2e.outage", 60*time.Second, "how long the local server is down in TestServerOutage")
 	deliverWait = flag.Duration("e2e.deliver", 3*time.Minute, "how long to wait for the collector to deliver every line once the node stops")
-	knownGaps   = flag.Bool("e2e.known-gaps", false, "also run the scenarios that reproduce open gaps")
 	quiet       = flag.Duration("e2e.quiet", 3*time.Second, "how long to keep watching for duplicates once every line arrived")
 )
 
@@ -306,26 +305,9 @@ func TestShortLivedPods(t *testing.T) {
 }
 
 // TestKillAndRestart kills the collector with SIGKILL twice while the node writes; checkpoints
-// and the exporter queue live in file_storage, so nothing may be lost. It runs config/run.yaml:
-// with the shipped settings the same scenario loses one line (the last line of a short-lived
-// pod) in each of two runs, an open gap reproduced by TestKillAndRestartShipped
-// (-e2e.known-gaps).
+// and the exporter queue live in file_storage, so nothing may be lost.
 func TestKillAndRestart(t *testing.T) {
-	killAndRestart(t, true)
-}
-
-// TestKillAndRestartShipped is TestKillAndRestart with the shipped configuration. It shows an
-// open gap and runs only with -e2e.known-gaps.
-func TestKillAndRestartShipped(t *testing.T) {
-	if !*knownGaps {
-		t.Skip("an open gap: run with -e2e.known-gaps")
-	}
-	killAndRestart(t, false)
-}
-
-func killAndRestart(t *testing.T, runConfig bool) {
 	e := newEnv(t, localcloudwatch.Config{Seed: 5})
-	e.runConfig = runConfig
 	n := steadyNode()
 	n.Seed = 5
 	n.Phases = []nodesim.Phase{{Duration: 20 * time.Second, LinesPerSecond: 1000}}
