@@ -47,6 +47,10 @@ type Config struct {
 	StreamNameTemplate string `mapstructure:"stream_name_template"`
 	// NamespaceUID configures the namespace watch that supplies k8s.namespace.uid.
 	NamespaceUID NamespaceUIDConfig `mapstructure:"namespace_uid"`
+	// RecordAttributes lists the attribute keys routing may read from a log record when its
+	// resource lacks them; every other key is read from the resource only, so log content
+	// never chooses a destination.
+	RecordAttributes []string `mapstructure:"record_attributes"`
 	// Hostname overrides the host part of stream names when resources carry no host.name or
 	// k8s.node.name; empty means the host name of the process.
 	Hostname string `mapstructure:"hostname"`
@@ -113,6 +117,11 @@ func (c *Config) Validate() error {
 	for i, k := range c.GroupByOptional {
 		if k == "" {
 			errs = append(errs, fmt.Errorf("group_by_optional[%d] is empty", i))
+		}
+	}
+	for i, k := range c.RecordAttributes {
+		if k == "" {
+			errs = append(errs, fmt.Errorf("record_attributes[%d] is empty", i))
 		}
 	}
 	if c.GroupPrefix != "" {
@@ -186,5 +195,6 @@ func (c *Config) routingConfig() routing.Config {
 		AuditMatchers:            c.LogType.AuditMatchers,
 		StreamTemplate:           c.StreamNameTemplate,
 		Hostname:                 c.Hostname,
+		RecordAttributes:         c.RecordAttributes,
 	}
 }

@@ -36,6 +36,8 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, "us-east-1", def.Region)
 	assert.Equal(t, "log_type", def.GroupBy)
 	assert.Equal(t, "json", def.MessageFormat)
+	assert.Equal(t, "otelcol_k8s.log.type", def.LogType.Attribute)
+	assert.Empty(t, def.RecordAttributes)
 	assert.True(t, def.QueueConfig.HasValue())
 	assert.True(t, def.QueueConfig.Get().Batch.HasValue())
 
@@ -44,6 +46,7 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, "namespace_uid", all.GroupBy)
 	assert.Equal(t, []string{"k8s.pod.label.log-group", "team"}, all.GroupByOptional)
 	assert.Equal(t, "/", all.GroupSeparator)
+	assert.Equal(t, []string{"log.file.path"}, all.RecordAttributes)
 	assert.Equal(t, []routing.Matcher{{Key: "log.file.path", Pattern: "/var/log/kube-apiserver/audit*.log"}}, all.LogType.AuditMatchers)
 	assert.True(t, all.NamespaceUID.Watch)
 	assert.Equal(t, 10*time.Second, all.NamespaceUID.SyncTimeout)

@@ -49,7 +49,7 @@ func TestRoleARN(t *testing.T) {
 	require.NoError(t, exp.Shutdown(context.Background()))
 
 	require.Equal(t, int64(1), assumeCalls.Load(), "one AssumeRole, credentials cached")
-	g, ok := local.local.Group("it.shop")
+	g, ok := local.local.Group("it.namespace/shop")
 	require.True(t, ok)
 	require.Equal(t, 5, int(g.Events))
 }

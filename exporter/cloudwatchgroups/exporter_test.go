@@ -129,12 +129,13 @@ func TestOversizeAgainstLocalServer(t *testing.T) {
 			e, tel := startExporter(t, cfg, nil)
 
 			ld := plog.NewLogs()
-			lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+			rl := ld.ResourceLogs().AppendEmpty()
+			rl.Resource().Attributes().PutStr("log.file.path", "/var/log/pods/shop_big_1/c/0.log")
+			rl.Resource().Attributes().PutStr("k8s.namespace.name", "shop")
+			lrs := rl.ScopeLogs().AppendEmpty().LogRecords()
 			big := strings.Repeat("0123456789", 250_000) // 2.5 MB
 			for i := range 3 {
 				r := lrs.AppendEmpty()
-				r.Attributes().PutStr("log.file.path", "/var/log/pods/shop_big_1/c/0.log")
-				r.Attributes().PutStr("k8s.namespace.name", "shop")
 				if i == 1 {
 					r.Body().SetStr(big)
 				} else {
@@ -143,7 +144,7 @@ func TestOversizeAgainstLocalServer(t *testing.T) {
 			}
 			require.NoError(t, e.push(context.Background(), ld))
 
-			events, err := b.local.Events("it.shop", e.router.Route(ld.ResourceLogs().At(0).Resource().Attributes(), lrs.At(0).Attributes()).Stream)
+			events, err := b.local.Events("it.namespace/shop", e.router.Route(ld.ResourceLogs().At(0).Resource().Attributes(), lrs.At(0).Attributes()).Stream)
 			require.NoError(t, err)
 			stored := 0
 			for _, ev := range events {
@@ -215,7 +216,7 @@ func TestGroupSettingsOnExistingGroupLocal(t *testing.T) {
 func TestSettingsFailureDoesNotBlockSending(t *testing.T) {
 	awsEnv(t)
 	b := startMoto(t)
-	_, err := b.client().CreateLogGroup(context.Background(), &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("it.shop")})
+	_, err := b.client().CreateLogGroup(context.Background(), &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("it.namespace/shop")})
 	require.NoError(t, err)
 	cfg := testConfig(b.endpoint)
 	cfg.KMSKeyID = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"

@@ -15,6 +15,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/routing"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 )
 
 // NewFactory returns the factory of the cloudwatch_groups exporter.
@@ -54,19 +55,19 @@ func createDefaultConfig() component.Config {
 		GroupBy:        string(routing.ByLogType),
 		GroupSeparator: ".",
 		LogType: LogTypeConfig{
-			Attribute:                "log.type",
+			Attribute:                attr.LogType,
 			InfrastructureNamespaces: []string{"default", "kube-*", "openshift-*"},
 			JournalMatchers: []routing.Matcher{
-				{Key: routing.AttrFilePath, Pattern: "/var/log/journal/*"},
-				{Key: routing.AttrFilePath, Pattern: "/run/log/journal/*"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/journal/*"},
+				{Key: attr.LogFilePath, Pattern: "/run/log/journal/*"},
 			},
 			AuditMatchers: []routing.Matcher{
-				{Key: routing.AttrFilePath, Pattern: "/var/log/kube-apiserver/audit*.log"},
-				{Key: routing.AttrFilePath, Pattern: "/var/log/kubernetes/audit*.log"},
-				{Key: routing.AttrFilePath, Pattern: "/var/log/openshift-apiserver/audit*.log"},
-				{Key: routing.AttrFilePath, Pattern: "/var/log/oauth-apiserver/audit*.log"},
-				{Key: routing.AttrFilePath, Pattern: "/var/log/audit/audit.log*"},
-				{Key: routing.AttrFilePath, Pattern: "/var/log/ovn/acl-audit-log*.log"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/kube-apiserver/audit*.log"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/kubernetes/audit*.log"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/openshift-apiserver/audit*.log"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/oauth-apiserver/audit*.log"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/audit/audit.log*"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/ovn/acl-audit-log*.log"},
 			},
 		},
 		NamespaceUID:        NamespaceUIDConfig{SyncTimeout: 30 * time.Second},

@@ -79,6 +79,7 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
@@ -127,3 +128,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ../../test
 replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../internal/jsonstring
 
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k8smodel

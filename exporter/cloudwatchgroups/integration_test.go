@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -45,6 +44,7 @@ func makeLogs(sources []source, n int, end time.Time, host string) plog.Logs {
 	for _, s := range sources {
 		rl := ld.ResourceLogs().AppendEmpty()
 		rl.Resource().Attributes().PutStr("host.name", host)
+		rl.Resource().Attributes().PutStr("log.file.path", s.filePath())
 		if s.namespace != "" {
 			rl.Resource().Attributes().PutStr("k8s.namespace.name", s.namespace)
 			rl.Resource().Attributes().PutStr("k8s.pod.name", s.pod)
@@ -56,7 +56,6 @@ func makeLogs(sources []source, n int, end time.Time, host string) plog.Logs {
 			rec.SetTimestamp(pcommon.NewTimestampFromTime(end.Add(time.Duration(i-n) * time.Second)))
 			rec.SetSeverityNumber(plog.SeverityNumberInfo)
 			rec.Body().SetStr(fmt.Sprintf("%s#%d", s.filePath(), i))
-			rec.Attributes().PutStr("log.file.path", s.filePath())
 			rec.Attributes().PutStr("log.iostream", "stdout")
 		}
 	}
@@ -73,7 +72,7 @@ var testSources = []source{
 }
 
 func streamName(host string, s source) string {
-	return host + "." + strings.ReplaceAll(strings.TrimPrefix(s.filePath(), "/"), "/", ".")
+	return host + s.filePath()
 }
 
 // testConfig returns the exporter configuration the integration tests share.
@@ -121,9 +120,9 @@ func runIntegration(t *testing.T, b *backend) {
 	const perSource = 1500
 
 	// An existing group with other settings: the exporter must bring it in line.
-	_, err := b.client().CreateLogGroup(ctx, &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("it.shop")})
+	_, err := b.client().CreateLogGroup(ctx, &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("it.namespace/shop")})
 	require.NoError(t, err)
-	_, err = b.client().PutRetentionPolicy(ctx, &cloudwatchlogs.PutRetentionPolicyInput{LogGroupName: aws.String("it.shop"), RetentionInDays: aws.Int32(1)})
+	_, err = b.client().PutRetentionPolicy(ctx, &cloudwatchlogs.PutRetentionPolicyInput{LogGroupName: aws.String("it.namespace/shop"), RetentionInDays: aws.Int32(1)})
 	require.NoError(t, err)
 
 	now := time.Now()
@@ -135,8 +134,8 @@ func runIntegration(t *testing.T, b *backend) {
 		rec := extra.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
 		rec.SetTimestamp(pcommon.NewTimestampFromTime(ts))
 		rec.Body().SetStr("out of range")
-		rec.Attributes().PutStr("k8s.namespace.name", "shop")
-		rec.Attributes().PutStr("log.file.path", "/var/log/pods/shop_web-1_uid-web-1/web/0.log")
+		extra.Resource().Attributes().PutStr("k8s.namespace.name", "shop")
+		extra.Resource().Attributes().PutStr("log.file.path", "/var/log/pods/shop_web-1_uid-web-1/web/0.log")
 	}
 
 	tel := componenttest.NewTelemetry()
@@ -152,10 +151,10 @@ func runIntegration(t *testing.T, b *backend) {
 
 	got := b.inspect(t)
 	wantGroups := map[string][]source{
-		"it.shop":           {testSources[0], testSources[1]},
-		"it.billing":        {testSources[2]},
-		"it.infrastructure": {testSources[3], testSources[5]},
-		"it.audit":          {testSources[4]},
+		"it.namespace/shop":    {testSources[0], testSources[1]},
+		"it.namespace/billing": {testSources[2]},
+		"it.infrastructure":    {testSources[3], testSources[5]},
+		"it.audit":             {testSources[4]},
 	}
 	require.Equal(t, sortedKeys(wantGroups), sortedKeys(got))
 	for group, sources := range wantGroups {
@@ -179,8 +178,8 @@ func runIntegration(t *testing.T, b *backend) {
 				}
 				require.NoError(t, json.Unmarshal([]byte(aws.ToString(ev.Message)), &msg))
 				require.Equal(t, fmt.Sprintf("%s#%d", s.filePath(), i), msg.Body)
-				require.Equal(t, s.filePath(), msg.Attributes["log.file.path"])
-				require.NotEmpty(t, msg.Attributes["log.type"])
+				require.Equal(t, s.filePath(), msg.Resource["log.file.path"])
+				require.NotEmpty(t, msg.Attributes["otelcol_k8s.log.type"])
 				require.Equal(t, host, msg.Resource["host.name"])
 				require.Equal(t, now.Add(time.Duration(i-perSource)*time.Second).UnixMilli(), aws.ToInt64(ev.Timestamp))
 			}
