@@ -3,6 +3,7 @@ package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -63,6 +64,10 @@ type Config struct {
 	KMSKeyID string `mapstructure:"kms_key_id"`
 	// LogGroupClass is used when creating groups.
 	LogGroupClass string `mapstructure:"log_group_class"`
+	// ApplySettingsToExistingGroups also brings groups this process did not create in line
+	// with the settings, in the background. Turn it on in one place (the cluster Deployment),
+	// not on every node.
+	ApplySettingsToExistingGroups bool `mapstructure:"apply_settings_to_existing_groups"`
 
 	// MessageFormat is json (default) or raw.
 	MessageFormat string `mapstructure:"message_format"`
@@ -176,6 +181,14 @@ func (c *Config) Validate() error {
 	}
 	if c.CreateLogGroupRate <= 0 || c.CreateLogStreamRate <= 0 {
 		errs = append(errs, errors.New("create_log_group_rate and create_log_stream_rate must be positive"))
+	}
+	if c.Endpoint != "" {
+		if u, err := url.Parse(c.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("endpoint %q: must be an http or https URL with a host", c.Endpoint))
+		}
+	}
+	if c.LogGroupClass == "DELIVERY" && c.RetentionDays != 0 {
+		errs = append(errs, errors.New("retention_days: a DELIVERY class group has a fixed retention; leave retention_days at 0"))
 	}
 	if c.RoleARN != "" && !strings.HasPrefix(c.RoleARN, "arn:") {
 		errs = append(errs, fmt.Errorf("role_arn %q is not an ARN", c.RoleARN))

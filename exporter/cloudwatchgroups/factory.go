@@ -48,10 +48,14 @@ func createDefaultConfig() component.Config {
 	})
 	timeout := exporterhelper.NewDefaultTimeoutConfig()
 	timeout.Timeout = 5 * time.Minute
+	// Retry until delivered: with a bounded queue that blocks when full, an outage of any
+	// length fills the queue and then pauses the receivers; nothing is dropped.
+	backoff := configretry.NewDefaultBackOffConfig()
+	backoff.MaxElapsedTime = 0
 	return &Config{
 		TimeoutConfig:  timeout,
 		QueueConfig:    configoptional.Some(queue),
-		BackOffConfig:  configretry.NewDefaultBackOffConfig(),
+		BackOffConfig:  backoff,
 		GroupBy:        string(routing.ByLogType),
 		GroupSeparator: ".",
 		LogType: LogTypeConfig{
@@ -90,12 +94,22 @@ func createLogsExporter(ctx context.Context, set exporter.Settings, cfg componen
 		Encoding:    queueEncoding{e},
 		Partitioner: streamPartitioner{},
 	}
-	return xexporterhelper.NewLogsRequest(ctx, set, e.convert, e.pushRequest,
+	// One retry policy, two loops (design.md, section 6): the sender retries single calls, so
+	// delivered batches stay delivered, and exporterhelper repeats what is still undelivered.
+	// The exporter owns the max_elapsed_time budget across both (pushRequest drops and counts
+	// when it is spent), so exporterhelper's loop runs without one.
+	outer := c.BackOffConfig
+	outer.MaxElapsedTime = 0
+	exp, err := xexporterhelper.NewLogsRequest(ctx, set, e.convert, e.pushRequest,
 		exporterhelper.WithStart(e.start),
 		exporterhelper.WithShutdown(e.shutdown),
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
 		exporterhelper.WithTimeout(c.TimeoutConfig),
-		exporterhelper.WithRetry(c.BackOffConfig),
+		exporterhelper.WithRetry(outer),
 		xexporterhelper.WithQueueBatch(c.QueueConfig, qs),
 	)
+	if err != nil {
+		return nil, err
+	}
+	return exp, nil
 }

@@ -83,6 +83,7 @@ func testConfig(endpoint string) *Config {
 	cfg.GroupBy = "namespace_name"
 	cfg.GroupPrefix = "it"
 	cfg.RetentionDays = 7
+	cfg.ApplySettingsToExistingGroups = true
 	cfg.Tags = map[string]string{"team": "platform", "env": "test"}
 	cfg.BackOffConfig.InitialInterval = 20 * time.Millisecond
 	cfg.BackOffConfig.MaxInterval = 200 * time.Millisecond
@@ -147,6 +148,15 @@ func runIntegration(t *testing.T, b *backend) {
 	require.NoError(t, err)
 	require.NoError(t, exp.Start(ctx, componenttest.NewNopHost()))
 	require.NoError(t, exp.ConsumeLogs(ctx, ld))
+	// Settings go to the groups in the background, after the first sends.
+	require.Eventually(t, func() bool {
+		for _, gi := range b.inspect(t) {
+			if gi.retention != 7 || len(gi.tags) != len(cfg.Tags) {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 50*time.Millisecond)
 	require.NoError(t, exp.Shutdown(ctx)) // drains the queue
 
 	got := b.inspect(t)

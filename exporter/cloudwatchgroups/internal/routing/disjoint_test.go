@@ -33,7 +33,7 @@ func TestNamesAreDisjoint(t *testing.T) {
 		return b.String()
 	}
 	cfgs := map[string]Config{
-		"namespace uid": {GroupBy: ByNamespaceUID, GroupByOptional: []string{"team"}, InfrastructureNamespaces: []string{"kube-*"}, Hostname: "h"},
+		"namespace uid":  {GroupBy: ByNamespaceUID, GroupByOptional: []string{"team"}, InfrastructureNamespaces: []string{"kube-*"}, Hostname: "h"},
 		"namespace name": {GroupBy: ByNamespaceName, GroupByOptional: []string{"team"}, GroupPrefix: "p", GroupSeparator: ".", Hostname: "h"},
 	}
 	for name, cfg := range cfgs {
