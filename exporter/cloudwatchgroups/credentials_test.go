@@ -26,22 +26,11 @@ import (
 // SDK's standard AWS_ENDPOINT_URL_STS setting) and writes to the local server with the
 // temporary credentials.
 func TestRoleARN(t *testing.T) {
-	awsEnv(t)
-	moto := startMoto(t)
-	target, err := url.Parse(moto.endpoint)
-	require.NoError(t, err)
 	var assumeCalls atomic.Int64
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if form, err := url.ParseQuery(string(body)); err == nil && form.Get("Action") == "AssumeRole" {
-			assumeCalls.Add(1)
-		}
-		proxy.ServeHTTP(w, r)
-	})}
-	stsURL := serveOnLoopback(t, srv)
-	t.Setenv("AWS_ENDPOINT_URL_STS", stsURL)
+	stsProxy(t, func(http.ResponseWriter) bool {
+		assumeCalls.Add(1)
+		return false
+	})
 
 	local := startLocal(t, localcloudwatch.Config{})
 	cfg := testConfig(local.endpoint)
@@ -66,30 +55,23 @@ const stsIDPError = `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06
 // IDPCommunicationError; the batch waits for credentials instead of being dropped as a
 // permanent 400, and every event is stored once.
 func TestCredentialsFailureIsTransient(t *testing.T) {
-	awsEnv(t)
-	moto := startMoto(t)
-	target, err := url.Parse(moto.endpoint)
-	require.NoError(t, err)
 	var failures atomic.Int64
 	failures.Store(6) // more than the SDK's own three attempts per refresh
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if form, err := url.ParseQuery(string(body)); err == nil && form.Get("Action") == "AssumeRole" && failures.Add(-1) >= 0 {
-			w.Header().Set("Content-Type", "text/xml")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, stsIDPError)
-			return
+	stsProxy(t, func(w http.ResponseWriter) bool {
+		if failures.Add(-1) < 0 {
+			return false
 		}
-		proxy.ServeHTTP(w, r)
-	})}
-	t.Setenv("AWS_ENDPOINT_URL_STS", serveOnLoopback(t, srv))
+		w.Header().Set("Content-Type", "text/xml")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, stsIDPError)
+		return true
+	})
 
 	local := startLocal(t, localcloudwatch.Config{})
 	cfg := testConfig(local.endpoint)
 	cfg.RoleARN = "arn:aws:iam::123456789012:role/log-writer"
 	e, tel := startExporter(t, cfg, nil)
+	var err error
 	require.NoError(t, pushFor(e, mustConvert(t, e, makeLogs(testSources[:1], 5, time.Now(), "n")), 30*time.Second))
 
 	g, ok := local.local.Group("it.namespace/shop")
@@ -105,4 +87,24 @@ func mustConvert(t *testing.T, e *cwExporter, ld plog.Logs) xexporterhelper.Requ
 	req, err := e.convert(context.Background(), ld)
 	require.NoError(t, err)
 	return req
+}
+
+// stsProxy starts moto and points AWS_ENDPOINT_URL_STS at a proxy to it that shows every
+// AssumeRole call to onAssume first; onAssume returns true when it answered the call itself.
+func stsProxy(t *testing.T, onAssume func(http.ResponseWriter) bool) {
+	t.Helper()
+	awsEnv(t)
+	moto := startMoto(t)
+	target, err := url.Parse(moto.endpoint)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if form, err := url.ParseQuery(string(body)); err == nil && form.Get("Action") == "AssumeRole" && onAssume(w) {
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})}
+	t.Setenv("AWS_ENDPOINT_URL_STS", serveOnLoopback(t, srv))
 }
