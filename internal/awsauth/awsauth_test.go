@@ -5,7 +5,7 @@ package awsauth
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -26,7 +26,7 @@ func TestAssumeRoleFailureIsMarkedAndRetried(t *testing.T) {
 		calls.Add(1)
 		w.Header().Set("Content-Type", "text/xml")
 		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprint(w, stsError)
+		_, _ = io.WriteString(w, stsError)
 	}))
 	defer srv.Close()
 	t.Setenv("AWS_ENDPOINT_URL_STS", srv.URL)

@@ -102,7 +102,7 @@ func classify(err error) class {
 }
 
 // classifyCtx classifies err of a call made with ctx: when ctx itself has ended the call was
-// cancelled by the caller, whatever the error says.
+// canceled by the caller, whatever the error says.
 func classifyCtx(ctx context.Context, err error) class {
 	if ctx.Err() != nil {
 		return classCancelled

@@ -243,7 +243,7 @@ func (s *Sender) settingsWorker() {
 		case job = <-s.pending:
 		}
 		for {
-			err := s.reconcile(WithDeadline(ctx, time.Now().Add(settingsBudget)), job.group, job.created)
+			err := s.reconcile(WithDeadline(ctx, time.Now().Add(settingsBudget)), job.group)
 			if errors.Is(err, errNotListed) && !job.created {
 				// Not created yet: whoever creates it applies the settings.
 				break
@@ -325,7 +325,7 @@ func (s *Sender) putRetention(ctx context.Context, group string) error {
 
 // reconcile brings a group's settings in line: one DescribeLogGroups, then a call only for
 // each setting that differs. Tags are compared through ListTagsForResource.
-func (s *Sender) reconcile(ctx context.Context, group string, created bool) error {
+func (s *Sender) reconcile(ctx context.Context, group string) error {
 	set := s.cfg.Settings
 	var found *types.LogGroup
 	err := s.retry(ctx, "DescribeLogGroups", func() error {

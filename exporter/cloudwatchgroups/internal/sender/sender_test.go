@@ -102,7 +102,7 @@ func TestClassifyCtx(t *testing.T) {
 	}
 	cancel()
 	if got := classifyCtx(ctx, apiErr("ThrottlingException")); got != classCancelled {
-		t.Fatalf("cancelled context: %d", got)
+		t.Fatalf("canceled context: %d", got)
 	}
 }
 

@@ -149,8 +149,10 @@ func TestTransientAWSConditionsDropNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api := &scriptedAPI{answers: tt.answers, calls: map[string]int{}}
-			s := New(api, Config{Settings: tt.settings, Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond},
-				CreateGroupRate: 1000, CreateStreamRate: 1000}, &countingObserver{}, zap.NewNop())
+			s := New(api, Config{
+				Settings: tt.settings, Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond},
+				CreateGroupRate: 1000, CreateStreamRate: 1000,
+			}, &countingObserver{}, zap.NewNop())
 			defer s.Stop()
 			ctx := WithDeadline(context.Background(), time.Now().Add(10*time.Second))
 			_, err := s.Put(ctx, "g", "s", []types.InputLogEvent{{Message: aws.String("m"), Timestamp: aws.Int64(1)}})
