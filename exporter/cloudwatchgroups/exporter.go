@@ -256,7 +256,7 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 	}
 	n := ld.LogRecordCount()
 	recs := make([]pending, 0, n)
-	var arena messageArena
+	arena := messageArena{first: firstChunkFor(n)}
 	typeAttr := e.cfg.LogType.Attribute
 	nowMs := now.UnixMilli()
 	fallbacks := map[string]int{}
