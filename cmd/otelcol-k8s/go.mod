@@ -182,6 +182,7 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/openshift/api v0.0.0-20251015095338-264e80a2b6e7 // indirect
 	github.com/openshift/client-go v0.0.0-20251015124057-db0dee36e235 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.0.0-00010101000000-000000000000 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000 // indirect
 	github.com/pierrec/lz4/v4 v4.1.29 // indirect
@@ -346,6 +347,8 @@ replace github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.0.0 => ../../p
 replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../internal/jsonstring
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k8smodel
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../internal/awsauth
 
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ../../testbed/localcloudwatch
 
