@@ -139,14 +139,29 @@ func TestEncodeContextIntoObject(t *testing.T) {
 		opts   EncodeOptions
 		want   map[string]string
 	}{
-		{"context annotation as traceparent", map[string]string{"keep": "me"}, EncodeOptions{},
-			map[string]string{"keep": "me", ContextAnnotation: FormatTraceparent(sc)}},
-		{"context annotation as binary", nil, EncodeOptions{Encoding: EncodingBinary},
-			map[string]string{ContextAnnotation: EncodeBinary(sc)}},
-		{"traceparent replaces the context annotation", map[string]string{ContextAnnotation: binSampled},
-			EncodeOptions{Scheme: SchemeTraceparent}, map[string]string{TraceparentAnnotation: FormatTraceparent(sc)}},
-		{"context replaces traceparent and tracestate", map[string]string{TraceparentAnnotation: tpOther, TracestateAnnotation: "a=b"},
-			EncodeOptions{Scheme: SchemeContext}, map[string]string{ContextAnnotation: FormatTraceparent(sc)}},
+		{
+			"context annotation as traceparent",
+			map[string]string{"keep": "me"},
+			EncodeOptions{},
+			map[string]string{"keep": "me", ContextAnnotation: FormatTraceparent(sc)},
+		},
+		{
+			"context annotation as binary", nil,
+			EncodeOptions{Encoding: EncodingBinary},
+			map[string]string{ContextAnnotation: EncodeBinary(sc)},
+		},
+		{
+			"traceparent replaces the context annotation",
+			map[string]string{ContextAnnotation: binSampled},
+			EncodeOptions{Scheme: SchemeTraceparent},
+			map[string]string{TraceparentAnnotation: FormatTraceparent(sc)},
+		},
+		{
+			"context replaces traceparent and tracestate",
+			map[string]string{TraceparentAnnotation: tpOther, TracestateAnnotation: "a=b"},
+			EncodeOptions{Scheme: SchemeContext},
+			map[string]string{ContextAnnotation: FormatTraceparent(sc)},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
