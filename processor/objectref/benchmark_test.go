@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package objectref
 
 import (
@@ -74,7 +76,7 @@ func BenchmarkProcessor(b *testing.B) {
 		{"text/map", false, FormMap},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			p := newBenchProcessor(b, &Config{Form: tc.form})
+			p := newBenchProcessor(b, &Config{Form: tc.form, Match: MatchConfig{All: true}})
 			templ := plog.NewLogs()
 			lrs := templ.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
 			for range 25 {
