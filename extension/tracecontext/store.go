@@ -19,6 +19,7 @@ type nameKey struct {
 
 // record is one held object (design.md rule 2).
 type record struct {
+	uid     string
 	key     nameKey
 	sc      trace.SpanContext
 	owner   string    // controller owner uid; empty when none of a configured kind
@@ -30,14 +31,14 @@ type store struct {
 	mu     sync.RWMutex
 	max    int
 	byUID  map[string]*record
-	byName map[nameKey]string
+	byName map[nameKey]*record // the newest record of a name: one map access for a lookup by name
 	// onCount reports a change of the count of kind by delta; onDrop reports an object not held.
 	onCount func(kind string, delta int64)
 	onDrop  func()
 }
 
 func newStore(maxObjects int, onCount func(kind string, delta int64), onDrop func()) *store {
-	return &store{max: maxObjects, byUID: map[string]*record{}, byName: map[nameKey]string{}, onCount: onCount, onDrop: onDrop}
+	return &store{max: maxObjects, byUID: map[string]*record{}, byName: map[nameKey]*record{}, onCount: onCount, onDrop: onDrop}
 }
 
 // put stores or replaces the record of uid; a record with neither context nor owner removes it.
@@ -53,11 +54,12 @@ func (s *store) put(uid string, r record) {
 		s.onDrop()
 		return
 	}
-	if had && old.key != r.key && s.byName[old.key] == uid {
+	if had && old.key != r.key && s.byName[old.key] == old {
 		delete(s.byName, old.key)
 	}
+	r.uid = uid
 	s.byUID[uid] = &r
-	s.byName[r.key] = uid
+	s.byName[r.key] = &r
 	s.mu.Unlock()
 	if !had {
 		s.onCount(r.key.kind, 1)
@@ -70,7 +72,7 @@ func (s *store) remove(uid string) {
 	old, had := s.byUID[uid]
 	if had {
 		delete(s.byUID, uid)
-		if s.byName[old.key] == uid {
+		if s.byName[old.key] == old {
 			delete(s.byName, old.key)
 		}
 	}
@@ -109,18 +111,20 @@ func (s *store) uidsOf(group, kind string) map[string]bool {
 func (s *store) lookup(uid string, key nameKey) (trace.SpanContext, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	var r *record
 	if uid == "" {
-		uid = s.byName[key]
+		r = s.byName[key]
+	} else {
+		r = s.byUID[uid]
 	}
 	for range maxOwnerHops {
-		r, ok := s.byUID[uid]
-		if !ok {
+		if r == nil {
 			return trace.SpanContext{}, false
 		}
 		if r.sc.IsValid() {
 			return r.sc, true
 		}
-		uid = r.owner
+		r = s.byUID[r.owner]
 	}
 	return trace.SpanContext{}, false
 }
