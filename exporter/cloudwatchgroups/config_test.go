@@ -54,6 +54,8 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, int32(30), all.RetentionDays)
 	assert.Equal(t, map[string]string{"team": "platform", "env": "prod"}, all.Tags)
 	assert.Equal(t, "INFREQUENT_ACCESS", all.LogGroupClass)
+	assert.True(t, all.ApplySettingsToExistingGroups)
+	assert.False(t, def.ApplySettingsToExistingGroups, "settings from the creating process only")
 	assert.Equal(t, "split", all.Oversize)
 	assert.Equal(t, 2*time.Minute, all.TimeoutConfig.Timeout)
 	assert.Equal(t, 10*time.Minute, all.BackOffConfig.MaxElapsedTime)
