@@ -271,6 +271,9 @@ func (e *traceContextExtension) fetchOwner(ctx context.Context, o ownerRef) {
 		outcome = "not_found"
 	}
 	e.tel.ExtensionTraceContextOwnerFetches.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+	if outcome == "ok" {
+		e.observe(o.res, m, time.Now()) // held before it leaves the queue: no second fetch
+	}
 	e.mu.Lock()
 	delete(e.queued, o.uid)
 	if outcome != "ok" {
@@ -282,9 +285,6 @@ func (e *traceContextExtension) fetchOwner(ctx context.Context, o ownerRef) {
 		delete(e.failed, o.uid)
 	}
 	e.mu.Unlock()
-	if outcome == "ok" {
-		e.observe(o.res, m, time.Now())
-	}
 }
 
 // reflectorStore feeds one resource's reflector into the extension's store.
