@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	appsv1 "k8s.io/api/apps/v1"
@@ -102,20 +104,30 @@ func TestAgainstAPIServer(t *testing.T) {
 		return p, sc
 	}
 	plain, _ := newPod("web-1-plain", "node-1", false)
+	// A value that does not decode (anyone who may edit the Pod writes it): counted, and the
+	// Pod resolves as if it carried none.
+	junk := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: "web-1-junk", Namespace: ns, Labels: labels, Annotations: map[string]string{objecttrace.ContextAnnotation: "00-not-a-context"},
+		OwnerReferences: controller("ReplicaSet", "web-1", string(rs.UID)),
+	}, Spec: corev1.PodSpec{NodeName: "node-1", Containers: podSpec.Containers}}
+	_, err = kc.CoreV1().Pods(ns).Create(ctx, junk, metav1.CreateOptions{})
+	require.NoError(t, err)
 	traced, tracedCtx := newPod("web-1-traced", "node-1", true)
 	_, elsewhereCtx := newPod("web-1-elsewhere", "node-2", true)
 	assert.Equal(t, deployCtx.TraceID(), tracedCtx.TraceID(), "the Pod's span continues the Deployment's trace")
 
-	start := func(nodeName string) *traceContextExtension {
+	start := func(nodeName string, tel *componenttest.Telemetry) *traceContextExtension {
 		cfg := createDefaultConfig().(*Config)
 		cfg.Kubeconfig, cfg.NodeName = cluster.Kubeconfig, nodeName
-		e, err := newExtension(cfg, componenttest.NewNopTelemetrySettings())
+		e, err := newExtension(cfg, tel.NewTelemetrySettings())
 		require.NoError(t, err)
 		require.NoError(t, e.Start(ctx, componenttest.NewNopHost()))
 		t.Cleanup(func() { require.NoError(t, e.Shutdown(ctx)) })
 		return e
 	}
-	clusterWide, node1 := start(""), start("node-1")
+	clusterTel, nodeTel := componenttest.NewTelemetry(), componenttest.NewTelemetry()
+	defer func() { require.NoError(t, clusterTel.Shutdown(ctx)); require.NoError(t, nodeTel.Shutdown(ctx)) }()
+	clusterWide, node1 := start("", clusterTel), start("node-1", nodeTel)
 
 	type lookup struct {
 		apiVersion, kind, name, uid string
@@ -140,6 +152,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		{"Pod without context: the Deployment's, by uid", lookup{"v1", "Pod", "", string(plain.UID)}, deployCtx, deployCtx},
 		{"Pod with its own context", lookup{"v1", "Pod", "web-1-traced", string(traced.UID)}, tracedCtx, tracedCtx},
 		{"Pod on another node", lookup{"v1", "Pod", "web-1-elsewhere", ""}, elsewhereCtx, none},
+		{"Pod with an undecodable context: the Deployment's", lookup{"v1", "Pod", "web-1-junk", ""}, deployCtx, deployCtx},
 		{"ReplicaSet", lookup{"apps/v1", "ReplicaSet", "web-1", ""}, deployCtx, deployCtx},
 		{"Deployment", lookup{"apps/v1", "Deployment", "web", ""}, deployCtx, deployCtx},
 		{"kind of another group", lookup{"extensions/v1beta1", "Deployment", "web", ""}, none, none},
@@ -150,6 +163,12 @@ func TestAgainstAPIServer(t *testing.T) {
 			expect(t, node1, tt.l, tt.nodeWant)
 		})
 	}
+
+	// Node scope fetched the ReplicaSet and the Deployment once each, for three Pods.
+	assert.Equal(t, map[string]int64{"ok": 2}, sumBy(t, nodeTel, "extension_trace_context_owner_fetches", "outcome"))
+	assert.Equal(t, map[string]int64{"Pod": 3, "ReplicaSet": 1, "Deployment": 1}, sumBy(t, nodeTel, "extension_trace_context_objects", "kind"))
+	assert.Equal(t, map[string]int64{"Pod": 4, "ReplicaSet": 1, "Deployment": 1}, sumBy(t, clusterTel, "extension_trace_context_objects", "kind"))
+	assert.Equal(t, map[string]int64{"": 1}, sumBy(t, nodeTel, "extension_trace_context_invalid_contexts", ""))
 
 	// The Pod reaches its desired state: its controller removes its context; the Deployment's
 	// shows through again.
@@ -175,4 +194,19 @@ func TestAgainstAPIServer(t *testing.T) {
 	now := int64(0)
 	require.NoError(t, kc.CoreV1().Pods(ns).Delete(ctx, "web-1-elsewhere", metav1.DeleteOptions{GracePeriodSeconds: &now}))
 	expect(t, clusterWide, lookup{"v1", "Pod", "web-1-elsewhere", ""}, none)
+}
+
+// sumBy returns an int64 sum's values by the attribute key ("" for one total).
+func sumBy(t *testing.T, tel *componenttest.Telemetry, name, key string) map[string]int64 {
+	t.Helper()
+	m, err := tel.GetMetric("otelcol_" + name)
+	require.NoError(t, err)
+	sum, ok := m.Data.(metricdata.Sum[int64])
+	require.True(t, ok, "%s is not an int64 sum", name)
+	out := map[string]int64{}
+	for _, dp := range sum.DataPoints {
+		v, _ := dp.Attributes.Value(attribute.Key(key))
+		out[v.AsString()] += dp.Value
+	}
+	return out
 }

@@ -44,6 +44,8 @@ type traceContextExtension struct {
 	store *store
 	// kinds maps "group/Kind" to its configured resource.
 	kinds map[string]Resource
+	// held answers, without touching the store, that no object of another kind is held.
+	held map[groupKind]bool
 
 	// newClient makes the metadata client; tests replace it.
 	newClient func() (k8smeta.Interface, error)
@@ -67,12 +69,14 @@ func newExtension(cfg *Config, set component.TelemetrySettings) (*traceContextEx
 		cfg:     cfg,
 		tel:     tel,
 		kinds:   map[string]Resource{},
+		held:    map[groupKind]bool{},
 		fetches: make(chan ownerRef, fetchQueueSize),
 		queued:  map[string]bool{},
 		failed:  map[string]time.Time{},
 	}
 	for _, r := range cfg.Resources {
 		e.kinds[r.Group+"/"+r.Kind] = r
+		e.held[groupKind{r.Group, r.Kind}] = true
 	}
 	e.store = newStore(cfg.MaxObjects,
 		func(kind string, delta int64) {
@@ -157,8 +161,14 @@ func (e *traceContextExtension) SpanContextForObject(_ context.Context, apiVersi
 	if i := strings.IndexByte(apiVersion, '/'); i >= 0 {
 		group = apiVersion[:i]
 	}
+	if !e.held[groupKind{group, kind}] {
+		return trace.SpanContext{}, false
+	}
 	return e.store.lookup(uid, nameKey{group: group, kind: kind, namespace: namespace, name: name})
 }
+
+// groupKind is a kind with its API group.
+type groupKind struct{ group, kind string }
 
 // watch runs a metadata-only reflector of r into the store; the channel closes after its first
 // list.
@@ -261,6 +271,9 @@ func (e *traceContextExtension) fetchOwner(ctx context.Context, o ownerRef) {
 		outcome = "not_found"
 	}
 	e.tel.ExtensionTraceContextOwnerFetches.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+	if outcome == "ok" {
+		e.observe(o.res, m, time.Now()) // held before it leaves the queue: no second fetch
+	}
 	e.mu.Lock()
 	delete(e.queued, o.uid)
 	if outcome != "ok" {
@@ -272,9 +285,6 @@ func (e *traceContextExtension) fetchOwner(ctx context.Context, o ownerRef) {
 		delete(e.failed, o.uid)
 	}
 	e.mu.Unlock()
-	if outcome == "ok" {
-		e.observe(o.res, m, time.Now())
-	}
 }
 
 // reflectorStore feeds one resource's reflector into the extension's store.
