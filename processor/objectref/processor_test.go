@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-		"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/metadata"
 )
@@ -303,8 +303,8 @@ func TestProcessStringForm(t *testing.T) {
 			name: "KObjSlice in klog JSON",
 			in:   map[string]any{"pods": []any{map[string]any{"name": "coredns-1", "namespace": "kube-system"}, nil}},
 			want: map[string]any{
-				"pods":  []any{"kube-system/coredns-1"},
-				oRefs: []any{"Pod/kube-system/coredns-1"},
+				"pods": []any{"kube-system/coredns-1"},
+				oRefs:  []any{"Pod/kube-system/coredns-1"},
 			},
 			normalized: 1,
 		},
