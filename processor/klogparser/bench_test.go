@@ -1,12 +1,12 @@
 package klogparser
 
 import (
-	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
-
 	"context"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"

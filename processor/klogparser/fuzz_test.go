@@ -1,10 +1,10 @@
 package klogparser
 
 import (
-	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
-
 	"testing"
 	"time"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"

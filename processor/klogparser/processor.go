@@ -18,7 +18,6 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser/internal/metadata"
 )
 
-
 type klogProcessor struct {
 	telemetry  *metadata.TelemetryBuilder
 	parser     klogline.Parser

@@ -3,10 +3,10 @@
 package objectref
 
 import (
-	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
-
 	"context"
 	"testing"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"

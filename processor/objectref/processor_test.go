@@ -118,17 +118,6 @@ const (
 	nodeUID = "0f3c1a52-77de-4b8e-9a51-2c6d8e9b4f10"
 )
 
-// with returns the union of maps; later ones win.
-func with(ms ...map[string]any) map[string]any {
-	out := map[string]any{}
-	for _, m := range ms {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 func eventRegardingPod() map[string]any {
 	return map[string]any{
 		"kind": "Pod", "apiVersion": "v1", "namespace": "default", "name": "web-0",

@@ -22,7 +22,7 @@ import (
 // podLog is one container's log file in the /var/log/pods layout and the lines written to it.
 type podLog struct {
 	namespace, pod, uid, container string
-	lines                              []string
+	lines                          []string
 }
 
 // The corpus: Kubernetes components logging klog text and JSON, an application logging JSON of

@@ -34,15 +34,19 @@ func TestTextAndJSONLinesConverge(t *testing.T) {
 	jsonRecs := got[1].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
 
 	pod := func(extra ...any) map[string]any {
-		m := map[string]any{"otelcol_k8s.object.kind": "Pod", "otelcol_k8s.object.api_version": "v1",
-			"otelcol_k8s.object.namespace": "default", "otelcol_k8s.object.name": "web-7d4b9c8f6-x2x9k"}
+		m := map[string]any{
+			"otelcol_k8s.object.kind": "Pod", "otelcol_k8s.object.api_version": "v1",
+			"otelcol_k8s.object.namespace": "default", "otelcol_k8s.object.name": "web-7d4b9c8f6-x2x9k",
+		}
 		for i := 0; i+1 < len(extra); i += 2 {
 			m[extra[i].(string)] = extra[i+1]
 		}
 		return m
 	}
-	rs := map[string]any{"otelcol_k8s.object.kind": "ReplicaSet", "otelcol_k8s.object.api_version": "apps/v1",
-		"otelcol_k8s.object.namespace": "kube-system", "otelcol_k8s.object.name": "coredns-5d78c9869d"}
+	rs := map[string]any{
+		"otelcol_k8s.object.kind": "ReplicaSet", "otelcol_k8s.object.api_version": "apps/v1",
+		"otelcol_k8s.object.namespace": "kube-system", "otelcol_k8s.object.name": "coredns-5d78c9869d",
+	}
 	want := map[string]map[string]any{
 		"scheduler bind":                  pod("pod", "default/web-7d4b9c8f6-x2x9k", "node", "node-12", "otelcol_k8s.object.refs", []any{"Node/node-12"}),
 		"kubelet status":                  pod("pod", "default/web-7d4b9c8f6-x2x9k", "otelcol_k8s.object.uid", podUID),

@@ -288,10 +288,9 @@ func TestJSONIsKlogOnlyWithItsOwnKeys(t *testing.T) {
 		if got != tt.want || rec.Severity != tt.sev {
 			t.Errorf("%s (zap %v): format %v severity %v, want %v %v", tt.line, tt.zap, got, rec.Severity, tt.want, tt.sev)
 		}
-		if v := int64(-1); rec.HasVerbose {
-			v = rec.Verbosity
-			if v != tt.verbose {
-				t.Errorf("%s: verbosity %d, want %d", tt.line, v, tt.verbose)
+		if rec.HasVerbose {
+			if rec.Verbosity != tt.verbose {
+				t.Errorf("%s: verbosity %d, want %d", tt.line, rec.Verbosity, tt.verbose)
 			}
 		} else if tt.verbose != -1 {
 			t.Errorf("%s: no verbosity, want %d", tt.line, tt.verbose)
