@@ -4,6 +4,7 @@ package objectref
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,13 +12,15 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-		"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/metadata"
 )
 
@@ -300,8 +303,8 @@ func TestProcessStringForm(t *testing.T) {
 			name: "KObjSlice in klog JSON",
 			in:   map[string]any{"pods": []any{map[string]any{"name": "coredns-1", "namespace": "kube-system"}, nil}},
 			want: map[string]any{
-				"pods":  []any{"kube-system/coredns-1"},
-				oRefs: []any{"Pod/kube-system/coredns-1"},
+				"pods": []any{"kube-system/coredns-1"},
+				oRefs:  []any{"Pod/kube-system/coredns-1"},
 			},
 			normalized: 1,
 		},
@@ -493,4 +496,49 @@ func TestBatchCounts(t *testing.T) {
 	assert.Equal(t, int64(1), h.counter(metricIgnored, ""))
 	assert.Equal(t, int64(1), h.counter(metricNormalized, ""))
 	assert.Equal(t, int64(1), h.counter(metricRejected, "missing_namespace"))
+}
+
+// TestSameAttributesAsTheEventsReceiver: kube_events writes an Event's regarding and related
+// objects with objref.Canonicalize and objref.Put; object_ref, given the same references as a
+// record's regarding/related maps, writes exactly the same object attributes.
+func TestSameAttributesAsTheEventsReceiver(t *testing.T) {
+	refs := []objref.Ref{
+		{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: "web-0", UID: podUID, FieldPath: "spec.containers{app}", ResourceVersion: "4711"},
+		{Kind: "Node", Name: "node-1", UID: "node-1"},
+		{Kind: "Deployment", Namespace: "shop", Name: "cart", UID: podUID},
+		{Kind: "Service", APIVersion: "serving.knative.dev/v1", Namespace: "default", Name: "hello"},
+	}
+	asMap := func(r objref.Ref) map[string]any {
+		m := map[string]any{"name": r.Name}
+		for k, v := range map[string]string{"kind": r.Kind, "apiVersion": r.APIVersion, "namespace": r.Namespace, "uid": r.UID, "fieldPath": r.FieldPath, "resourceVersion": r.ResourceVersion} {
+			if v != "" {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	h := newHarness(t, createDefaultConfig().(*Config), nil)
+	for _, regarding := range refs {
+		for _, related := range refs {
+			got := h.run(map[string]any{"regarding": asMap(regarding), "related": asMap(related)}, nil).Attributes().AsRaw()
+			want := pcommon.NewMap()
+			for _, o := range []struct {
+				set attr.ObjectSet
+				ref objref.Ref
+			}{{attr.Subject, regarding}, {attr.Related, related}} {
+				r := o.ref
+				require.Equal(t, objref.OK, objref.Canonicalize(&r))
+				objref.Put(want, o.set, r)
+			}
+			for k, v := range want.AsRaw() {
+				assert.Equal(t, v, got[k], "%s for regarding %+v, related %+v", k, regarding, related)
+			}
+			for k := range got {
+				if strings.HasPrefix(k, "otelcol_k8s.object.") || strings.HasPrefix(k, "otelcol_k8s.related.") {
+					_, ok := want.Get(k)
+					assert.True(t, ok || k == oRefs, "object_ref wrote %s, the events receiver would not", k)
+				}
+			}
+		}
+	}
 }
