@@ -245,13 +245,18 @@ func (e *traceContextExtension) queueFetch(o ownerRef) {
 	}
 }
 
-// fetchOwners GETs queued owners' metadata, one at a time.
+// fetchOwners GETs queued owners' metadata, one at a time, and every owner_ttl forgets the
+// owners no held object names any more (design.md rule 7).
 func (e *traceContextExtension) fetchOwners(ctx context.Context) {
 	defer e.wg.Done()
+	sweep := time.NewTicker(e.cfg.OwnerTTL)
+	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-sweep.C:
+			e.store.dropUnreferenced()
 		case o := <-e.fetches:
 			e.fetchOwner(ctx, o)
 		}

@@ -135,3 +135,31 @@ func (s *store) len() int {
 	defer s.mu.RUnlock()
 	return len(s.byUID)
 }
+
+// dropUnreferenced forgets the records fetched on demand (owners, in node scope) that no held
+// record names as its owner any more, and returns how many. An owner whose dependents are gone
+// goes at the first call, its own owner at the next.
+func (s *store) dropUnreferenced() int {
+	s.mu.Lock()
+	referenced := make(map[string]bool, len(s.byUID))
+	for _, r := range s.byUID {
+		if r.owner != "" {
+			referenced[r.owner] = true
+		}
+	}
+	var gone []string
+	for uid, r := range s.byUID {
+		if !r.fetched.IsZero() && !referenced[uid] {
+			delete(s.byUID, uid)
+			if s.byName[r.key] == r {
+				delete(s.byName, r.key)
+			}
+			gone = append(gone, r.key.kind)
+		}
+	}
+	s.mu.Unlock()
+	for _, kind := range gone {
+		s.onCount(kind, -1)
+	}
+	return len(gone)
+}

@@ -4,6 +4,7 @@ package tracecontext
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"go.opentelemetry.io/otel/trace"
@@ -76,4 +77,31 @@ func TestStoreLookup(t *testing.T) {
 	s.remove("d1")
 	got, _ = s.lookup("", deploy)
 	assert.True(t, got.Equal(sc(3)), "removing the old uid keeps the name of the new")
+}
+
+func TestStoreDropUnreferenced(t *testing.T) {
+	t.Parallel()
+	counts := map[string]int64{}
+	s := newStore(100, func(kind string, d int64) { counts[kind] += d }, func() {})
+	fetched := time.Now()
+	deploy := nameKey{group: "apps", kind: "Deployment", namespace: "shop", name: "web"}
+	s.put("d1", record{key: deploy, sc: sc(1), fetched: fetched})
+	s.put("rs1", record{key: nameKey{group: "apps", kind: "ReplicaSet", namespace: "shop", name: "web-1"}, owner: "d1", fetched: fetched})
+	s.put("rs0", record{key: nameKey{group: "apps", kind: "ReplicaSet", namespace: "shop", name: "web-0"}, owner: "d1", fetched: fetched})
+	s.put("p1", record{key: pod("web-1-a"), owner: "rs1"})
+	s.put("p9", record{key: pod("watched"), sc: sc(9)}) // watched, never dropped by the sweep
+
+	assert.Equal(t, 1, s.dropUnreferenced(), "rs0: no Pod names it")
+	assert.Equal(t, 0, s.dropUnreferenced())
+	got, ok := s.lookup("", pod("web-1-a"))
+	assert.True(t, ok)
+	assert.True(t, got.Equal(sc(1)))
+
+	s.remove("p1") // the last Pod of rs1 leaves the node
+	assert.Equal(t, 1, s.dropUnreferenced(), "rs1")
+	assert.Equal(t, 1, s.dropUnreferenced(), "then d1")
+	assert.Equal(t, 1, s.len())
+	assert.Equal(t, map[string]int64{"Deployment": 0, "ReplicaSet": 0, "Pod": 1}, counts)
+	_, ok = s.lookup("", deploy)
+	assert.False(t, ok)
 }
