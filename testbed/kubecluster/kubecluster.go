@@ -62,6 +62,14 @@ type Cluster struct {
 // with the end of the server's log, when the server does not start.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
+	return StartWith(t)
+}
+
+// StartWith is Start with extra flags for the server binary, for example
+// "-etcd-compaction-interval=1s", "-watch-cache=false" (a watch resumed from a compacted
+// resource version then gets 410 Gone, as from an API server without a watch cache entry).
+func StartWith(t testing.TB, flags ...string) *Cluster {
+	t.Helper()
 	bin := os.Getenv(EnvBin)
 	if bin == "" {
 		const msg = EnvBin + " is not set: build the local API server with `make kube-bin` and run the tests through `make test-modules`"
@@ -71,7 +79,7 @@ func Start(t testing.TB) *Cluster {
 		t.Skip(msg)
 	}
 	c := &Cluster{Kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"), log: &tailBuffer{max: logTail}}
-	cmd := exec.Command(bin, "-kubeconfig", c.Kubeconfig) //nolint:gosec // the server binary the test run names (OTELCOL_K8S_KUBE_BIN)
+	cmd := exec.Command(bin, append([]string{"-kubeconfig", c.Kubeconfig}, flags...)...) //nolint:gosec // the server binary the test run names (OTELCOL_K8S_KUBE_BIN)
 	cmd.Stderr = c.log
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -41,18 +41,27 @@ func main() {
 	kubeconfig := flag.String("kubeconfig", "", "where to write the kubeconfig once the apiserver is ready (required)")
 	verbosity := flag.Int("v", 0, "kube-apiserver log verbosity (klog -v)")
 	etcdLog := flag.String("etcd-log-level", "error", "embedded etcd log level: debug, info, warn, error")
+	compaction := flag.Duration("etcd-compaction-interval", 0, "kube-apiserver --etcd-compaction-interval (0: its default, 5m)")
+	watchCache := flag.Bool("watch-cache", true, "kube-apiserver --watch-cache: false sends watches to etcd, so a compacted resource version answers 410 Gone")
 	flag.Parse()
 	if *kubeconfig == "" {
 		fmt.Fprintln(os.Stderr, "server: -kubeconfig is required")
 		os.Exit(2)
 	}
-	if err := run(*kubeconfig, *verbosity, *etcdLog); err != nil {
+	var extra []string
+	if *compaction > 0 {
+		extra = append(extra, "--etcd-compaction-interval="+compaction.String())
+	}
+	if !*watchCache {
+		extra = append(extra, "--watch-cache=false")
+	}
+	if err := run(*kubeconfig, *verbosity, *etcdLog, extra); err != nil {
 		fmt.Fprintln(os.Stderr, "server:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig string, verbosity int, etcdLog string) error {
+func run(kubeconfig string, verbosity int, etcdLog string, extra []string) error {
 	dir, err := os.MkdirTemp("", "kube-local-")
 	if err != nil {
 		return err
@@ -93,7 +102,7 @@ func run(kubeconfig string, verbosity int, etcdLog string) error {
 	certDir := filepath.Join(dir, "certs")
 	host := "https://127.0.0.1:" + strconv.Itoa(port)
 
-	cmd.SetArgs([]string{
+	cmd.SetArgs(append([]string{
 		"--etcd-servers=http://" + etcd.Clients[0].Addr().String(),
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -109,7 +118,7 @@ func run(kubeconfig string, verbosity int, etcdLog string) error {
 		"--service-account-signing-key-file=" + saKey,
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--v=" + strconv.Itoa(verbosity),
-	})
+	}, extra...))
 	cmd.SetOut(os.Stderr)
 	cmd.SetErr(os.Stderr)
 

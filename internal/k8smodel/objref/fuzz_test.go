@@ -1,4 +1,6 @@
-package k8sref
+// SPDX-License-Identifier: Apache-2.0
+
+package objref
 
 import (
 	"encoding/json"
@@ -21,7 +23,7 @@ func FuzzParseText(f *testing.F) {
 			t.Fatalf("reason out of range: %d", why)
 		}
 		if why != OK {
-			if ref != (Ref{}) {
+			if ref != (Spelling{}) {
 				t.Fatalf("rejected %q (%v) but returned %+v", s, why, ref)
 			}
 			return
@@ -63,6 +65,32 @@ func FuzzParseJSON(f *testing.F) {
 		}
 		if m["name"] != ref.Name || m["namespace"] != ref.Namespace {
 			t.Fatalf("ParseJSON(%q) = %+v, encoding/json %v", s, ref, m)
+		}
+	})
+}
+
+// FuzzResolve checks that whatever Resolve accepts is canonical: a second Canonicalize accepts
+// it unchanged, its name passes its kind's rule, and nothing panics.
+func FuzzResolve(f *testing.F) {
+	kinds := []string{"", "Pod", "Node", "Service", "Namespace", "ClusterRole", "Certificate"}
+	for _, s := range []string{"default/kubernetes:https", "node-1", "kube-system/kubedns", "a/b:c", "x:y", `{"kind":"Pod","name":"a","namespace":"b"}`} {
+		f.Add(s, uint8(1), "default", true)
+	}
+	f.Fuzz(func(t *testing.T, s string, kind uint8, ns string, hasNS bool) {
+		sp, why := ParseText(s)
+		if why != OK {
+			return
+		}
+		ref, _, why := Builtin().Resolve(sp, Context{Kind: kinds[int(kind)%len(kinds)], Namespace: ns, HasNamespace: hasNS})
+		if why >= numReasons {
+			t.Fatalf("reason out of range: %d", why)
+		}
+		if why != OK {
+			return
+		}
+		again := ref
+		if why := Canonicalize(&again); why != OK || again != ref {
+			t.Fatalf("accepted %+v is not canonical: %+v, %v", ref, again, why)
 		}
 	})
 }

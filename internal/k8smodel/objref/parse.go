@@ -1,4 +1,6 @@
-package k8sref
+// SPDX-License-Identifier: Apache-2.0
+
+package objref
 
 import (
 	"encoding/json"
@@ -16,12 +18,23 @@ const (
 	maxAPIVersion   = 317 // DNS-1123 subdomain group, "/", DNS-1123 label version
 )
 
+// Spelling is a reference as a component spelled it, before its kind and scope are known.
+type Spelling struct {
+	Ref
+	// Bare is true when the spelling said nothing about the namespace (a plain "name", or a map
+	// without a namespace), as opposed to "/name", which says the namespace is empty.
+	Bare bool
+	// Detailed is true when the spelling carried fields a namespace/name string cannot hold:
+	// uid, kind, apiVersion, resourceVersion or fieldPath.
+	Detailed bool
+}
+
 // ParseText parses a reference written as text: "namespace/name", a bare "name", "/name" (a
 // NamespacedName with an empty namespace), or a JSON object, which is how klog's text format
 // writes a struct such as an ObjectReference.
-func ParseText(s string) (Ref, Reason) {
+func ParseText(s string) (Spelling, Reason) {
 	if s == "" {
-		return Ref{}, Empty
+		return Spelling{}, Empty
 	}
 	if s[0] == '{' {
 		return ParseJSON(s)
@@ -29,71 +42,71 @@ func ParseText(s string) (Ref, Reason) {
 	slash := strings.IndexByte(s, '/')
 	if slash < 0 {
 		if !validName(s) {
-			return Ref{}, Malformed
+			return Spelling{}, Malformed
 		}
-		return Ref{Name: s, Bare: true}, OK
+		return Spelling{Ref: Ref{Name: s}, Bare: true}, OK
 	}
 	ns, name := s[:slash], s[slash+1:]
 	if strings.IndexByte(name, '/') >= 0 {
-		return Ref{}, Malformed
+		return Spelling{}, Malformed
 	}
 	if name == "" {
-		return Ref{}, Empty
+		return Spelling{}, Empty
 	}
 	if (ns != "" && !validNamespace(ns)) || !validName(name) {
-		return Ref{}, Malformed
+		return Spelling{}, Malformed
 	}
-	return Ref{Namespace: ns, Name: name}, OK
+	return Spelling{Ref: Ref{Namespace: ns, Name: name}}, OK
 }
 
 // ParseJSON parses a reference written as a JSON object with ObjectReference field names and
 // string values. It reads the object directly (references are small and flat), so it rejects
 // what encoding/json rejects and in addition any value that is not a string.
-func ParseJSON(s string) (Ref, Reason) {
+func ParseJSON(s string) (Spelling, Reason) {
 	var f Fields
 	i := skipSpace(s, 0)
 	if i >= len(s) || s[i] != '{' {
-		return Ref{}, Malformed
+		return Spelling{}, Malformed
 	}
 	i = skipSpace(s, i+1)
 	if i < len(s) && s[i] == '}' {
 		i = skipSpace(s, i+1)
 		if i != len(s) {
-			return Ref{}, Malformed
+			return Spelling{}, Malformed
 		}
-		return f.Ref()
+		return f.Spelling()
 	}
 	for {
 		key, next, ok := jsonString(s, i)
 		if !ok {
-			return Ref{}, Malformed
+			return Spelling{}, Malformed
 		}
 		i = skipSpace(s, next)
 		if i >= len(s) || s[i] != ':' {
-			return Ref{}, Malformed
+			return Spelling{}, Malformed
 		}
 		i = skipSpace(s, i+1)
 		value, next, ok := jsonString(s, i)
 		if !ok {
-			return Ref{}, Malformed // not a string, or not valid JSON
+			return Spelling{}, Malformed // not a string, or not valid JSON
 		}
 		f.Add(key, value)
 		i = skipSpace(s, next)
 		if i >= len(s) {
-			return Ref{}, Malformed
+			return Spelling{}, Malformed
 		}
 		if s[i] == '}' {
 			break
 		}
 		if s[i] != ',' {
-			return Ref{}, Malformed
+			return Spelling{}, Malformed
 		}
 		i = skipSpace(s, i+1)
 	}
 	if skipSpace(s, i+1) != len(s) {
-		return Ref{}, Malformed
+		return Spelling{}, Malformed
 	}
-	return f.Ref()
+	return f.Spelling()
 }
 
 func skipSpace(s string, i int) int {
@@ -186,21 +199,22 @@ func (f *Fields) Add(key, value string) {
 // AddOther records a field whose value is not a string: a reference has none.
 func (f *Fields) AddOther(string) { f.bad = true }
 
-// Ref returns the reference the fields spell, or why they do not spell one.
-func (f *Fields) Ref() (Ref, Reason) {
-	r := f.ref
+// Spelling returns the reference the fields spell, or why they do not spell one.
+func (f *Fields) Spelling() (Spelling, Reason) {
+	r := Spelling{Ref: f.ref}
 	if f.bad || f.seen&fieldName == 0 {
-		return Ref{}, Malformed
+		return Spelling{}, Malformed
 	}
 	if r.Name == "" {
-		return Ref{}, Empty
+		return Spelling{}, Empty
 	}
 	if !validName(r.Name) ||
 		(r.Namespace != "" && !validNamespace(r.Namespace)) ||
 		(r.UID != "" && !validUID(r.UID)) ||
 		(r.Kind != "" && !validKind(r.Kind)) ||
-		(r.APIVersion != "" && !validAPIVersion(r.APIVersion)) {
-		return Ref{}, Malformed
+		(r.APIVersion != "" && !validAPIVersion(r.APIVersion)) ||
+		!validText(r.FieldPath) || !validText(r.ResourceVersion) {
+		return Spelling{}, Malformed
 	}
 	r.Bare = r.Namespace == ""
 	r.Detailed = f.seen&^(fieldName|fieldNamespace) != 0
@@ -294,6 +308,20 @@ func validAPIVersion(s string) bool {
 		}
 	}
 	return slashes <= 1
+}
+
+// validText accepts printable text without control characters, at most maxNameLen bytes (a
+// field path such as spec.containers{app}, a resource version).
+func validText(s string) bool {
+	if len(s) > maxNameLen || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidUID reports whether s may be an object uid (used for uids given in a sibling attribute).

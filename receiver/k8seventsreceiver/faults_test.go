@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package k8seventsreceiver
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
+)
+
+func createEvents(t *testing.T, client kubernetes.Interface, reason string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		_, err := client.EventsV1().Events("default").Create(context.Background(), &eventsv1.Event{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "ev-", Namespace: "default"},
+			EventTime:  metav1.NowMicro(), ReportingController: "test/faults", ReportingInstance: "faults-1",
+			Action: "Act", Reason: reason, Type: "Normal", Note: fmt.Sprintf("%s %d", reason, i),
+			Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: fmt.Sprintf("p-%d", i)},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+}
+
+// startThroughProxy starts a receiver whose API traffic goes through a fault proxy and waits
+// for its first checkpoint (the list is done, the watch is opening).
+func startThroughProxy(t *testing.T, proxy *kubecluster.Proxy, sink *consumertest.LogsSink) (*kubeEventsReceiver, *memStorage) {
+	t.Helper()
+	storeID := component.MustNewID("mem")
+	mem := &memStorage{data: map[string][]byte{}}
+	host := hostWith{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{storeID: mem}}
+	r := startReceiver(t, testReceiverConfig(proxy.Kubeconfig, &storeID), host, sink)
+	require.Eventually(t, func() bool {
+		v, _ := memClient{mem}.Get(context.Background(), checkpointKey)
+		return len(v) > 0 && proxy.OpenWatches() == 1
+	}, 60*time.Second, 20*time.Millisecond)
+	return r, mem
+}
+
+// TestWatchExpiryRelists runs the API server without a watch cache and with a 1s etcd
+// compaction: a watch cut and kept away (429) until its resource version is compacted resumes
+// into 410 Gone; the receiver relists and emits exactly the Events created meanwhile.
+func TestWatchExpiryRelists(t *testing.T) {
+	cluster := kubecluster.StartWith(t, "-etcd-compaction-interval=1s", "-watch-cache=false")
+	proxy := kubecluster.StartProxy(t, cluster)
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	require.NoError(t, err)
+	client, err := kubernetes.NewForConfig(restCfg)
+	require.NoError(t, err)
+	sink := &consumertest.LogsSink{}
+	got := seen{sink}
+	r, _ := startThroughProxy(t, proxy, sink)
+	defer func() { require.NoError(t, r.Shutdown(context.Background())) }()
+
+	createEvents(t, client, "Before", 5)
+	require.Eventually(t, func() bool { return got.counts()["Before singleton"] == 5 }, 20*time.Second, 20*time.Millisecond)
+
+	proxy.Throttle(1<<30, 1) // every request answered 429 until lifted
+	require.Positive(t, proxy.DropWatches())
+	createEvents(t, client, "During", 7)
+	// let etcd compact past the watch's resource version: more writes, two compaction periods
+	time.Sleep(3 * time.Second) //nolint:forbidigo // waiting out the server's compaction timer, not synchronizing
+	createEvents(t, client, "Late", 1)
+	proxy.Throttle(0, 0)
+
+	require.Eventually(t, func() bool {
+		c := got.counts()
+		return c["During singleton"] == 7 && c["Late singleton"] == 1
+	}, 60*time.Second, 20*time.Millisecond, "counts %v", got.counts())
+	require.Never(t, func() bool {
+		c := got.counts()
+		return c["Before singleton"] != 5 || c["During singleton"] != 7 || c["Late singleton"] != 1
+	}, time.Second, 50*time.Millisecond)
+	assert.Positive(t, proxy.Throttled())
+}
+
+// TestThrottledAPIServer answers 429 with Retry-After: 1 to every request for a while: the
+// receiver waits as told (the request rate stays near one per second), then catches up with
+// nothing lost and nothing repeated.
+func TestThrottledAPIServer(t *testing.T) {
+	cluster := kubecluster.Start(t)
+	proxy := kubecluster.StartProxy(t, cluster)
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	require.NoError(t, err)
+	client, err := kubernetes.NewForConfig(restCfg)
+	require.NoError(t, err)
+	sink := &consumertest.LogsSink{}
+	got := seen{sink}
+	r, _ := startThroughProxy(t, proxy, sink)
+	defer func() { require.NoError(t, r.Shutdown(context.Background())) }()
+
+	const throttled = 6
+	before := proxy.Requests()
+	start := time.Now()
+	proxy.Throttle(throttled, 1)
+	require.Positive(t, proxy.DropWatches())
+	createEvents(t, client, "Busy", 10)
+	require.Eventually(t, func() bool { return got.counts()["Busy singleton"] == 10 }, 60*time.Second, 20*time.Millisecond)
+	elapsed := time.Since(start)
+	requests := proxy.Requests() - before
+	// six 429s each waited out for a second: at least ~6s, and few requests beyond the 429s
+	assert.GreaterOrEqual(t, elapsed, 5*time.Second)
+	assert.LessOrEqual(t, requests, int64(throttled+4), "requests %d in %s", requests, elapsed)
+	t.Logf("429 phase: %d requests in %s (%.1f/s)", requests, elapsed, float64(requests)/elapsed.Seconds())
+	require.Never(t, func() bool { return got.counts()["Busy singleton"] != 10 }, time.Second, 50*time.Millisecond)
+}

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package k8seventsreceiver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/receiver"
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver/internal/metadata"
+)
+
+const scopeName = "github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver"
+
+// serviceAccountNamespace is where a pod finds its own namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+type kubeEventsReceiver struct {
+	cfg    *Config
+	next   consumer.Logs
+	set    receiver.Settings
+	logger *zap.Logger
+	tel    *metadata.TelemetryBuilder
+
+	cancelTerms    context.CancelFunc // stops the watch loops
+	cancelElection context.CancelFunc // stops campaigning (and releases the Lease)
+	terms          sync.WaitGroup
+	election       sync.WaitGroup
+	storageClient  storage.Client
+
+	termMu   sync.Mutex
+	termDone chan struct{} // closed when the current leader term ends
+}
+
+func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs) (*kubeEventsReceiver, error) {
+	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return &kubeEventsReceiver{cfg: cfg, next: next, set: set, logger: set.Logger, tel: tel}, nil
+}
+
+// restConfig builds the client configuration: kubeconfig or in-cluster, with the client-side
+// rate limit and a transport that counts 429 responses (client-go itself waits Retry-After and
+// retries them).
+func (r *kubeEventsReceiver) restConfig() (*rest.Config, error) {
+	var rc *rest.Config
+	var err error
+	if r.cfg.Kubeconfig != "" {
+		rc, err = clientcmd.BuildConfigFromFlags("", r.cfg.Kubeconfig)
+	} else {
+		rc, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kube_events: Kubernetes client configuration: %w", err)
+	}
+	rc.QPS, rc.Burst = r.cfg.Client.QPS, r.cfg.Client.Burst
+	rc.UserAgent = "otelcol-k8s/kube_events"
+	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+				r.tel.ReceiverKubeEventsThrottled.Add(req.Context(), 1)
+			}
+			return resp, err
+		})
+	})
+	return rc, nil
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+func (r *kubeEventsReceiver) Start(ctx context.Context, host component.Host) error {
+	rc, err := r.restConfig()
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("kube_events: %w", err)
+	}
+	var store checkpointStore
+	if r.cfg.Storage != nil {
+		ext, ok := host.GetExtensions()[*r.cfg.Storage]
+		if !ok {
+			return fmt.Errorf("kube_events: storage extension %s not found", r.cfg.Storage)
+		}
+		se, ok := ext.(storage.Extension)
+		if !ok {
+			return fmt.Errorf("kube_events: extension %s is not a storage extension", r.cfg.Storage)
+		}
+		r.storageClient, err = se.GetClient(ctx, component.KindReceiver, r.set.ID, "")
+		if err != nil {
+			return fmt.Errorf("kube_events: storage client: %w", err)
+		}
+		store = storageCheckpoints{client: r.storageClient}
+	}
+	termCtx, cancelTerms := context.WithCancel(context.Background())
+	r.cancelTerms = cancelTerms
+	if !r.cfg.LeaderElection.Enabled {
+		r.terms.Add(1)
+		go func() {
+			defer r.terms.Done()
+			r.runTerm(termCtx, client, store)
+		}()
+		return nil
+	}
+	le := r.cfg.LeaderElection
+	namespace := le.LeaseNamespace
+	if namespace == "" {
+		namespace = ownNamespace()
+	}
+	identity := le.Identity
+	if identity == "" {
+		identity, _ = os.Hostname()
+	}
+	store = &configMapCheckpoints{client: client, namespace: namespace, name: le.LeaseName + "-checkpoint"}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, namespace, le.LeaseName,
+		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: identity})
+	if err != nil {
+		return fmt.Errorf("kube_events: lease lock: %w", err)
+	}
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   le.LeaseDuration,
+		RenewDeadline:   le.RenewDeadline,
+		RetryPeriod:     le.RetryPeriod,
+		ReleaseOnCancel: true,
+		Name:            le.LeaseName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(leaderCtx context.Context) {
+				done := make(chan struct{})
+				defer close(done)
+				r.termMu.Lock()
+				r.termDone = done
+				r.termMu.Unlock()
+				ctx, cancel := context.WithCancel(leaderCtx)
+				defer cancel()
+				stop := context.AfterFunc(termCtx, cancel)
+				defer stop()
+				r.logger.Info("leading: watching Events", zap.String("identity", identity))
+				r.runTerm(ctx, client, store)
+			},
+			OnStoppedLeading: func() {
+				r.logger.Info("not leading", zap.String("identity", identity))
+			},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("kube_events: leader election: %w", err)
+	}
+	electionCtx, cancelElection := context.WithCancel(context.Background())
+	r.cancelElection = cancelElection
+	r.election.Add(1)
+	go func() {
+		defer r.election.Done()
+		for electionCtx.Err() == nil {
+			elector.Run(electionCtx)
+			// client-go runs OnStartedLeading in a goroutine: wait for this replica's watch to
+			// stop before campaigning again.
+			r.waitTerm()
+		}
+	}()
+	return nil
+}
+
+// runTerm discovers the API to watch and runs a term until ctx ends.
+func (r *kubeEventsReceiver) runTerm(ctx context.Context, client kubernetes.Interface, store checkpointStore) {
+	r.tel.ReceiverKubeEventsLeader.Record(ctx, 1)
+	defer r.tel.ReceiverKubeEventsLeader.Record(context.Background(), 0)
+	eventsV1, err := r.discover(ctx, client)
+	if err != nil {
+		return
+	}
+	newTerm(r, client, eventsV1, store).run(ctx)
+}
+
+// discover picks the API (rule 1): events.k8s.io/v1 unless configured otherwise or not served.
+func (r *kubeEventsReceiver) discover(ctx context.Context, client kubernetes.Interface) (bool, error) {
+	switch r.cfg.API {
+	case APIEventsV1:
+		return true, nil
+	case APICoreV1:
+		return false, nil
+	}
+	b := &backoff{initial: r.cfg.Client.Backoff.InitialInterval, max: r.cfg.Client.Backoff.MaxInterval}
+	for {
+		resources, err := client.Discovery().ServerResourcesForGroupVersion("events.k8s.io/v1")
+		if err == nil {
+			for _, res := range resources.APIResources {
+				if res.Name == "events" {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+		if isNotServed(err) {
+			r.logger.Info("events.k8s.io/v1 is not served; watching core/v1 Events")
+			return false, nil
+		}
+		if !sleepCtx(ctx, b.next(err)) {
+			return false, ctx.Err()
+		}
+	}
+}
+
+func isNotServed(err error) bool { return apierrors.IsNotFound(err) }
+
+// waitTerm waits for the leader term running in OnStartedLeading, if any, to end.
+func (r *kubeEventsReceiver) waitTerm() {
+	r.termMu.Lock()
+	done := r.termDone
+	r.termDone = nil
+	r.termMu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+func ownNamespace() string {
+	b, err := os.ReadFile(serviceAccountNamespace)
+	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+		return "default"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func (r *kubeEventsReceiver) Shutdown(ctx context.Context) error {
+	if r.cancelTerms != nil {
+		r.cancelTerms()
+		r.terms.Wait()
+	}
+	if r.cancelElection != nil {
+		// The watch stops before the Lease is released (design.md rule 6).
+		r.waitTerm()
+		r.cancelElection()
+		r.election.Wait()
+	}
+	var err error
+	if r.storageClient != nil {
+		err = r.storageClient.Close(ctx)
+	}
+	r.tel.Shutdown()
+	return err
+}

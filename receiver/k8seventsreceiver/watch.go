@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package k8seventsreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver/internal/metadata"
+)
+
+// maxBatch bounds the notifications turned into one batch of records (and one checkpoint write).
+const maxBatch = 1000
+
+// errGone reports a 410 Gone: the resource version was compacted, the watch loop relists.
+var errGone = errors.New("resource version expired (410 Gone)")
+
+// term is one run of the watch loops: from a start (or the acquisition of the Lease) to
+// shutdown (or the loss of the Lease). Its series table starts empty and is rebuilt by the list.
+type term struct {
+	cfg      *Config
+	client   kubernetes.Interface
+	eventsV1 bool
+	next     consumer.Logs
+	store    checkpointStore // nil: no checkpoint
+	tel      *metadata.TelemetryBuilder
+	logger   *zap.Logger
+	builder  recordBuilder
+	emit     map[state]bool
+	now      func() time.Time
+
+	mu    sync.Mutex // guards table, cp and the emit path
+	table *seriesTable
+	cp    *checkpoint // nil until the first save when there was none
+}
+
+func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, store checkpointStore) *term {
+	t := &term{
+		cfg: r.cfg, client: client, eventsV1: eventsV1, next: r.next, store: store,
+		tel: r.tel, logger: r.logger, now: time.Now,
+		emit: map[state]bool{},
+		table: newSeriesTable(seriesTimers{
+			FinishWindow: r.cfg.Series.FinishWindow, HeartbeatTimeout: r.cfg.Series.HeartbeatTimeout,
+			FinishAfter: r.cfg.Series.FinishAfter, OngoingInterval: r.cfg.Series.OngoingInterval,
+			TombstoneTTL: r.cfg.Series.TombstoneTTL, MaxOpen: r.cfg.Series.MaxOpen,
+		}),
+	}
+	for _, s := range r.cfg.Series.Emit {
+		for st, name := range stateNames {
+			if name == s {
+				t.emit[st] = true
+			}
+		}
+	}
+	t.builder = recordBuilder{
+		clusterName: r.cfg.ClusterName,
+		putRef:      putObjectRef,
+		rejected: func(role, reason string) {
+			t.tel.ReceiverKubeEventsReferencesRejected.Add(context.Background(), 1,
+				metric.WithAttributes(attribute.String("role", role), attribute.String("reason", reason)))
+		},
+	}
+	return t
+}
+
+// run loads the checkpoint, then runs one watch loop per namespace and the silence sweep until
+// ctx ends.
+func (t *term) run(ctx context.Context) {
+	if t.store != nil {
+		for ctx.Err() == nil {
+			cp, err := t.store.Load(ctx)
+			if err == nil {
+				t.cp = cp
+				if cp != nil {
+					t.table.restoreTombs(cp.Tombstones)
+				}
+				break
+			}
+			t.tel.ReceiverKubeEventsCheckpointErrors.Add(ctx, 1)
+			t.logger.Warn("loading the checkpoint failed; retrying", zap.Error(err))
+			if !sleepCtx(ctx, t.cfg.Client.Backoff.InitialInterval) {
+				return
+			}
+		}
+	}
+	namespaces := t.cfg.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	var wg sync.WaitGroup
+	for _, ns := range namespaces {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.watchLoop(ctx, ns)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t.sweepLoop(ctx)
+	}()
+	wg.Wait()
+}
+
+func (t *term) sweepLoop(ctx context.Context) {
+	tick := time.NewTicker(t.cfg.Series.SweepInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		t.mu.Lock()
+		ts := t.table.sweep(t.now())
+		if len(ts) > 0 {
+			t.emitAndSave(ctx, ts, "", "")
+		}
+		t.tel.ReceiverKubeEventsSeriesOpen.Record(ctx, int64(len(t.table.open)))
+		t.mu.Unlock()
+	}
+}
+
+// backoff is an exponential backoff with full jitter that honours a server's Retry-After.
+type backoff struct {
+	initial, max, cur time.Duration
+}
+
+func (b *backoff) next(err error) time.Duration {
+	if b.cur == 0 {
+		b.cur = b.initial
+	} else {
+		b.cur = min(2*b.cur, b.max)
+	}
+	d := b.cur/2 + time.Duration(rand.Int64N(int64(b.cur/2)+1)) //nolint:gosec // jitter, not security
+	if secs, ok := apierrors.SuggestsClientDelay(err); ok && time.Duration(secs)*time.Second > d {
+		d = time.Duration(secs) * time.Second
+	}
+	return d
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// watchLoop lists, then watches from the list's resource version, re-opening the watch after a
+// normal end and relisting only after 410 Gone (design.md rule 5.1).
+func (t *term) watchLoop(ctx context.Context, ns string) {
+	b := &backoff{initial: t.cfg.Client.Backoff.InitialInterval, max: t.cfg.Client.Backoff.MaxInterval}
+	rv := ""
+	for ctx.Err() == nil {
+		var err error
+		if rv == "" {
+			rv, err = t.relist(ctx, ns)
+		} else {
+			var delivered bool
+			delivered, err = t.watchOnce(ctx, ns, &rv)
+			if delivered {
+				b.reset()
+			}
+			if err == nil {
+				t.tel.ReceiverKubeEventsWatchRestarts.Add(ctx, 1)
+				continue
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errGone) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			t.tel.ReceiverKubeEventsGone.Add(ctx, 1)
+			t.logger.Info("resource version expired; relisting", zap.String("namespace", ns))
+			rv = ""
+			continue
+		}
+		if err != nil {
+			d := b.next(err)
+			t.logger.Warn("listing or watching Events failed; backing off",
+				zap.String("namespace", ns), zap.Duration("backoff", d), zap.Error(err))
+			t.tel.ReceiverKubeEventsBackoffTime.Add(ctx, d.Seconds())
+			if !sleepCtx(ctx, d) {
+				return
+			}
+		}
+	}
+}
+
+func (t *term) listOptions() metav1.ListOptions {
+	return metav1.ListOptions{FieldSelector: t.cfg.FieldSelector}
+}
+
+// relist lists every Event page by page and returns the list's resource version (rule 5.3).
+func (t *term) relist(ctx context.Context, ns string) (string, error) {
+	t.tel.ReceiverKubeEventsRelists.Add(ctx, 1)
+	t.mu.Lock()
+	cpRV := ""
+	if t.cp != nil {
+		cpRV = t.cp.ResourceVersions[ns]
+	}
+	t.mu.Unlock()
+	opts := t.listOptions()
+	opts.Limit = t.cfg.Client.PageSize
+	var pending []transition
+	seen := map[string]bool{}
+	listRV := ""
+	for {
+		items, meta, err := t.list(ctx, ns, opts)
+		if err != nil {
+			return "", err
+		}
+		listRV = meta.ResourceVersion
+		now := t.now()
+		t.mu.Lock()
+		for i := range items {
+			ev := items[i]
+			if _, open := t.table.open[ev.UID]; open {
+				seen[ev.UID] = true
+			}
+			t.tel.ReceiverKubeEventsEventsReceived.Add(ctx, 1)
+			if !t.keep(&ev) {
+				continue
+			}
+			if cpRV == "" || !rvAbove(ev.ResourceVersion, cpRV) {
+				t.table.seed(ev, now)
+				continue
+			}
+			pending = append(pending, t.table.observe(ev, now, true)...)
+		}
+		t.mu.Unlock()
+		if meta.Continue == "" {
+			break
+		}
+		opts.Continue = meta.Continue
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	for uid, o := range t.table.open {
+		if !seen[uid] && (ns == "" || o.ev.Namespace == ns) {
+			pending = append(pending, t.table.deleted(uid, now)...)
+		}
+	}
+	for len(pending) > maxBatch {
+		if !t.emitRecords(ctx, pending[:maxBatch]) {
+			return "", ctx.Err()
+		}
+		pending = pending[maxBatch:]
+	}
+	if !t.emitAndSave(ctx, pending, ns, listRV) {
+		return "", ctx.Err()
+	}
+	return listRV, nil
+}
+
+// rvAbove reports whether resource version a is newer than b; an unparsable one counts as new.
+func rvAbove(a, b string) bool {
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err != nil || c > 0
+}
+
+// list reads one page in the API the term watches.
+func (t *term) list(ctx context.Context, ns string, opts metav1.ListOptions) ([]event, metav1.ListMeta, error) {
+	if t.eventsV1 {
+		l, err := t.client.EventsV1().Events(ns).List(ctx, opts)
+		if err != nil {
+			return nil, metav1.ListMeta{}, err
+		}
+		out := make([]event, len(l.Items))
+		for i := range l.Items {
+			out[i] = fromEventsV1(&l.Items[i])
+		}
+		return out, l.ListMeta, nil
+	}
+	l, err := t.client.CoreV1().Events(ns).List(ctx, opts)
+	if err != nil {
+		return nil, metav1.ListMeta{}, err
+	}
+	out := make([]event, len(l.Items))
+	for i := range l.Items {
+		out[i] = fromEventsV1(eventsV1FromCore(&l.Items[i]))
+	}
+	return out, l.ListMeta, nil
+}
+
+func (t *term) openWatch(ctx context.Context, ns, rv string) (watch.Interface, error) {
+	opts := t.listOptions()
+	opts.ResourceVersion = rv
+	opts.AllowWatchBookmarks = true
+	if t.eventsV1 {
+		return t.client.EventsV1().Events(ns).Watch(ctx, opts)
+	}
+	return t.client.CoreV1().Events(ns).Watch(ctx, opts)
+}
+
+// toEvent normalizes a watched object; ok is false for other types.
+func toEvent(obj runtime.Object) (event, string, bool) {
+	switch o := obj.(type) {
+	case *eventsv1.Event:
+		return fromEventsV1(o), o.ResourceVersion, true
+	case *corev1.Event:
+		return fromEventsV1(eventsV1FromCore(o)), o.ResourceVersion, true
+	}
+	return event{}, "", false
+}
+
+// watchOnce watches from *rv until the watch ends, handling notifications in batches. It
+// returns nil when the server ended the watch, errGone after 410.
+func (t *term) watchOnce(ctx context.Context, ns string, rv *string) (delivered bool, err error) {
+	w, err := t.openWatch(ctx, ns, *rv)
+	if err != nil {
+		return false, err
+	}
+	defer w.Stop()
+	ch := w.ResultChan()
+	for {
+		var batch []watch.Event
+		select {
+		case <-ctx.Done():
+			return delivered, ctx.Err()
+		case e, ok := <-ch:
+			if !ok {
+				return delivered, nil
+			}
+			batch = append(batch, e)
+		}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case e, ok := <-ch:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, e)
+			default:
+				break drain
+			}
+		}
+		newRV, err := t.handleBatch(ctx, ns, batch)
+		if newRV != "" {
+			*rv = newRV
+			delivered = true
+		}
+		if err != nil {
+			return delivered, err
+		}
+	}
+}
+
+// handleBatch turns a batch of notifications into records, emits them and saves the checkpoint.
+// It returns the resource version reached.
+func (t *term) handleBatch(ctx context.Context, ns string, batch []watch.Event) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	var ts []transition
+	rv := ""
+	var batchErr error
+	for _, e := range batch {
+		if e.Type == watch.Error {
+			status := apierrors.FromObject(e.Object)
+			if apierrors.IsResourceExpired(status) || apierrors.IsGone(status) {
+				batchErr = errGone
+			} else {
+				batchErr = fmt.Errorf("watch: %w", status)
+			}
+			break
+		}
+		if e.Type == watch.Bookmark {
+			if m, err := metaAccessor(e.Object); err == nil {
+				rv = m
+			}
+			continue
+		}
+		ev, objRV, ok := toEvent(e.Object)
+		if !ok {
+			continue
+		}
+		rv = objRV
+		t.tel.ReceiverKubeEventsEventsReceived.Add(ctx, 1)
+		if !t.keep(&ev) {
+			continue
+		}
+		switch e.Type {
+		case watch.Added:
+			ts = append(ts, t.table.observe(ev, now, true)...)
+		case watch.Modified:
+			ts = append(ts, t.table.observe(ev, now, false)...)
+		case watch.Deleted:
+			ts = append(ts, t.table.deleted(ev.UID, now)...)
+		}
+	}
+	if rv == "" {
+		return "", batchErr
+	}
+	if !t.emitAndSave(ctx, ts, ns, rv) {
+		return "", ctx.Err()
+	}
+	return rv, batchErr
+}
+
+func metaAccessor(obj runtime.Object) (string, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return "", errors.New("bookmark without metadata")
+	}
+	return m.GetResourceVersion(), nil
+}
+
+// keep applies the include and exclude lists.
+func (t *term) keep(ev *event) bool {
+	in, ex := t.cfg.Include, t.cfg.Exclude
+	ok := (len(in.Reasons) == 0 || slices.Contains(in.Reasons, ev.Reason)) &&
+		(len(in.Types) == 0 || slices.Contains(in.Types, ev.Type)) &&
+		!slices.Contains(ex.Reasons, ev.Reason) && !slices.Contains(ex.Types, ev.Type)
+	if !ok {
+		t.tel.ReceiverKubeEventsEventsFiltered.Add(context.Background(), 1)
+	}
+	return ok
+}
+
+// emitRecords hands the records of ts (the states series.emit selects) to the next consumer,
+// retrying refused batches with backoff; false when ctx ended first. Called with t.mu held.
+func (t *term) emitRecords(ctx context.Context, ts []transition) bool {
+	selected := make([]transition, 0, len(ts))
+	for _, tr := range ts {
+		if t.emit[tr.State] {
+			selected = append(selected, tr)
+		}
+	}
+	if len(selected) == 0 {
+		return true
+	}
+	now := t.now()
+	logs := plog.NewLogs()
+	t.builder.build(logs, selected, now)
+	b := &backoff{initial: t.cfg.Client.Backoff.InitialInterval, max: t.cfg.Client.Backoff.MaxInterval}
+	for {
+		err := t.next.ConsumeLogs(ctx, logs)
+		if err == nil {
+			break
+		}
+		t.tel.ReceiverKubeEventsConsumerErrors.Add(ctx, 1)
+		if consumererror.IsPermanent(err) {
+			t.logger.Error("the next consumer refused records permanently; dropped", zap.Int("records", len(selected)), zap.Error(err))
+			return true
+		}
+		if !sleepCtx(ctx, b.next(err)) {
+			return false
+		}
+	}
+	for _, tr := range selected {
+		t.tel.ReceiverKubeEventsRecordsEmitted.Add(ctx, 1, metric.WithAttributes(attribute.String("state", tr.State.String())))
+		if !tr.Event.Last.IsZero() {
+			t.tel.ReceiverKubeEventsEmitLag.Record(ctx, now.Sub(tr.Event.Last).Milliseconds())
+		}
+	}
+	return true
+}
+
+// emitAndSave emits ts and then saves the checkpoint with ns at rv (rv "" keeps it).
+func (t *term) emitAndSave(ctx context.Context, ts []transition, ns, rv string) bool {
+	if !t.emitRecords(ctx, ts) {
+		return false
+	}
+	if t.cp == nil {
+		t.cp = &checkpoint{ResourceVersions: map[string]string{}}
+	}
+	if rv != "" {
+		t.cp.ResourceVersions[ns] = rv
+	}
+	t.cp.Tombstones = t.table.silenceTombs()
+	t.tel.ReceiverKubeEventsSeriesEvicted.Add(ctx, t.table.evicted)
+	t.table.evicted = 0
+	if t.store == nil {
+		return true
+	}
+	if err := t.store.Save(ctx, t.cp); err != nil {
+		t.tel.ReceiverKubeEventsCheckpointErrors.Add(ctx, 1)
+		t.logger.Warn("saving the checkpoint failed", zap.Error(err))
+	}
+	return true
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package kubecluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// Proxy is a plain-HTTP reverse proxy on loopback in front of a Cluster's API server that can
+// fail the way an overloaded or restarting API server fails: answer 429 Too Many Requests with
+// Retry-After, and cut open watches (as a server restart or a load balancer does). It adds the
+// administrator's token to every request.
+type Proxy struct {
+	// Kubeconfig is a kubeconfig (JSON) whose server is the proxy.
+	Kubeconfig string
+	// URL is the proxy's address, http://127.0.0.1:PORT.
+	URL string
+
+	requests   atomic.Int64
+	throttled  atomic.Int64
+	throttle   atomic.Int64 // requests still to answer 429
+	retryAfter atomic.Int64 // seconds
+
+	mu      sync.Mutex
+	watches map[*watchConn]struct{}
+}
+
+type watchConn struct{ cancel context.CancelFunc }
+
+// StartProxy starts a proxy in front of c and stops it with t.Cleanup.
+func StartProxy(t testing.TB, c *Cluster) *Proxy {
+	t.Helper()
+	target, err := url.Parse(c.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(c.CA) {
+		t.Fatal("kubecluster: no certificate in CA")
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	rp.FlushInterval = -1 // stream watches
+	p := &Proxy{watches: map[*watchConn]struct{}{}}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.requests.Add(1)
+		if p.throttle.Load() > 0 && p.throttle.Add(-1) >= 0 {
+			p.throttled.Add(1)
+			w.Header().Set("Retry-After", strconv.FormatInt(p.retryAfter.Load(), 10))
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_ = json.NewEncoder(w).Encode(map[string]any{
+				"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "TooManyRequests",
+				"message": "too many requests, please try again later", "code": http.StatusTooManyRequests,
+				"details": map[string]any{"retryAfterSeconds": p.retryAfter.Load()},
+			})
+			return
+		}
+		r.Header.Set("Authorization", "Bearer "+c.Token)
+		if r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1" {
+			ctx, cancel := context.WithCancel(r.Context())
+			wc := &watchConn{cancel: cancel}
+			p.mu.Lock()
+			p.watches[wc] = struct{}{}
+			p.mu.Unlock()
+			defer func() {
+				p.mu.Lock()
+				delete(p.watches, wc)
+				p.mu.Unlock()
+				cancel()
+			}()
+			r = r.WithContext(ctx)
+		}
+		rp.ServeHTTP(w, r)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler} //nolint:gosec // loopback test server
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	p.URL = "http://" + ln.Addr().String()
+	p.Kubeconfig = filepath.Join(t.TempDir(), "proxy-kubeconfig")
+	kc := map[string]any{
+		"apiVersion": "v1", "kind": "Config", "current-context": "proxy",
+		"clusters": []any{map[string]any{"name": "proxy", "cluster": map[string]any{"server": p.URL}}},
+		"users":    []any{map[string]any{"name": "proxy", "user": map[string]any{}}},
+		"contexts": []any{map[string]any{"name": "proxy", "context": map[string]any{"cluster": "proxy", "user": "proxy"}}},
+	}
+	data, err := json.Marshal(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.Kubeconfig, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Throttle answers the next n requests with 429 and Retry-After: retryAfter seconds.
+func (p *Proxy) Throttle(n, retryAfter int) {
+	p.retryAfter.Store(int64(retryAfter))
+	p.throttle.Store(int64(n))
+}
+
+// DropWatches cuts every open watch; it returns how many were cut.
+func (p *Proxy) DropWatches() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for wc := range p.watches {
+		wc.cancel()
+	}
+	return len(p.watches)
+}
+
+// OpenWatches is the number of watches open through the proxy.
+func (p *Proxy) OpenWatches() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.watches)
+}
+
+// Requests is the number of requests the proxy received, throttled ones included.
+func (p *Proxy) Requests() int64 { return p.requests.Load() }
+
+// Throttled is the number of requests answered 429.
+func (p *Proxy) Throttled() int64 { return p.throttled.Load() }
+
+
