@@ -21,9 +21,10 @@ import (
 )
 
 var (
-	outage      = flag.Duration("e2e.outage", 60*time.Second, "how long the local server is down in TestServerOutage")
-	deliverWait = flag.Duration("e2e.deliver", 3*time.Minute, "how long to wait for the collector to deliver every line once the node stops")
-	quiet       = flag.Duration("e2e.quiet", 3*time.Second, "how long to keep watching for duplicates once every line arrived")
+	outage        = flag.Duration("e2e.outage", 60*time.Second, "how long the local server is down in TestServerOutage")
+	deliverWait   = flag.Duration("e2e.deliver", 3*time.Minute, "how long to wait for the collector to deliver every line once the node stops")
+	shippedOutage = flag.Duration("e2e.shipped-outage", 40*time.Second, "how long the local server is down in TestShippedConfigServerOutage (10m for the issue #14 run)")
+	quiet         = flag.Duration("e2e.quiet", 3*time.Second, "how long to keep watching for duplicates once every line arrived")
 )
 
 const configPath = "../../config/run.yaml"
@@ -52,6 +53,9 @@ type env struct {
 	endpoint string
 	col      *harness.Collector
 	starts   int
+	// shipped runs the DaemonSet's configuration from deploy/ (harness.LoadShippedNodeConfig)
+	// instead of config/run.yaml.
+	shipped bool
 }
 
 func newEnv(t *testing.T, cfg localcloudwatch.Config) *env {
@@ -83,6 +87,9 @@ func (e *env) start() {
 		e.t.Fatal(err)
 	}
 	e.starts++
+	if e.shipped {
+		config = e.shippedConfig()
+	}
 	col, err := harness.StartCollector(e.bin, config, []string{
 		"OTELCOL_K8S_NODE_ROOT=" + filepath.Join(e.dir, "node"),
 		"OTELCOL_K8S_STATE=" + filepath.Join(e.dir, "state"),
