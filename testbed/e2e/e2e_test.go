@@ -292,19 +292,7 @@ func TestServerOutage(t *testing.T) {
 	n := steadyNode()
 	n.Seed = 7
 	n.Phases = []nodesim.Phase{{Duration: *outage + 10*time.Second, LinesPerSecond: 300}}
-	run(t, e, scenario{node: n, during: func(ctx context.Context, e *env) {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(4 * time.Second):
-		}
-		set(e, localcloudwatch.Faults{Down: true})
-		select {
-		case <-ctx.Done():
-		case <-time.After(*outage):
-		}
-		set(e, localcloudwatch.Faults{})
-	}})
+	run(t, e, scenario{node: n, during: downFor(*outage)})
 }
 
 // TestMalformedLineStorm mixes 30% malformed lines (no CRI header, broken klog headers, invalid

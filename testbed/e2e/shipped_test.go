@@ -67,7 +67,13 @@ func TestShippedConfigServerOutage(t *testing.T) {
 	n := steadyNode()
 	n.Seed = 11
 	n.Phases = []nodesim.Phase{{Duration: *shippedOutage + 10*time.Second, LinesPerSecond: 200}}
-	run(t, e, scenario{node: n, during: func(ctx context.Context, e *env) {
+	run(t, e, scenario{node: n, during: downFor(*shippedOutage)})
+}
+
+// downFor returns a scenario's faults: four seconds in, the local server goes down (connections
+// refused) for d, then comes back.
+func downFor(d time.Duration) func(context.Context, *env) {
+	return func(ctx context.Context, e *env) {
 		select {
 		case <-ctx.Done():
 			return
@@ -76,8 +82,8 @@ func TestShippedConfigServerOutage(t *testing.T) {
 		set(e, localcloudwatch.Faults{Down: true})
 		select {
 		case <-ctx.Done():
-		case <-time.After(*shippedOutage):
+		case <-time.After(d):
 		}
 		set(e, localcloudwatch.Faults{})
-	}})
+	}
 }
