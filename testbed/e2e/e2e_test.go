@@ -24,9 +24,9 @@ import (
 )
 
 var (
-	outage      = flag.Duration("e2e.outage", 60*time.Second, "how long the local server is down in TestServerOutage")
-	deliverWait = flag.Duration("e2e.deliver", 3*time.Minute, "how long to wait for the collector to deliver every line once the node stops")
-	quiet       = flag.Duration("e2e.quiet", 3*time.Second, "how long to keep watching for duplicates once every line arrived")
+	outage        = flag.Duration("e2e.outage", 60*time.Second, "how long the local server is down in TestServerOutage")
+	deliverWait   = flag.Duration("e2e.deliver", 3*time.Minute, "how long to wait for the collector to deliver every line once the node stops")
+	quiet         = flag.Duration("e2e.quiet", 3*time.Second, "how long to keep watching for duplicates once every line arrived")
 )
 
 // configMapPath is the shipped node agent configuration, from this directory.
@@ -355,19 +355,7 @@ func TestServerOutage(t *testing.T) {
 	n := steadyNode()
 	n.Seed = 7
 	n.Phases = []nodesim.Phase{{Duration: *outage + 10*time.Second, LinesPerSecond: 300}}
-	run(t, e, scenario{node: n, during: func(ctx context.Context, e *env) {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(4 * time.Second):
-		}
-		set(e, localcloudwatch.Faults{Down: true})
-		select {
-		case <-ctx.Done():
-		case <-time.After(*outage):
-		}
-		set(e, localcloudwatch.Faults{})
-	}})
+	run(t, e, scenario{node: n, during: downFor(*outage)})
 }
 
 // TestMalformedLineStorm mixes 30% malformed lines (no CRI header, broken klog headers, invalid
