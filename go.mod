@@ -3,7 +3,8 @@ module github.com/otelcol-k8s/otelcol-k8s
 go 1.26.0
 
 require (
-	github.com/go-logr/logr v1.4.3
+	github.com/go-logr/logr v1.4.4
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000
 	go.uber.org/zap v1.27.1
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/mod v0.40.0
@@ -34,8 +35,8 @@ require (
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
-	go.opentelemetry.io/otel v1.41.0 // indirect
-	go.opentelemetry.io/otel/trace v1.41.0 // indirect
+	go.opentelemetry.io/otel v1.46.0 // indirect
+	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
 	golang.org/x/net v0.56.0 // indirect
@@ -54,3 +55,5 @@ require (
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ./testbed/localcloudwatch
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ./internal/jsonstring
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ./internal/k8smodel

@@ -16,12 +16,27 @@ const (
 type messageArena struct {
 	buf   []byte
 	start int
+	// first is the capacity of the first chunk (0: arenaChunk), sized from the request so a
+	// small request does not pin a whole chunk while it waits in a memory queue.
+	first int
+}
+
+// bytesPerRecordGuess sizes the first chunk: a typical container line plus the JSON fields.
+const bytesPerRecordGuess = 512
+
+// firstChunkFor returns the first chunk's capacity for a request of n records.
+func firstChunkFor(n int) int {
+	return min(max(n*bytesPerRecordGuess, 2*arenaReserve), arenaChunk)
 }
 
 // begin returns the buffer to append the next message to.
 func (a *messageArena) begin() []byte {
 	if cap(a.buf)-len(a.buf) < arenaReserve {
-		a.buf = make([]byte, 0, arenaChunk)
+		size := arenaChunk
+		if a.buf == nil && a.first > 0 {
+			size = a.first
+		}
+		a.buf = make([]byte, 0, size)
 	}
 	a.start = len(a.buf)
 	return a.buf

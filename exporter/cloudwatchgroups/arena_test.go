@@ -26,3 +26,17 @@ func TestMessageArena(t *testing.T) {
 		}
 	}
 }
+
+// A small request's messages sit in a chunk sized from the request, not in a full chunk.
+func TestArenaFirstChunkSizedFromRequest(t *testing.T) {
+	a := messageArena{first: firstChunkFor(3)}
+	for range 3 {
+		a.end(append(a.begin(), strings.Repeat("x", 200)...))
+	}
+	if c := cap(a.buf); c > 2*arenaReserve {
+		t.Fatalf("3 small messages hold a %d-byte chunk", c)
+	}
+	if got := firstChunkFor(1_000_000); got != arenaChunk {
+		t.Fatalf("large request: first chunk %d, want %d", got, arenaChunk)
+	}
+}

@@ -3,23 +3,20 @@ package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/awsauth"
 )
 
 // callTimeout bounds one HTTP call to CloudWatch Logs.
@@ -27,32 +24,22 @@ const callTimeout = 60 * time.Second
 
 // newCloudWatchClient builds a CloudWatch Logs client from the standard AWS credential chain
 // (environment, shared config and profile, web identity / IRSA, ECS and EC2 roles), optionally
-// assuming RoleARN. The SDK's own retries are off: the sender retries and counts them.
+// assuming RoleARN (internal/awsauth). Only this client's own retries are off (the sender
+// retries and counts them); STS and IMDS keep the SDK's retries, and a credentials failure is
+// marked so the sender retries it.
 func newCloudWatchClient(ctx context.Context, cfg *Config) (sender.API, error) {
-	opts := []func(*config.LoadOptions) error{
-		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
-		config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(callTimeout)),
-	}
-	if cfg.Region != "" {
-		opts = append(opts, config.WithRegion(cfg.Region))
-	}
-	if cfg.Profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(cfg.Profile))
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	awsCfg, err := awsauth.Load(ctx, awsauth.Options{
+		Region:      cfg.Region,
+		Profile:     cfg.Profile,
+		RoleARN:     cfg.RoleARN,
+		SessionName: "otelcol-k8s-cloudwatch-groups",
+		HTTPClient:  awshttp.NewBuildableClient().WithTimeout(callTimeout),
+	})
 	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
-	}
-	if awsCfg.Region == "" {
-		return nil, errors.New("no AWS region: set region or AWS_REGION")
-	}
-	if cfg.RoleARN != "" {
-		provider := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsCfg), cfg.RoleARN, func(o *stscreds.AssumeRoleOptions) {
-			o.RoleSessionName = "otelcol-k8s-cloudwatch-groups"
-		})
-		awsCfg.Credentials = aws.NewCredentialsCache(provider)
+		return nil, err
 	}
 	return cloudwatchlogs.NewFromConfig(awsCfg, func(o *cloudwatchlogs.Options) {
+		o.Retryer = aws.NopRetryer{}
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}

@@ -3,6 +3,7 @@ package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -47,6 +48,10 @@ type Config struct {
 	StreamNameTemplate string `mapstructure:"stream_name_template"`
 	// NamespaceUID configures the namespace watch that supplies k8s.namespace.uid.
 	NamespaceUID NamespaceUIDConfig `mapstructure:"namespace_uid"`
+	// RecordAttributes lists the attribute keys routing may read from a log record when its
+	// resource lacks them; every other key is read from the resource only, so log content
+	// never chooses a destination.
+	RecordAttributes []string `mapstructure:"record_attributes"`
 	// Hostname overrides the host part of stream names when resources carry no host.name or
 	// k8s.node.name; empty means the host name of the process.
 	Hostname string `mapstructure:"hostname"`
@@ -59,6 +64,10 @@ type Config struct {
 	KMSKeyID string `mapstructure:"kms_key_id"`
 	// LogGroupClass is used when creating groups.
 	LogGroupClass string `mapstructure:"log_group_class"`
+	// ApplySettingsToExistingGroups also brings groups this process did not create in line
+	// with the settings, in the background. Turn it on in one place (the cluster Deployment),
+	// not on every node.
+	ApplySettingsToExistingGroups bool `mapstructure:"apply_settings_to_existing_groups"`
 
 	// MessageFormat is json (default) or raw.
 	MessageFormat string `mapstructure:"message_format"`
@@ -115,6 +124,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("group_by_optional[%d] is empty", i))
 		}
 	}
+	for i, k := range c.RecordAttributes {
+		if k == "" {
+			errs = append(errs, fmt.Errorf("record_attributes[%d] is empty", i))
+		}
+	}
 	if c.GroupPrefix != "" {
 		if !naming.ValidGroup(c.GroupPrefix + c.GroupSeparator + "x") {
 			errs = append(errs, fmt.Errorf("group_prefix %q with group_separator %q does not make a valid log group name", c.GroupPrefix, c.GroupSeparator))
@@ -168,6 +182,14 @@ func (c *Config) Validate() error {
 	if c.CreateLogGroupRate <= 0 || c.CreateLogStreamRate <= 0 {
 		errs = append(errs, errors.New("create_log_group_rate and create_log_stream_rate must be positive"))
 	}
+	if c.Endpoint != "" {
+		if u, err := url.Parse(c.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("endpoint %q: must be an http or https URL with a host", c.Endpoint))
+		}
+	}
+	if c.LogGroupClass == "DELIVERY" && c.RetentionDays != 0 {
+		errs = append(errs, errors.New("retention_days: a DELIVERY class group has a fixed retention; leave retention_days at 0"))
+	}
 	if c.RoleARN != "" && !strings.HasPrefix(c.RoleARN, "arn:") {
 		errs = append(errs, fmt.Errorf("role_arn %q is not an ARN", c.RoleARN))
 	}
@@ -186,5 +208,6 @@ func (c *Config) routingConfig() routing.Config {
 		AuditMatchers:            c.LogType.AuditMatchers,
 		StreamTemplate:           c.StreamNameTemplate,
 		Hostname:                 c.Hostname,
+		RecordAttributes:         c.RecordAttributes,
 	}
 }

@@ -36,6 +36,9 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, "us-east-1", def.Region)
 	assert.Equal(t, "log_type", def.GroupBy)
 	assert.Equal(t, "json", def.MessageFormat)
+	assert.Zero(t, def.BackOffConfig.MaxElapsedTime, "retry until delivered")
+	assert.Equal(t, "otelcol_k8s.log.type", def.LogType.Attribute)
+	assert.Empty(t, def.RecordAttributes)
 	assert.True(t, def.QueueConfig.HasValue())
 	assert.True(t, def.QueueConfig.Get().Batch.HasValue())
 
@@ -44,12 +47,15 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, "namespace_uid", all.GroupBy)
 	assert.Equal(t, []string{"k8s.pod.label.log-group", "team"}, all.GroupByOptional)
 	assert.Equal(t, "/", all.GroupSeparator)
+	assert.Equal(t, []string{"log.file.path"}, all.RecordAttributes)
 	assert.Equal(t, []routing.Matcher{{Key: "log.file.path", Pattern: "/var/log/kube-apiserver/audit*.log"}}, all.LogType.AuditMatchers)
 	assert.True(t, all.NamespaceUID.Watch)
 	assert.Equal(t, 10*time.Second, all.NamespaceUID.SyncTimeout)
 	assert.Equal(t, int32(30), all.RetentionDays)
 	assert.Equal(t, map[string]string{"team": "platform", "env": "prod"}, all.Tags)
 	assert.Equal(t, "INFREQUENT_ACCESS", all.LogGroupClass)
+	assert.True(t, all.ApplySettingsToExistingGroups)
+	assert.False(t, def.ApplySettingsToExistingGroups, "settings from the creating process only")
 	assert.Equal(t, "split", all.Oversize)
 	assert.Equal(t, 2*time.Minute, all.TimeoutConfig.Timeout)
 	assert.Equal(t, 10*time.Minute, all.BackOffConfig.MaxElapsedTime)
@@ -61,18 +67,20 @@ func TestLoadConfig(t *testing.T) {
 
 func TestInvalidConfigs(t *testing.T) {
 	tests := map[string]string{
-		"bad_group_by":   "group_by",
-		"bad_retention":  "retention_days",
-		"bad_class":      "log_group_class",
-		"bad_prefix":     "group_prefix",
-		"bad_format":     "message_format",
-		"bad_event_size": "max_event_bytes",
-		"bad_oversize":   "oversize",
-		"bad_matcher":    "matchers",
-		"bad_template":   "stream_name_template",
-		"bad_rates":      "create_log_stream_rate",
-		"bad_tags":       "aws:reserved",
-		"bad_watch":      "namespace_uid.watch",
+		"bad_group_by":           "group_by",
+		"bad_retention":          "retention_days",
+		"bad_class":              "log_group_class",
+		"bad_prefix":             "group_prefix",
+		"bad_format":             "message_format",
+		"bad_event_size":         "max_event_bytes",
+		"bad_oversize":           "oversize",
+		"bad_matcher":            "matchers",
+		"bad_template":           "stream_name_template",
+		"bad_rates":              "create_log_stream_rate",
+		"bad_tags":               "aws:reserved",
+		"bad_watch":              "namespace_uid.watch",
+		"bad_endpoint":           "endpoint",
+		"bad_delivery_retention": "DELIVERY",
 	}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
 
@@ -24,22 +26,11 @@ import (
 // SDK's standard AWS_ENDPOINT_URL_STS setting) and writes to the local server with the
 // temporary credentials.
 func TestRoleARN(t *testing.T) {
-	awsEnv(t)
-	moto := startMoto(t)
-	target, err := url.Parse(moto.endpoint)
-	require.NoError(t, err)
 	var assumeCalls atomic.Int64
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if form, err := url.ParseQuery(string(body)); err == nil && form.Get("Action") == "AssumeRole" {
-			assumeCalls.Add(1)
-		}
-		proxy.ServeHTTP(w, r)
-	})}
-	stsURL := serveOnLoopback(t, srv)
-	t.Setenv("AWS_ENDPOINT_URL_STS", stsURL)
+	stsProxy(t, func(http.ResponseWriter) bool {
+		assumeCalls.Add(1)
+		return false
+	})
 
 	local := startLocal(t, localcloudwatch.Config{})
 	cfg := testConfig(local.endpoint)
@@ -49,7 +40,71 @@ func TestRoleARN(t *testing.T) {
 	require.NoError(t, exp.Shutdown(context.Background()))
 
 	require.Equal(t, int64(1), assumeCalls.Load(), "one AssumeRole, credentials cached")
-	g, ok := local.local.Group("it.shop")
+	g, ok := local.local.Group("it.namespace/shop")
 	require.True(t, ok)
 	require.Equal(t, 5, int(g.Events))
+}
+
+// stsIDPError is STS's answer (awsQuery protocol) when the identity provider cannot be reached.
+const stsIDPError = `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+  <Error><Type>Sender</Type><Code>IDPCommunicationError</Code><Message>The identity provider could not be reached.</Message></Error>
+  <RequestId>c6104cbe-af31-11e0-8154-cbc7ccf896c7</RequestId>
+</ErrorResponse>`
+
+// TestCredentialsFailureIsTransient: STS answers its first AssumeRole calls with a 400
+// IDPCommunicationError; the batch waits for credentials instead of being dropped as a
+// permanent 400, and every event is stored once.
+func TestCredentialsFailureIsTransient(t *testing.T) {
+	var failures atomic.Int64
+	failures.Store(6) // more than the SDK's own three attempts per refresh
+	stsProxy(t, func(w http.ResponseWriter) bool {
+		if failures.Add(-1) < 0 {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/xml")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, stsIDPError)
+		return true
+	})
+
+	local := startLocal(t, localcloudwatch.Config{})
+	cfg := testConfig(local.endpoint)
+	cfg.RoleARN = "arn:aws:iam::123456789012:role/log-writer"
+	e, tel := startExporter(t, cfg, nil)
+	var err error
+	require.NoError(t, pushFor(e, mustConvert(t, e, makeLogs(testSources[:1], 5, time.Now(), "n")), 30*time.Second))
+
+	g, ok := local.local.Group("it.namespace/shop")
+	require.True(t, ok)
+	require.Equal(t, 5, int(g.Events))
+	_, err = tel.GetMetric("otelcol_exporter_cloudwatch_groups_events_rejected")
+	require.Error(t, err, "nothing rejected")
+	require.Negative(t, failures.Load(), "STS failed first")
+}
+
+func mustConvert(t *testing.T, e *cwExporter, ld plog.Logs) xexporterhelper.Request {
+	t.Helper()
+	req, err := e.convert(context.Background(), ld)
+	require.NoError(t, err)
+	return req
+}
+
+// stsProxy starts moto and points AWS_ENDPOINT_URL_STS at a proxy to it that shows every
+// AssumeRole call to onAssume first; onAssume returns true when it answered the call itself.
+func stsProxy(t *testing.T, onAssume func(http.ResponseWriter) bool) {
+	t.Helper()
+	awsEnv(t)
+	moto := startMoto(t)
+	target, err := url.Parse(moto.endpoint)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if form, err := url.ParseQuery(string(body)); err == nil && form.Get("Action") == "AssumeRole" && onAssume(w) {
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})}
+	t.Setenv("AWS_ENDPOINT_URL_STS", serveOnLoopback(t, srv))
 }

@@ -36,8 +36,10 @@ type cwExporter struct {
 	prepOpts  batching.Options
 	// newAPI builds the CloudWatch Logs client at start; tests replace it.
 	newAPI func(context.Context, *Config) (sender.API, error)
-	sender *sender.Sender
-	now    func() time.Time
+	// sender is set at start; stopping reads it from the shutdown path.
+	sender   *sender.Sender
+	senderMu sync.Mutex
+	now      func() time.Time
 	// nsWatch supplies namespace UIDs when namespace_uid.watch is on; set at start.
 	nsWatch atomic.Pointer[nsuid.Watcher]
 }
@@ -103,13 +105,16 @@ func (e *cwExporter) start(ctx context.Context, _ component.Host) error {
 		e.nsWatch.Store(w)
 	}
 	backoff := sender.Backoff{
-		Initial:    e.cfg.BackOffConfig.InitialInterval,
-		Max:        e.cfg.BackOffConfig.MaxInterval,
-		MaxElapsed: e.cfg.BackOffConfig.MaxElapsedTime,
+		Initial:       e.cfg.BackOffConfig.InitialInterval,
+		Max:           e.cfg.BackOffConfig.MaxInterval,
+		Multiplier:    e.cfg.BackOffConfig.Multiplier,
+		Randomization: e.cfg.BackOffConfig.RandomizationFactor,
 	}
 	if !e.cfg.BackOffConfig.Enabled {
 		backoff = sender.Backoff{Disabled: true}
 	}
+	e.senderMu.Lock()
+	defer e.senderMu.Unlock()
 	e.sender = sender.New(api, sender.Config{
 		Settings: sender.GroupSettings{
 			RetentionDays: e.cfg.RetentionDays,
@@ -117,6 +122,7 @@ func (e *cwExporter) start(ctx context.Context, _ component.Host) error {
 			KMSKeyID:      e.cfg.KMSKeyID,
 			Class:         e.cfg.LogGroupClass,
 		},
+		ApplyToExisting:  e.cfg.ApplySettingsToExistingGroups,
 		Backoff:          backoff,
 		CreateGroupRate:  e.cfg.CreateLogGroupRate,
 		CreateStreamRate: e.cfg.CreateLogStreamRate,
@@ -124,7 +130,20 @@ func (e *cwExporter) start(ctx context.Context, _ component.Host) error {
 	return nil
 }
 
+// stopRetries ends every retry wait of the sender and its settings worker. It runs after
+// exporterhelper has stopped the queue (design.md, section 6: ending the waits earlier made a
+// persistent queue re-send delivered batches after a restart).
+func (e *cwExporter) stopRetries() {
+	e.senderMu.Lock()
+	s := e.sender
+	e.senderMu.Unlock()
+	if s != nil {
+		s.Stop()
+	}
+}
+
 func (e *cwExporter) shutdown(context.Context) error {
+	e.stopRetries()
 	if w := e.nsWatch.Swap(nil); w != nil {
 		w.Stop()
 	}
@@ -165,6 +184,13 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 		return consumererror.NewPermanent(fmt.Errorf("cloudwatch_groups: unexpected request type %T", r))
 	}
 	now := e.now()
+	first := req.firstFailure
+	if first.IsZero() {
+		first = now
+	}
+	if m := e.cfg.BackOffConfig.MaxElapsedTime; m > 0 && e.cfg.BackOffConfig.Enabled {
+		ctx = sender.WithDeadline(ctx, first.Add(m))
+	}
 	var batches []work
 	var st batching.Stats
 	for _, s := range req.streams {
@@ -191,11 +217,32 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 	if len(failed) == 0 {
 		return nil
 	}
-	rest := &eventsRequest{}
+	rest := &eventsRequest{firstFailure: first}
 	for _, w := range failed {
 		rest.append(w.id, w.events)
 	}
+	if e.final(now, first, err) {
+		// The retry budget is spent (or retries are off): these events are dropped here,
+		// counted, and the error is permanent so exporterhelper does not try again.
+		e.telemetry.ExporterCloudwatchGroupsEventsRejected.Add(ctx, int64(rest.events), reasonAttr("retries_exhausted"))
+		e.logger.Error("Retries exhausted; events dropped", zap.Int("events", rest.events), zap.Error(err))
+		return consumererror.NewPermanent(err)
+	}
 	return &partialFailure{err: err, rest: rest}
+}
+
+// final reports whether a failed push is the last try of its events: retries are off, or
+// retry_on_failure.max_elapsed_time has passed since the first failure. exporterhelper's own
+// retry runs without a budget (see factory.go) so that this is the only place that drops.
+func (e *cwExporter) final(now, first time.Time, err error) bool {
+	b := e.cfg.BackOffConfig
+	if !b.Enabled {
+		return true
+	}
+	if b.MaxElapsedTime <= 0 {
+		return false
+	}
+	return errors.Is(err, sender.ErrRetriesExhausted) || !now.Before(first.Add(b.MaxElapsedTime))
 }
 
 // route encodes every record and groups the events by destination stream, streams in order
@@ -209,7 +256,7 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 	}
 	n := ld.LogRecordCount()
 	recs := make([]pending, 0, n)
-	var arena messageArena
+	arena := messageArena{first: firstChunkFor(n)}
 	typeAttr := e.cfg.LogType.Attribute
 	nowMs := now.UnixMilli()
 	fallbacks := map[string]int{}
@@ -326,7 +373,7 @@ func (e *cwExporter) send(ctx context.Context, batches []work) ([]work, error) {
 
 // sendBatch sends one batch; it returns an error only when the batch should be retried.
 func (e *cwExporter) sendBatch(ctx context.Context, w work) error {
-	e.sender.Prepare(ctx, w.id.group)
+	e.sender.Prepare(w.id.group)
 	input := make([]types.InputLogEvent, len(w.events))
 	for i := range w.events {
 		input[i] = types.InputLogEvent{Message: &w.events[i].Message, Timestamp: &w.events[i].Timestamp}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -70,9 +71,15 @@ func startExporter(t *testing.T, cfg *Config, wrap func(sender.API) sender.API) 
 
 func newPushExporter(t *testing.T, endpoint string, wrap func(sender.API) sender.API) (*cwExporter, *componenttest.Telemetry) {
 	t.Helper()
-	cfg := testConfig(endpoint)
-	cfg.BackOffConfig.MaxElapsedTime = 300 * time.Millisecond
-	return startExporter(t, cfg, wrap)
+	return startExporter(t, testConfig(endpoint), wrap)
+}
+
+// pushFor pushes req with a request timeout (exporterhelper's timeout), which ends the
+// sender's retries without spending the retry budget.
+func pushFor(e *cwExporter, req xexporterhelper.Request, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return e.pushRequest(ctx, req)
 }
 
 // A push whose batches partly fail returns only the failed events: the request's OnError
@@ -85,7 +92,7 @@ func TestPushReturnsOnlyUndeliveredRecords(t *testing.T) {
 
 	req, err := e.convert(context.Background(), makeLogs(testSources, 100, time.Now(), "node-1"))
 	require.NoError(t, err)
-	err = e.pushRequest(context.Background(), req)
+	err = pushFor(e, req, 2*time.Second)
 	require.Error(t, err)
 	assert.False(t, consumererror.IsPermanent(err))
 	retry := req.(*eventsRequest).OnError(err).(*eventsRequest)
@@ -102,6 +109,32 @@ func TestPushReturnsOnlyUndeliveredRecords(t *testing.T) {
 	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_throttles")
 	require.NoError(t, err)
 	assert.Positive(t, sumOf(m))
+}
+
+// When retry_on_failure.max_elapsed_time is spent, the undelivered events are dropped, counted
+// as rejected with reason retries_exhausted, and the error is permanent.
+func TestRetriesExhaustedAreCounted(t *testing.T) {
+	awsEnv(t)
+	b := startLocal(t, localcloudwatch.Config{})
+	fail := &failingStreams{marker: "web-2"}
+	cfg := testConfig(b.endpoint)
+	cfg.BackOffConfig.MaxElapsedTime = 200 * time.Millisecond
+	e, tel := startExporter(t, cfg, func(real sender.API) sender.API { fail.API = real; return fail })
+
+	req, err := e.convert(context.Background(), makeLogs(testSources, 100, time.Now(), "node-1"))
+	require.NoError(t, err)
+	err = e.pushRequest(context.Background(), req)
+	require.Error(t, err)
+	assert.True(t, consumererror.IsPermanent(err))
+	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_events_rejected")
+	require.NoError(t, err)
+	got := int64(0)
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		if v, _ := dp.Attributes.Value("reason"); v.AsString() == "retries_exhausted" {
+			got += dp.Value
+		}
+	}
+	assert.Equal(t, int64(100), got)
 }
 
 // A permanent error drops the batch, counts it as rejected and does not fail the push.
@@ -129,12 +162,13 @@ func TestOversizeAgainstLocalServer(t *testing.T) {
 			e, tel := startExporter(t, cfg, nil)
 
 			ld := plog.NewLogs()
-			lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+			rl := ld.ResourceLogs().AppendEmpty()
+			rl.Resource().Attributes().PutStr("log.file.path", "/var/log/pods/shop_big_1/c/0.log")
+			rl.Resource().Attributes().PutStr("k8s.namespace.name", "shop")
+			lrs := rl.ScopeLogs().AppendEmpty().LogRecords()
 			big := strings.Repeat("0123456789", 250_000) // 2.5 MB
 			for i := range 3 {
 				r := lrs.AppendEmpty()
-				r.Attributes().PutStr("log.file.path", "/var/log/pods/shop_big_1/c/0.log")
-				r.Attributes().PutStr("k8s.namespace.name", "shop")
 				if i == 1 {
 					r.Body().SetStr(big)
 				} else {
@@ -143,7 +177,7 @@ func TestOversizeAgainstLocalServer(t *testing.T) {
 			}
 			require.NoError(t, e.push(context.Background(), ld))
 
-			events, err := b.local.Events("it.shop", e.router.Route(ld.ResourceLogs().At(0).Resource().Attributes(), lrs.At(0).Attributes()).Stream)
+			events, err := b.local.Events("it.namespace/shop", e.router.Route(ld.ResourceLogs().At(0).Resource().Attributes(), lrs.At(0).Attributes()).Stream)
 			require.NoError(t, err)
 			stored := 0
 			for _, ev := range events {
@@ -185,11 +219,18 @@ func TestGroupSettingsOnExistingGroupLocal(t *testing.T) {
 	cfg.GroupBy = "log_type"
 	cfg.KMSKeyID = key
 	cfg.LogGroupClass = "INFREQUENT_ACCESS"
+	cfg.ApplySettingsToExistingGroups = true
 	e, tel := startExporter(t, cfg, nil)
+	t.Cleanup(e.stopRetries)
 	src := []source{{namespace: "shop", pod: "a", container: "c"}, {path: "/var/log/kube-apiserver/audit.log"}}
 	require.NoError(t, e.push(ctx, makeLogs(src, 10, time.Now(), "n")))
 	require.NoError(t, e.push(ctx, makeLogs(src, 10, time.Now(), "n"))) // settings once per process
 
+	// Settings are applied in the background, never on the send path.
+	require.Eventually(t, func() bool {
+		m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_group_settings")
+		return err == nil && sumOf(m) >= 3
+	}, 10*time.Second, 10*time.Millisecond, "applied twice, one class mismatch")
 	existing, ok := b.local.Group("it.application")
 	require.True(t, ok)
 	assert.Equal(t, key, existing.KMSKeyID)
@@ -203,11 +244,8 @@ func TestGroupSettingsOnExistingGroupLocal(t *testing.T) {
 	assert.Equal(t, int32(7), created.RetentionDays)
 
 	st := b.local.Stats()
-	assert.Equal(t, int64(1+2), st.Requests["CreateLogGroup"], "the test's own, then one per group per process")
+	assert.Equal(t, int64(1+1), st.Requests["CreateLogGroup"], "the test's own, then only the missing group")
 	assert.Equal(t, int64(1), st.Requests["AssociateKmsKey"])
-	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_group_settings")
-	require.NoError(t, err)
-	assert.Equal(t, int64(3), sumOf(m), "applied twice, one class mismatch")
 }
 
 // moto has no AssociateKmsKey: applying settings to an existing group fails. Sending goes on,
@@ -215,24 +253,31 @@ func TestGroupSettingsOnExistingGroupLocal(t *testing.T) {
 func TestSettingsFailureDoesNotBlockSending(t *testing.T) {
 	awsEnv(t)
 	b := startMoto(t)
-	_, err := b.client().CreateLogGroup(context.Background(), &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("it.shop")})
+	_, err := b.client().CreateLogGroup(context.Background(), &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("it.namespace/shop")})
 	require.NoError(t, err)
 	cfg := testConfig(b.endpoint)
 	cfg.KMSKeyID = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-	cfg.BackOffConfig.MaxElapsedTime = 300 * time.Millisecond
+	cfg.ApplySettingsToExistingGroups = true
 	e, tel := startExporter(t, cfg, nil)
+	t.Cleanup(e.stopRetries)
 
 	for range 2 {
 		require.NoError(t, e.push(context.Background(), makeLogs(testSources[:2], 20, time.Now(), "n")))
 	}
 	assertCounter(t, tel, "otelcol_exporter_cloudwatch_groups_events_sent", 80)
-	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_group_settings")
-	require.NoError(t, err)
-	failed := int64(0)
-	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
-		if v, _ := dp.Attributes.Value("outcome"); v.AsString() == "failed" {
-			failed += dp.Value
+	failed := func() int64 {
+		m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_group_settings")
+		if err != nil {
+			return 0
 		}
+		n := int64(0)
+		for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			if v, _ := dp.Attributes.Value("outcome"); v.AsString() == "failed" {
+				n += dp.Value
+			}
+		}
+		return n
 	}
-	assert.Equal(t, int64(1), failed, "one failed attempt, then a pause")
+	require.Eventually(t, func() bool { return failed() >= 1 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, int64(1), failed(), "one failed attempt, then a pause")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/routing"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 )
 
 // NewFactory returns the factory of the cloudwatch_groups exporter.
@@ -47,26 +48,30 @@ func createDefaultConfig() component.Config {
 	})
 	timeout := exporterhelper.NewDefaultTimeoutConfig()
 	timeout.Timeout = 5 * time.Minute
+	// Retry until delivered: with a bounded queue that blocks when full, an outage of any
+	// length fills the queue and then pauses the receivers; nothing is dropped.
+	backoff := configretry.NewDefaultBackOffConfig()
+	backoff.MaxElapsedTime = 0
 	return &Config{
 		TimeoutConfig:  timeout,
 		QueueConfig:    configoptional.Some(queue),
-		BackOffConfig:  configretry.NewDefaultBackOffConfig(),
+		BackOffConfig:  backoff,
 		GroupBy:        string(routing.ByLogType),
 		GroupSeparator: ".",
 		LogType: LogTypeConfig{
-			Attribute:                "log.type",
+			Attribute:                attr.LogType,
 			InfrastructureNamespaces: []string{"default", "kube-*", "openshift-*"},
 			JournalMatchers: []routing.Matcher{
-				{Key: routing.AttrFilePath, Pattern: "/var/log/journal/*"},
-				{Key: routing.AttrFilePath, Pattern: "/run/log/journal/*"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/journal/*"},
+				{Key: attr.LogFilePath, Pattern: "/run/log/journal/*"},
 			},
 			AuditMatchers: []routing.Matcher{
-				{Key: routing.AttrFilePath, Pattern: "/var/log/kube-apiserver/audit*.log"},
-				{Key: routing.AttrFilePath, Pattern: "/var/log/kubernetes/audit*.log"},
-				{Key: routing.AttrFilePath, Pattern: "/var/log/openshift-apiserver/audit*.log"},
-				{Key: routing.AttrFilePath, Pattern: "/var/log/oauth-apiserver/audit*.log"},
-				{Key: routing.AttrFilePath, Pattern: "/var/log/audit/audit.log*"},
-				{Key: routing.AttrFilePath, Pattern: "/var/log/ovn/acl-audit-log*.log"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/kube-apiserver/audit*.log"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/kubernetes/audit*.log"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/openshift-apiserver/audit*.log"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/oauth-apiserver/audit*.log"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/audit/audit.log*"},
+				{Key: attr.LogFilePath, Pattern: "/var/log/ovn/acl-audit-log*.log"},
 			},
 		},
 		NamespaceUID:        NamespaceUIDConfig{SyncTimeout: 30 * time.Second},
@@ -89,12 +94,22 @@ func createLogsExporter(ctx context.Context, set exporter.Settings, cfg componen
 		Encoding:    queueEncoding{e},
 		Partitioner: streamPartitioner{},
 	}
-	return xexporterhelper.NewLogsRequest(ctx, set, e.convert, e.pushRequest,
+	// One retry policy, two loops (design.md, section 6): the sender retries single calls, so
+	// delivered batches stay delivered, and exporterhelper repeats what is still undelivered.
+	// The exporter owns the max_elapsed_time budget across both (pushRequest drops and counts
+	// when it is spent), so exporterhelper's loop runs without one.
+	outer := c.BackOffConfig
+	outer.MaxElapsedTime = 0
+	exp, err := xexporterhelper.NewLogsRequest(ctx, set, e.convert, e.pushRequest,
 		exporterhelper.WithStart(e.start),
 		exporterhelper.WithShutdown(e.shutdown),
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
 		exporterhelper.WithTimeout(c.TimeoutConfig),
-		exporterhelper.WithRetry(c.BackOffConfig),
+		exporterhelper.WithRetry(outer),
 		xexporterhelper.WithQueueBatch(c.QueueConfig, qs),
 	)
+	if err != nil {
+		return nil, err
+	}
+	return exp, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -45,6 +44,7 @@ func makeLogs(sources []source, n int, end time.Time, host string) plog.Logs {
 	for _, s := range sources {
 		rl := ld.ResourceLogs().AppendEmpty()
 		rl.Resource().Attributes().PutStr("host.name", host)
+		rl.Resource().Attributes().PutStr("log.file.path", s.filePath())
 		if s.namespace != "" {
 			rl.Resource().Attributes().PutStr("k8s.namespace.name", s.namespace)
 			rl.Resource().Attributes().PutStr("k8s.pod.name", s.pod)
@@ -56,7 +56,6 @@ func makeLogs(sources []source, n int, end time.Time, host string) plog.Logs {
 			rec.SetTimestamp(pcommon.NewTimestampFromTime(end.Add(time.Duration(i-n) * time.Second)))
 			rec.SetSeverityNumber(plog.SeverityNumberInfo)
 			rec.Body().SetStr(fmt.Sprintf("%s#%d", s.filePath(), i))
-			rec.Attributes().PutStr("log.file.path", s.filePath())
 			rec.Attributes().PutStr("log.iostream", "stdout")
 		}
 	}
@@ -73,7 +72,7 @@ var testSources = []source{
 }
 
 func streamName(host string, s source) string {
-	return host + "." + strings.ReplaceAll(strings.TrimPrefix(s.filePath(), "/"), "/", ".")
+	return host + s.filePath()
 }
 
 // testConfig returns the exporter configuration the integration tests share.
@@ -84,6 +83,7 @@ func testConfig(endpoint string) *Config {
 	cfg.GroupBy = "namespace_name"
 	cfg.GroupPrefix = "it"
 	cfg.RetentionDays = 7
+	cfg.ApplySettingsToExistingGroups = true
 	cfg.Tags = map[string]string{"team": "platform", "env": "test"}
 	cfg.BackOffConfig.InitialInterval = 20 * time.Millisecond
 	cfg.BackOffConfig.MaxInterval = 200 * time.Millisecond
@@ -121,9 +121,9 @@ func runIntegration(t *testing.T, b *backend) {
 	const perSource = 1500
 
 	// An existing group with other settings: the exporter must bring it in line.
-	_, err := b.client().CreateLogGroup(ctx, &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("it.shop")})
+	_, err := b.client().CreateLogGroup(ctx, &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("it.namespace/shop")})
 	require.NoError(t, err)
-	_, err = b.client().PutRetentionPolicy(ctx, &cloudwatchlogs.PutRetentionPolicyInput{LogGroupName: aws.String("it.shop"), RetentionInDays: aws.Int32(1)})
+	_, err = b.client().PutRetentionPolicy(ctx, &cloudwatchlogs.PutRetentionPolicyInput{LogGroupName: aws.String("it.namespace/shop"), RetentionInDays: aws.Int32(1)})
 	require.NoError(t, err)
 
 	now := time.Now()
@@ -135,8 +135,8 @@ func runIntegration(t *testing.T, b *backend) {
 		rec := extra.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
 		rec.SetTimestamp(pcommon.NewTimestampFromTime(ts))
 		rec.Body().SetStr("out of range")
-		rec.Attributes().PutStr("k8s.namespace.name", "shop")
-		rec.Attributes().PutStr("log.file.path", "/var/log/pods/shop_web-1_uid-web-1/web/0.log")
+		extra.Resource().Attributes().PutStr("k8s.namespace.name", "shop")
+		extra.Resource().Attributes().PutStr("log.file.path", "/var/log/pods/shop_web-1_uid-web-1/web/0.log")
 	}
 
 	tel := componenttest.NewTelemetry()
@@ -148,14 +148,23 @@ func runIntegration(t *testing.T, b *backend) {
 	require.NoError(t, err)
 	require.NoError(t, exp.Start(ctx, componenttest.NewNopHost()))
 	require.NoError(t, exp.ConsumeLogs(ctx, ld))
+	// Settings go to the groups in the background, after the first sends.
+	require.Eventually(t, func() bool {
+		for _, gi := range b.inspect(t) {
+			if gi.retention != 7 || len(gi.tags) != len(cfg.Tags) {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 50*time.Millisecond)
 	require.NoError(t, exp.Shutdown(ctx)) // drains the queue
 
 	got := b.inspect(t)
 	wantGroups := map[string][]source{
-		"it.shop":           {testSources[0], testSources[1]},
-		"it.billing":        {testSources[2]},
-		"it.infrastructure": {testSources[3], testSources[5]},
-		"it.audit":          {testSources[4]},
+		"it.namespace/shop":    {testSources[0], testSources[1]},
+		"it.namespace/billing": {testSources[2]},
+		"it.infrastructure":    {testSources[3], testSources[5]},
+		"it.audit":             {testSources[4]},
 	}
 	require.Equal(t, sortedKeys(wantGroups), sortedKeys(got))
 	for group, sources := range wantGroups {
@@ -179,8 +188,8 @@ func runIntegration(t *testing.T, b *backend) {
 				}
 				require.NoError(t, json.Unmarshal([]byte(aws.ToString(ev.Message)), &msg))
 				require.Equal(t, fmt.Sprintf("%s#%d", s.filePath(), i), msg.Body)
-				require.Equal(t, s.filePath(), msg.Attributes["log.file.path"])
-				require.NotEmpty(t, msg.Attributes["log.type"])
+				require.Equal(t, s.filePath(), msg.Resource["log.file.path"])
+				require.NotEmpty(t, msg.Attributes["otelcol_k8s.log.type"])
 				require.Equal(t, host, msg.Resource["host.name"])
 				require.Equal(t, now.Add(time.Duration(i-perSource)*time.Second).UnixMilli(), aws.ToInt64(ev.Timestamp))
 			}

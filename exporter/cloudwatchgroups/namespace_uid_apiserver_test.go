@@ -57,9 +57,9 @@ func TestNamespaceUIDWatchAgainstAPIServer(t *testing.T) {
 		group string
 		src   source
 	}{
-		{"namespace shop by its server-assigned UID", "it." + uid["shop"], shop},
-		{"namespace billing by its server-assigned UID", "it." + uid["billing"], billing},
-		{"namespace unknown to the cluster falls back to its name", "it.not-in-cluster", unknown},
+		{"namespace shop by its server-assigned UID", "it.namespace-uid/" + uid["shop"], shop},
+		{"namespace billing by its server-assigned UID", "it.namespace-uid/" + uid["billing"], billing},
+		{"namespace unknown to the cluster falls back to its name", "it.namespace/not-in-cluster", unknown},
 		{"infrastructure namespace", "it.infrastructure", system},
 	}
 	want := map[string]bool{}

@@ -3,6 +3,7 @@ package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/
 import (
 	"context"
 	"errors"
+	"time"
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
@@ -18,6 +19,9 @@ type eventsRequest struct {
 	streams []streamEvents
 	bytes   int
 	events  int
+	// firstFailure is when a push of these events first failed; the retry budget
+	// (retry_on_failure.max_elapsed_time) counts from there. Zero for a fresh request.
+	firstFailure time.Time
 }
 
 // streamEvents are the events of one request for one stream, in arrival order.

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -119,7 +121,7 @@ func TestAllocationsPerAttribute(t *testing.T) {
 	values, parsed := 0, 0
 	out := batches[runs].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
 	for i := 0; i < out.Len(); i++ {
-		if _, ok := out.At(i).Attributes().Get(attrFormat); !ok {
+		if _, ok := out.At(i).Attributes().Get(attr.KlogFormat); !ok {
 			continue // passed through: nothing extracted
 		}
 		parsed++

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package klogparser // import "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
 
 import (
@@ -7,12 +9,15 @@ import (
 	_ "time/tzdata" // timezone names must resolve in images without a zoneinfo database
 
 	"go.opentelemetry.io/collector/component"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 )
 
 // Format names accepted in Config.Formats.
 const (
 	formatText = "text"
 	formatJSON = "json"
+	formatZap  = "zap"
 )
 
 // Year references accepted in Config.YearFrom.
@@ -27,7 +32,9 @@ const (
 type Config struct {
 	// SourceAttribute names the log attribute holding the klog line; empty parses the body.
 	SourceAttribute string `mapstructure:"source_attribute"`
-	// Formats lists the formats to recognize: "text", "json" or both.
+	// Formats lists the formats to recognize: "text" (klog's text), "json" (component-base's
+	// JSON: numeric ts, caller, msg, no level) and "zap" (zap production JSON with a level,
+	// which applications write too: off by default).
 	Formats []string `mapstructure:"formats"`
 	// KeepOriginal copies the parsed line into OriginalAttribute before the body is replaced.
 	KeepOriginal bool `mapstructure:"keep_original"`
@@ -49,7 +56,7 @@ var _ component.Config = (*Config)(nil)
 func createDefaultConfig() component.Config {
 	return &Config{
 		Formats:           []string{formatText, formatJSON},
-		OriginalAttribute: "log.record.original",
+		OriginalAttribute: attr.LogRecordOriginal,
 		Timezone:          "UTC",
 		YearFrom:          yearFromAuto,
 	}
@@ -59,12 +66,15 @@ func createDefaultConfig() component.Config {
 func (c *Config) Validate() error {
 	var errs []error
 	if len(c.Formats) == 0 {
-		errs = append(errs, errors.New("formats: at least one of \"text\" and \"json\" is required"))
+		errs = append(errs, errors.New("formats: at least one of \"text\", \"json\" and \"zap\" is required"))
 	}
 	for _, f := range c.Formats {
-		if f != formatText && f != formatJSON {
-			errs = append(errs, fmt.Errorf("formats: unknown format %q (want \"text\" or \"json\")", f))
+		if f != formatText && f != formatJSON && f != formatZap {
+			errs = append(errs, fmt.Errorf("formats: unknown format %q (want \"text\", \"json\" or \"zap\")", f))
 		}
+	}
+	if attr.Reserved(c.AttributesPrefix) {
+		errs = append(errs, fmt.Errorf("attributes_prefix: %q is inside a reserved attribute namespace", c.AttributesPrefix))
 	}
 	if c.KeepOriginal && c.OriginalAttribute == "" {
 		errs = append(errs, errors.New("original_attribute: must not be empty when keep_original is true"))

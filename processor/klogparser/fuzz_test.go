@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -38,7 +40,7 @@ func FuzzProcessRecord(f *testing.F) {
 		lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)))
 		var c counts
 		p.processRecord(lr, new(klogline.Record), time.Now(), &c)
-		_, marked := lr.Attributes().Get(attrFormat)
+		_, marked := lr.Attributes().Get(attr.KlogFormat)
 		switch {
 		case c.notKlog == 1:
 			if lr.Body().Str() != line || lr.Attributes().Len() != 0 || lr.Timestamp() != 0 {

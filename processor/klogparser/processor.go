@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package klogparser // import "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
 
 import (
@@ -11,20 +13,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser/internal/klogline"
 	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser/internal/metadata"
-)
-
-// Attribute keys written by the processor.
-const (
-	attrThreadID   = "thread.id"
-	attrFilePath   = "code.file.path"
-	attrLineNumber = "code.line.number"
-	attrError      = "error.message"
-	attrVerbosity  = "klog.verbosity"
-	attrFormat     = "klog.format"
-	attrParseError = "klog.parse_error"
-	attrUnparsed   = "klog.unparsed"
 )
 
 type klogProcessor struct {
@@ -36,6 +27,7 @@ type klogProcessor struct {
 	yearFrom   string
 	textAttrs  metric.AddOption
 	jsonAttrs  metric.AddOption
+	zapAttrs   metric.AddOption
 	keepOrigin bool
 }
 
@@ -54,6 +46,7 @@ func newKlogProcessor(set processor.Settings, cfg *Config) (*klogProcessor, erro
 			Location: loc,
 			SkipText: !cfg.hasFormat(formatText),
 			SkipJSON: !cfg.hasFormat(formatJSON),
+			Zap:      cfg.hasFormat(formatZap),
 		},
 		source:     cfg.SourceAttribute,
 		original:   cfg.OriginalAttribute,
@@ -62,6 +55,7 @@ func newKlogProcessor(set processor.Settings, cfg *Config) (*klogProcessor, erro
 		keepOrigin: cfg.KeepOriginal,
 		textAttrs:  metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatText))),
 		jsonAttrs:  metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatJSON))),
+		zapAttrs:   metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatZap))),
 	}, nil
 }
 
@@ -72,7 +66,7 @@ func (p *klogProcessor) shutdown(context.Context) error {
 
 // counts are one batch's telemetry, recorded once per batch.
 type counts struct {
-	text, json, notKlog, partialText, partialJSON int64
+	text, json, zap, notKlog, partialText, partialJSON, partialZap, renamed int64
 }
 
 // records recycles parse records (and their field slices) between batches.
@@ -113,6 +107,15 @@ func (p *klogProcessor) record(ctx context.Context, c *counts) {
 	}
 	if c.partialJSON > 0 {
 		t.ProcessorKlogParserRecordsPartial.Add(ctx, c.partialJSON, p.jsonAttrs)
+	}
+	if c.zap > 0 {
+		t.ProcessorKlogParserRecordsParsed.Add(ctx, c.zap, p.zapAttrs)
+	}
+	if c.partialZap > 0 {
+		t.ProcessorKlogParserRecordsPartial.Add(ctx, c.partialZap, p.zapAttrs)
+	}
+	if c.renamed > 0 {
+		t.ProcessorKlogParserPairsRenamed.Add(ctx, c.renamed)
 	}
 	if c.notKlog > 0 {
 		t.ProcessorKlogParserRecordsNotKlog.Add(ctx, c.notKlog)
@@ -176,6 +179,11 @@ func (p *klogProcessor) processRecord(lr plog.LogRecord, rec *klogline.Record, n
 		if rec.Partial() {
 			c.partialJSON++
 		}
+	case klogline.FormatZap:
+		c.zap++
+		if rec.Partial() {
+			c.partialZap++
+		}
 	default:
 		c.notKlog++
 		return
@@ -190,6 +198,9 @@ func (p *klogProcessor) processRecord(lr plog.LogRecord, rec *klogline.Record, n
 		lr.SetSeverityNumber(severityNumber(rec.Severity))
 		lr.SetSeverityText(rec.Severity.String())
 	}
+	if rec.Level != "" {
+		lr.SetSeverityText(rec.Level) // zap's level as written
+	}
 	if rec.HasTime {
 		lr.SetTimestamp(pcommon.NewTimestampFromTime(rec.Time))
 	}
@@ -199,32 +210,33 @@ func (p *klogProcessor) processRecord(lr plog.LogRecord, rec *klogline.Record, n
 		if p.prefix != "" {
 			key = p.prefix + key
 		}
+		if attr.Reserved(key) {
+			// Log content never writes an identity attribute or one the project owns.
+			key = attr.KlogPairPrefix + key
+			c.renamed++
+		}
 		putValue(attrs.PutEmpty(key), &f.Value)
 	}
 	if rec.HasThread {
-		attrs.PutInt(attrThreadID, rec.ThreadID)
+		attrs.PutInt(attr.ThreadID, rec.ThreadID)
 	}
 	if rec.HasLine {
-		attrs.PutStr(attrFilePath, rec.File)
-		attrs.PutInt(attrLineNumber, rec.Line)
+		attrs.PutStr(attr.CodeFilePath, rec.File)
+		attrs.PutInt(attr.CodeLineNumber, rec.Line)
 	} else if rec.Caller != "" {
-		attrs.PutStr(attrFilePath, rec.Caller)
+		attrs.PutStr(attr.CodeFilePath, rec.Caller)
 	}
 	if rec.HasVerbose {
-		attrs.PutInt(attrVerbosity, rec.Verbosity)
+		attrs.PutInt(attr.KlogVerbosity, rec.Verbosity)
 	}
 	if rec.HasErr {
-		putValue(attrs.PutEmpty(attrError), &rec.Err)
+		putValue(attrs.PutEmpty(attr.ExceptionMessage), &rec.Err)
 	}
-	if format == klogline.FormatJSON {
-		attrs.PutStr(attrFormat, formatJSON)
-	} else {
-		attrs.PutStr(attrFormat, formatText)
-	}
+	attrs.PutStr(attr.KlogFormat, format.String())
 	if rec.Partial() {
-		attrs.PutStr(attrParseError, rec.Problem)
+		attrs.PutStr(attr.KlogParseError, rec.Problem)
 		if rec.Unparsed != "" {
-			attrs.PutStr(attrUnparsed, rec.Unparsed)
+			attrs.PutStr(attr.KlogUnparsed, rec.Unparsed)
 		}
 	}
 }
@@ -256,6 +268,8 @@ func severityNumber(s klogline.Severity) plog.SeverityNumber {
 		return plog.SeverityNumberError
 	case klogline.SeverityFatal:
 		return plog.SeverityNumberFatal
+	case klogline.SeverityDebug:
+		return plog.SeverityNumberDebug
 	}
 	return plog.SeverityNumberUnspecified
 }

@@ -93,7 +93,7 @@ func TestProcessRecords(t *testing.T) {
 			attrs: map[string]any{
 				"pod": "kube-system/kubedns", "status": "ready", "restarts": int64(3), "ratio": 0.5, "ready": true,
 				"thread.id": int64(1), "code.file.path": "controller_utils.go", "code.line.number": int64(116),
-				"klog.format": "text",
+				"otelcol_k8s.klog.format": "text",
 			},
 		},
 		{
@@ -106,10 +106,10 @@ func TestProcessRecords(t *testing.T) {
 			wantBody: "Failed to watch", sevNum: plog.SeverityNumberError, sevText: "ERROR",
 			ts: time.Date(2026, 3, 10, 0, 0, 1, 0, time.UTC),
 			attrs: map[string]any{
-				"kv.logger": "UnhandledError", "error.message": "forbidden",
+				"kv.logger": "UnhandledError", "exception.message": "forbidden",
 				"thread.id": int64(42), "code.file.path": "reflector.go", "code.line.number": int64(158),
-				"klog.format":         "text",
-				"log.record.original": `E0310 00:00:01.000000   42 reflector.go:158] "Failed to watch" err="forbidden" logger="UnhandledError"`,
+				"otelcol_k8s.klog.format": "text",
+				"log.record.original":     `E0310 00:00:01.000000   42 reflector.go:158] "Failed to watch" err="forbidden" logger="UnhandledError"`,
 			},
 		},
 		{
@@ -119,8 +119,8 @@ func TestProcessRecords(t *testing.T) {
 			ts: time.UnixMicro(1773101715525108).UTC(),
 			attrs: map[string]any{
 				"pod":  map[string]any{"name": "kubedns", "namespace": "kube-system"},
-				"node": "n1", "evaluatedNodes": int64(3), "klog.verbosity": int64(2),
-				"code.file.path": "scheduler/schedule_one.go", "code.line.number": int64(314), "klog.format": "json",
+				"node": "n1", "evaluatedNodes": int64(3), "otelcol_k8s.klog.verbosity": int64(2),
+				"code.file.path": "scheduler/schedule_one.go", "code.line.number": int64(314), "otelcol_k8s.klog.format": "json",
 			},
 		},
 		{
@@ -129,8 +129,8 @@ func TestProcessRecords(t *testing.T) {
 			wantBody: "Unhandled Error", sevNum: plog.SeverityNumberError, sevText: "ERROR",
 			ts: time.UnixMilli(1773101715525).UTC(),
 			attrs: map[string]any{
-				"error.message": "boom", "list": []any{int64(1), "a"},
-				"code.file.path": "x.go", "code.line.number": int64(9), "klog.format": "json",
+				"exception.message": "boom", "list": []any{int64(1), "a"},
+				"code.file.path": "x.go", "code.line.number": int64(9), "otelcol_k8s.klog.format": "json",
 			},
 		},
 		{
@@ -140,14 +140,14 @@ func TestProcessRecords(t *testing.T) {
 			ts: time.Date(2026, 3, 10, 0, 0, 1, 0, time.UTC),
 			attrs: map[string]any{
 				"a": int64(1), "thread.id": int64(1), "code.file.path": "a.go", "code.line.number": int64(1),
-				"klog.format": "text", "klog.parse_error": "invalid value for key b", "klog.unparsed": ` b="open`,
+				"otelcol_k8s.klog.format": "text", "otelcol_k8s.klog.parse_error": "invalid value for key b", "otelcol_k8s.klog.unparsed": ` b="open`,
 			},
 		},
 		{
 			name:     "json disabled passes through",
 			cfg:      func(c *Config) { c.Formats = []string{"text"} },
-			body:     `{"ts":1,"msg":"m"}`,
-			wantBody: `{"ts":1,"msg":"m"}`,
+			body:     `{"ts":1,"caller":"a.go:1","msg":"m"}`,
+			wantBody: `{"ts":1,"caller":"a.go:1","msg":"m"}`,
 			attrs:    map[string]any{},
 		},
 		{
@@ -169,7 +169,7 @@ func TestProcessRecords(t *testing.T) {
 			wantBody: "m", sevNum: plog.SeverityNumberInfo, sevText: "INFO",
 			ts: time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC),
 			attrs: map[string]any{
-				"thread.id": int64(1), "code.file.path": "a.go", "code.line.number": int64(1), "klog.format": "text",
+				"thread.id": int64(1), "code.file.path": "a.go", "code.line.number": int64(1), "otelcol_k8s.klog.format": "text",
 			},
 		},
 	}
@@ -236,13 +236,16 @@ func TestTelemetry(t *testing.T) {
 	_, tel := run(t, createDefaultConfig().(*Config), nil,
 		`I0310 00:00:01.000000 1 a.go:1] "m"`,
 		`I0310 00:00:01.000000 1 a.go:1] "m" a=1 b=[`,
-		`{"ts":1,"msg":"m"}`,
-		`{"ts":1,"msg":"m","x":`,
+		`{"ts":1,"caller":"a.go:1","msg":"m"}`,
+		`{"ts":1,"caller":"a.go:1","msg":"m","x":`,
+		`{"level":"info","ts":1,"caller":"a.go:1","msg":"an application's zap line"}`,
+		`I0310 00:00:01.000000 1 a.go:1] "m" k8s.pod.name="other" log.type="audit"`,
 		"nope", int64(5),
 	)
-	assert.Equal(t, map[string]int64{"text": 2, "json": 2}, counter(t, tel, "processor_klog_parser_records_parsed"))
+	assert.Equal(t, map[string]int64{"text": 3, "json": 2}, counter(t, tel, "processor_klog_parser_records_parsed"))
 	assert.Equal(t, map[string]int64{"text": 1, "json": 1}, counter(t, tel, "processor_klog_parser_records_partial"))
-	assert.Equal(t, map[string]int64{"": 2}, counter(t, tel, "processor_klog_parser_records_not_klog"))
+	assert.Equal(t, map[string]int64{"": 3}, counter(t, tel, "processor_klog_parser_records_not_klog"))
+	assert.Equal(t, map[string]int64{"": 2}, counter(t, tel, "processor_klog_parser_pairs_renamed"), "k8s.pod.name and log.type")
 }
 
 var _ processor.Factory = NewFactory()
@@ -253,7 +256,7 @@ func TestConcurrentBatches(t *testing.T) {
 	require.NoError(t, err)
 	lines := []string{
 		`I0310 00:00:01.000000 1 a.go:1] "m" pod="ns/a" n=1`,
-		`{"ts":1773101715525,"msg":"j","v":1,"pod":{"name":"a","namespace":"ns"}}`,
+		`{"ts":1773101715525,"caller":"a.go:1","msg":"j","v":1,"pod":{"name":"a","namespace":"ns"}}`,
 		"plain",
 	}
 	var wg sync.WaitGroup
@@ -280,4 +283,43 @@ func TestConcurrentBatches(t *testing.T) {
 		assert.Equal(t, "j", lrs.At(1).Body().Str())
 		assert.Equal(t, "plain", lrs.At(2).Body().Str())
 	}
+}
+
+// TestLogContentNeverWritesReservedNames: a pair whose key is a resource identity or project
+// name is written under otelcol_k8s.klog.pair.<key>; the header's attributes stay the header's.
+func TestLogContentNeverWritesReservedNames(t *testing.T) {
+	recs, _ := run(t, createDefaultConfig().(*Config), nil,
+		`I0310 00:00:01.000000 1 a.go:1] "m" k8s.namespace.uid="other-tenant" otelcol_k8s.log.type="audit" thread.id=99 code.file.path="evil.go" pod="a/b"`)
+	assert.Equal(t, map[string]any{
+		"otelcol_k8s.klog.pair.k8s.namespace.uid":    "other-tenant",
+		"otelcol_k8s.klog.pair.otelcol_k8s.log.type": "audit",
+		"otelcol_k8s.klog.pair.thread.id":            int64(99),
+		"otelcol_k8s.klog.pair.code.file.path":       "evil.go",
+		"pod":                                        "a/b",
+		"thread.id":                                  int64(1),
+		"code.file.path":                             "a.go",
+		"code.line.number":                           int64(1),
+		"otelcol_k8s.klog.format":                    "text",
+	}, recs[0].Attributes().AsRaw())
+}
+
+// TestZapFormat: zap lines are parsed only when configured; zapr's verbosities are DEBUG with
+// the verbosity kept, and the level as written is the severity text.
+func TestZapFormat(t *testing.T) {
+	line := `{"level":"Level(-3)","ts":1773101715.5,"caller":"c/r.go:7","msg":"reconciling","controller":"web"}`
+	recs, _ := run(t, createDefaultConfig().(*Config), nil, line)
+	assert.Equal(t, line, recs[0].Body().Str(), "default formats leave zap lines alone")
+
+	cfg := createDefaultConfig().(*Config)
+	cfg.Formats = []string{"text", "json", "zap"}
+	recs, _ = run(t, cfg, nil, line, `{"level":"debug","ts":1773101715.5,"msg":"d"}`)
+	assert.Equal(t, "reconciling", recs[0].Body().Str())
+	assert.Equal(t, plog.SeverityNumberDebug, recs[0].SeverityNumber())
+	assert.Equal(t, "Level(-3)", recs[0].SeverityText())
+	assert.Equal(t, map[string]any{
+		"controller": "web", "code.file.path": "c/r.go", "code.line.number": int64(7),
+		"otelcol_k8s.klog.verbosity": int64(3), "otelcol_k8s.klog.format": "zap",
+	}, recs[0].Attributes().AsRaw())
+	assert.Equal(t, plog.SeverityNumberDebug, recs[1].SeverityNumber())
+	assert.Equal(t, "debug", recs[1].SeverityText())
 }

@@ -53,15 +53,15 @@ func TestRealLoggersIntoPdata(t *testing.T) {
 	}, text, js)
 	assert.Equal(t, map[string]int64{"text": 1, "json": 1}, counter(t, tel, "processor_klog_parser_records_parsed"))
 	common := map[string]any{
-		"error.message": "connection refused", "attempt": int64(3), "ratio": 0.25, "ready": false,
+		"exception.message": "connection refused", "attempt": int64(3), "ratio": 0.25, "ready": false,
 		"latency": "1.5s", "code.file.path": "reallogger_test.go",
 	}
 	wantText := map[string]any{
-		"pod": "kube-system/kubedns", "node": "ip-10-0-1-23", "yaml": "a: 1\nb: 2", "klog.format": "text",
+		"pod": "kube-system/kubedns", "node": "ip-10-0-1-23", "yaml": "a: 1\nb: 2", "otelcol_k8s.klog.format": "text",
 	}
 	wantJSON := map[string]any{
 		"pod":  map[string]any{"name": "kubedns", "namespace": "kube-system"},
-		"node": map[string]any{"name": "ip-10-0-1-23"}, "yaml": "a: 1\nb: 2\n", "klog.format": "json",
+		"node": map[string]any{"name": "ip-10-0-1-23"}, "yaml": "a: 1\nb: 2\n", "otelcol_k8s.klog.format": "json",
 	}
 	for i, want := range []map[string]any{wantText, wantJSON} {
 		lr := recs[i]

@@ -1,8 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package objectref
 
 import (
 	"context"
 	"testing"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -37,7 +41,7 @@ func benchRecords(json bool) []map[string]any {
 		m["thread.id"] = int64(1)
 		m["code.file.path"] = "schedule_one.go"
 		m["code.line.number"] = int64(252)
-		m["klog.format"] = format
+		m[attr.KlogFormat] = format
 		return m
 	}
 	return []map[string]any{
@@ -74,7 +78,7 @@ func BenchmarkProcessor(b *testing.B) {
 		{"text/map", false, FormMap},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			p := newBenchProcessor(b, &Config{Form: tc.form})
+			p := newBenchProcessor(b, &Config{Form: tc.form, Match: MatchConfig{Klog: true}})
 			templ := plog.NewLogs()
 			lrs := templ.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
 			for range 25 {

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package objectref
 
 import (
@@ -5,24 +7,30 @@ import (
 	"fmt"
 
 	"go.opentelemetry.io/collector/component"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 )
 
-// Form is how a recognized reference is rewritten.
+// Form is how a recognized reference is rewritten under its own key.
 type Form string
 
 // Forms.
 const (
-	// FormString writes "namespace/name" ("name" for cluster-scoped objects). References that
-	// carry a uid, kind, apiVersion or event field path stay maps, so nothing is lost.
+	// FormString writes "namespace/name" ("name" for cluster-scoped objects,
+	// "namespace/name:port" for kube-proxy's service ports); a list key gets a list of them.
 	FormString Form = "string"
-	// FormMap writes a map with name, namespace and whatever else the reference stated.
+	// FormMap writes a map with name, namespace and whatever else the reference stated; a list
+	// key gets a list of them.
 	FormMap Form = "map"
 )
 
-// Config is the object_ref processor configuration. The zero value of every field means the
-// built-in behavior, which needs no configuration for Kubernetes components' logs.
+// Config is the object_ref processor configuration. The zero value of every field but Match
+// means the built-in behavior, which needs no configuration for Kubernetes components' logs.
 type Config struct {
-	// Form is the form recognized references are rewritten to: string (default) or map.
+	// Match declares which records are Kubernetes component logs; no other record is touched.
+	Match MatchConfig `mapstructure:"match"`
+	// Form is the form recognized references are rewritten to: string (default) or map. Every
+	// reference key gets that form, whatever form it came in.
 	Form Form `mapstructure:"form"`
 	// Body also looks for references among the top-level keys of a map body.
 	Body bool `mapstructure:"body"`
@@ -33,18 +41,33 @@ type Config struct {
 	// klog_parser's attributes_prefix. It does not apply to the body.
 	KeyPrefix string `mapstructure:"key_prefix"`
 	// Keys adds key-table entries or overrides built-in ones with the same key. They come
-	// before the built-in entries, in this order, which decides the subject of each kind.
+	// before the built-in entries, in this order, which decides the record's subject.
 	Keys []KeyConfig `mapstructure:"keys"`
 	// ExcludeKeys removes built-in key-table entries.
 	ExcludeKeys []string `mapstructure:"exclude_keys"`
-	// Kinds adds kinds (custom resources) or overrides built-in ones.
+	// Kinds adds kinds (custom resources) to the kind table.
 	Kinds []KindConfig `mapstructure:"kinds"`
 	// TraceContext names an extension that gives the trace context of a Kubernetes object;
-	// when set, records take the trace and span ids of their subject.
+	// when set, records take the trace and span ids of the objects they name.
 	TraceContext *component.ID `mapstructure:"trace_context"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
+}
+
+// MatchConfig declares the records the processor acts on. A record is acted on when any
+// configured condition holds.
+type MatchConfig struct {
+	// Klog matches records klog_parser recognized as klog (text, or JSON with klog's own keys):
+	// those with the otelcol_k8s.klog.format attribute. Default true.
+	Klog bool `mapstructure:"klog"`
+	// Namespaces matches records whose resource k8s.namespace.name is listed (kube-system).
+	Namespaces []string `mapstructure:"namespaces"`
+	// Containers matches records whose resource k8s.container.name is listed.
+	Containers []string `mapstructure:"containers"`
+	// All matches every record: for pipelines that carry only Kubernetes objects, such as
+	// events collected by another receiver.
+	All bool `mapstructure:"all"`
 }
 
 // KeyConfig is one key-table entry: an attribute key that holds a reference and where its kind
@@ -63,24 +86,24 @@ type KeyConfig struct {
 	// UIDKey is the sibling attribute giving the uid. Default: the key followed by "UID"
 	// (podUID); empty for none.
 	UIDKey *string `mapstructure:"uid_key"`
-	// Subject says whether the reference may be the record's subject. Default true.
+	// Subject says whether the reference may be the record's subject. Default true (false for
+	// lists).
 	Subject *bool `mapstructure:"subject"`
+	// List says the key holds a list of references (klog.KObjSlice).
+	List bool `mapstructure:"list"`
 }
 
-// KindConfig is one kind-table entry.
+// KindConfig is one kind-table entry for a kind the built-in table does not know.
 type KindConfig struct {
 	// Kind is the API kind, such as Certificate.
 	Kind string `mapstructure:"kind"`
-	// APIVersion is the kind's group/version, given to the trace context extension when a
-	// reference does not state it.
+	// APIVersion is the kind's group/version, such as cert-manager.io/v1.
 	APIVersion string `mapstructure:"api_version"`
 	// Namespaced says whether objects of the kind live in a namespace.
 	Namespaced bool `mapstructure:"namespaced"`
-	// NameAttribute is the record attribute naming a subject of this kind; empty for none.
-	NameAttribute string `mapstructure:"name_attribute"`
-	// UIDAttribute is the record attribute holding a subject's uid; empty for none.
-	UIDAttribute string `mapstructure:"uid_attribute"`
 }
+
+var _ component.Config = (*Config)(nil)
 
 // Validate checks the configuration.
 func (cfg *Config) Validate() error {
@@ -93,6 +116,10 @@ func (cfg *Config) Validate() error {
 	if cfg.BodyField != "" && !cfg.Body {
 		errs = append(errs, errors.New("body_field needs body: true"))
 	}
+	m := cfg.Match
+	if !m.Klog && !m.All && len(m.Namespaces) == 0 && len(m.Containers) == 0 {
+		errs = append(errs, errors.New("match: matches no record; set klog, namespaces, containers or all"))
+	}
 	seenKind := map[string]bool{}
 	for i, k := range cfg.Kinds {
 		if k.Kind == "" {
@@ -101,8 +128,8 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("kinds[%d]: kind %q is listed twice", i, k.Kind))
 		}
 		seenKind[k.Kind] = true
-		if k.NameAttribute == namespaceNameAttribute && k.Kind != "Namespace" {
-			errs = append(errs, fmt.Errorf("kinds[%d]: %s is reserved for the subjects' namespace", i, namespaceNameAttribute))
+		if k.APIVersion == "" {
+			errs = append(errs, fmt.Errorf("kinds[%d]: api_version is required (group/version)", i))
 		}
 	}
 	seenKey := map[string]bool{}
@@ -112,6 +139,8 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("keys[%d]: key is required", i))
 		case seenKey[k.Key]:
 			errs = append(errs, fmt.Errorf("keys[%d]: key %q is listed twice", i, k.Key))
+		case attr.Reserved(cfg.KeyPrefix + k.Key):
+			errs = append(errs, fmt.Errorf("keys[%d]: key %q is a reserved attribute name", i, cfg.KeyPrefix+k.Key))
 		}
 		seenKey[k.Key] = true
 		if k.Kind != "" && k.KindKey != "" {

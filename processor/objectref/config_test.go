@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package objectref
 
 import (
@@ -24,18 +26,22 @@ func TestLoadConfig(t *testing.T) {
 		want    *Config
 		wantErr string
 	}{
-		{name: "", want: &Config{Form: FormString}},
-		{name: "map", want: &Config{Form: FormMap, Body: true, KeyPrefix: "klog."}},
+		{name: "", want: &Config{Form: FormString, Match: MatchConfig{Klog: true}}},
+		{name: "map", want: &Config{Form: FormMap, Body: true, KeyPrefix: "klog.", Match: MatchConfig{Klog: true}}},
+		{name: "match", want: &Config{Form: FormString, Match: MatchConfig{Klog: true, Namespaces: []string{"kube-system"}, Containers: []string{"kube-proxy"}}}},
+		{name: "events", want: &Config{Form: FormString, Match: MatchConfig{All: true}, Body: true, BodyField: "object"}},
 		{name: "custom", want: &Config{
-			Form: FormString,
+			Form:  FormString,
+			Match: MatchConfig{Klog: true},
 			Keys: []KeyConfig{
 				{Key: "certificate", Kind: "Certificate"},
 				{Key: "pod", Kind: "Pod", NamespaceKey: strPtr("podNamespace"), UIDKey: strPtr("")},
 				{Key: "target", KindKey: "targetKind", Subject: boolPtr(false)},
+				{Key: "certificates", Kind: "Certificate", List: true},
 			},
 			ExcludeKeys: []string{"lease", "ingress"},
 			Kinds: []KindConfig{
-				{Kind: "Certificate", APIVersion: "cert-manager.io/v1", Namespaced: true, NameAttribute: "cert_manager.certificate.name"},
+				{Kind: "Certificate", APIVersion: "cert-manager.io/v1", Namespaced: true},
 				{Kind: "Lease", APIVersion: "coordination.k8s.io/v1", Namespaced: true},
 			},
 			TraceContext: &traceExt,
@@ -46,9 +52,11 @@ func TestLoadConfig(t *testing.T) {
 		{name: "duplicate_key", wantErr: `keys[1]: key "pod" is listed twice`},
 		{name: "no_key", wantErr: "keys[0]: key is required"},
 		{name: "duplicate_kind", wantErr: `kinds[1]: kind "Foo" is listed twice`},
-		{name: "namespace_attribute", wantErr: "kinds[0]: k8s.namespace.name is reserved"},
+		{name: "kind_without_api_version", wantErr: "kinds[0]: api_version is required"},
+		{name: "matches_nothing", wantErr: "match: matches no record"},
 		{name: "body_field_without_body", wantErr: "body_field needs body: true"},
-		{name: "key_is_subject_attribute", wantErr: `key "k8s.pod.name" is also an attribute subjects are written to`},
+		{name: "key_is_subject_attribute", wantErr: `keys[0]: key "k8s.pod.name" is a reserved attribute name`},
+		{name: "key_is_own_attribute", wantErr: `keys[0]: key "otelcol_k8s.object.name" is a reserved attribute name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

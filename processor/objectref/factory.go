@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package objectref
 
 import (
@@ -21,7 +23,7 @@ func NewFactory() processor.Factory {
 }
 
 func createDefaultConfig() component.Config {
-	return &Config{Form: FormString}
+	return &Config{Form: FormString, Match: MatchConfig{Klog: true}}
 }
 
 func createLogs(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Logs) (processor.Logs, error) {

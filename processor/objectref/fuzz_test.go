@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package objectref
 
 import (
@@ -20,8 +22,9 @@ func FuzzProcessIdempotent(f *testing.F) {
 	f.Add("kube-system/kubedns", "", "x", "Node", `{"name":"n","namespace":""}`, true)
 	f.Add(`{"name":"a","namespace":"b"}`, "Bad NS", "/x", "", `{"kind":"Node","name":1}`, false)
 	f.Add("a/b/c", "default", `{"kind":"Pod","name":"p","apiVersion":"v1","fieldPath":"x"}`, "Pod", `[]`, true)
+	f.Add("kubedns", "kube-system", `["a/b",null]`, "Service", `{"kind":"Service","name":"k:https","namespace":"d"}`, false)
 	f.Fuzz(func(t *testing.T, pod, namespace, object, kind, regarding string, mapForm bool) {
-		cfg := &Config{Form: FormString}
+		cfg := &Config{Form: FormString, Match: MatchConfig{All: true}}
 		if mapForm {
 			cfg.Form = FormMap
 		}
@@ -36,6 +39,8 @@ func FuzzProcessIdempotent(f *testing.F) {
 		attrs.PutStr("namespace", namespace)
 		attrs.PutStr("object", object)
 		attrs.PutStr("kind", kind)
+		attrs.PutStr("pods", object)
+		attrs.PutStr("portName", pod)
 		var raw map[string]any
 		if json.Unmarshal([]byte(regarding), &raw) == nil && raw != nil {
 			if err := attrs.PutEmptyMap("regarding").FromRaw(raw); err != nil {

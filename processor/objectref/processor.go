@@ -1,7 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package objectref
 
 import (
 	"context"
+	"slices"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -9,7 +12,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/k8sref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/metadata"
 )
 
@@ -24,24 +28,21 @@ const (
 	fieldFieldPath       = "fieldPath"
 )
 
-// Reasons a subject attribute is not written.
-const (
-	conflictNamespace = "namespace"
-	conflictAttribute = "attribute"
-)
+// conflictAttribute is the reason of a subject not written because the record has another.
+const conflictAttribute = "attribute"
 
-// refProcessor normalizes object references in log records.
+// refProcessor normalizes object references in the log records of Kubernetes components.
 type refProcessor struct {
 	table     *table
 	form      Form
 	body      bool
 	bodyField string
+	match     MatchConfig
 	traceID   *component.ID
 	source    TraceContextSource
 	tel       *metadata.TelemetryBuilder
 
-	rejectedOpts     [k8sref.NumReasons]metric.AddOption
-	conflictNSOpt    metric.AddOption
+	rejectedOpts     [objref.NumReasons]metric.AddOption
 	conflictAttrsOpt metric.AddOption
 }
 
@@ -51,13 +52,12 @@ func newRefProcessor(cfg *Config, tel *metadata.TelemetryBuilder) (*refProcessor
 		return nil, err
 	}
 	p := &refProcessor{
-		table: t, form: cfg.form(), body: cfg.Body, bodyField: cfg.BodyField,
+		table: t, form: cfg.form(), body: cfg.Body, bodyField: cfg.BodyField, match: cfg.Match,
 		traceID: cfg.TraceContext, tel: tel,
 	}
-	for _, r := range k8sref.Reasons() {
+	for _, r := range objref.Reasons() {
 		p.rejectedOpts[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r.String())))
 	}
-	p.conflictNSOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", conflictNamespace)))
 	p.conflictAttrsOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", conflictAttribute)))
 	return p, nil
 }
@@ -81,9 +81,9 @@ func (p *refProcessor) shutdown(context.Context) error {
 
 // counts accumulates one batch's telemetry, recorded once per batch.
 type counts struct {
-	records, normalized, correlated int64
-	rejected                        [k8sref.NumReasons]int64
-	conflictNS, conflictAttrs       int64
+	records, ignored, normalized, correlated int64
+	rejected                                 [objref.NumReasons]int64
+	conflicts                                int64
 }
 
 func (p *refProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
@@ -91,11 +91,19 @@ func (p *refProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs
 	var w work
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
-		sls := rls.At(i).ScopeLogs()
+		rl := rls.At(i)
+		all := p.match.All || p.resourceMatches(rl.Resource().Attributes())
+		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			lrs := sls.At(j).LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
-				p.processRecord(ctx, lrs.At(k), &w, &c)
+				lr := lrs.At(k)
+				c.records++
+				if !all && !p.recordMatches(lr.Attributes()) {
+					c.ignored++
+					continue
+				}
+				p.processRecord(ctx, lr, &w, &c)
 			}
 		}
 	}
@@ -103,8 +111,34 @@ func (p *refProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs
 	return ld, nil
 }
 
+// resourceMatches reports whether every record of a resource is declared input: it comes from a
+// configured namespace or container.
+func (p *refProcessor) resourceMatches(res pcommon.Map) bool {
+	return listed(res, attr.K8sNamespaceName, p.match.Namespaces) || listed(res, attr.K8sContainerName, p.match.Containers)
+}
+
+func listed(m pcommon.Map, key string, values []string) bool {
+	if len(values) == 0 {
+		return false
+	}
+	v, ok := m.Get(key)
+	return ok && v.Type() == pcommon.ValueTypeStr && slices.Contains(values, v.Str())
+}
+
+// recordMatches reports whether klog_parser recognized the record as klog.
+func (p *refProcessor) recordMatches(attrs pcommon.Map) bool {
+	if !p.match.Klog {
+		return false
+	}
+	_, ok := attrs.Get(attr.KlogFormat)
+	return ok
+}
+
 func (p *refProcessor) record(ctx context.Context, c *counts) {
 	p.tel.ProcessorObjectRefRecordsProcessed.Add(ctx, c.records)
+	if c.ignored > 0 {
+		p.tel.ProcessorObjectRefRecordsIgnored.Add(ctx, c.ignored)
+	}
 	if c.normalized > 0 {
 		p.tel.ProcessorObjectRefReferencesNormalized.Add(ctx, c.normalized)
 	}
@@ -113,11 +147,8 @@ func (p *refProcessor) record(ctx context.Context, c *counts) {
 			p.tel.ProcessorObjectRefReferencesRejected.Add(ctx, n, p.rejectedOpts[r])
 		}
 	}
-	if c.conflictNS > 0 {
-		p.tel.ProcessorObjectRefSubjectConflicts.Add(ctx, c.conflictNS, p.conflictNSOpt)
-	}
-	if c.conflictAttrs > 0 {
-		p.tel.ProcessorObjectRefSubjectConflicts.Add(ctx, c.conflictAttrs, p.conflictAttrsOpt)
+	if c.conflicts > 0 {
+		p.tel.ProcessorObjectRefSubjectConflicts.Add(ctx, c.conflicts, p.conflictAttrsOpt)
 	}
 	if c.correlated > 0 {
 		p.tel.ProcessorObjectRefRecordsCorrelated.Add(ctx, c.correlated)
@@ -130,25 +161,32 @@ type match struct {
 	inBody bool
 	val    pcommon.Value
 
-	ref         k8sref.Ref
-	why         k8sref.Reason
-	kind        *kindInfo
-	siblingUID  string
-	namespaceBy bool // the namespace came from a sibling key
+	// refs[first:last] in the work's refs are the references the value holds (one, or a list's).
+	first, last int
+	// rejected is true when any of them was rejected: the value is then left as it was.
+	rejected bool
+}
+
+// resolved is one accepted reference of a record.
+type resolved struct {
+	ref  objref.Ref
+	port string
+	// spelled is what the record stated, namespace completed: the map form writes it.
+	spelled objref.Ref
+	// namespaceBy is true when the namespace came from a sibling key.
+	namespaceBy bool
 }
 
 // work is scratch space reused across the records of a batch.
 type work struct {
-	matches  []match
-	subjects []int
-	writes   []keyValue
+	matches []match
+	refs    []resolved
+	keys    []string
 	// siblings are the sibling values of the record, noted while collecting.
 	siblings []sibling
-	// hasSubjectAttrs is true when the record's attributes hold a subject attribute already.
-	hasSubjectAttrs bool
+	// existing are the outputs the record carries already.
+	existing [outRefs + 1]bool
 }
-
-type keyValue struct{ key, value string }
 
 // sibling is the first value a record gives one sibling slot, in its attributes or body.
 type sibling struct {
@@ -159,11 +197,11 @@ type sibling struct {
 }
 
 func (p *refProcessor) processRecord(ctx context.Context, lr plog.LogRecord, w *work, c *counts) {
-	c.records++
 	attrs := lr.Attributes()
 	w.matches = w.matches[:0]
-	w.hasSubjectAttrs = false
+	w.refs = w.refs[:0]
 	w.siblings = w.siblings[:0]
+	w.existing = [outRefs + 1]bool{}
 	p.collect(attrs, false, w)
 	if p.body {
 		if body, ok := p.bodyMap(lr.Body()); ok {
@@ -178,18 +216,17 @@ func (p *refProcessor) processRecord(ctx context.Context, lr plog.LogRecord, w *
 	// Resolve every reference before rewriting any: a rewrite may change a value another
 	// reference reads as its sibling.
 	for i := range w.matches {
-		p.resolve(&w.matches[i], w)
+		p.resolve(&w.matches[i], w, c)
 	}
 	for i := range w.matches {
 		m := &w.matches[i]
-		if m.why != k8sref.OK {
-			c.rejected[m.why]++
+		if m.rejected || m.first == m.last {
 			continue
 		}
-		c.normalized++
-		p.rewrite(m)
+		c.normalized += int64(m.last - m.first)
+		p.rewrite(m, w.refs[m.first:m.last])
 	}
-	p.writeSubjects(ctx, lr, attrs, w, c)
+	p.writeObjects(ctx, lr, attrs, w, c)
 }
 
 // bodyMap returns the map of the body where references are looked for, if there is one.
@@ -207,9 +244,8 @@ func (p *refProcessor) bodyMap(body pcommon.Value) (pcommon.Map, bool) {
 	return inner.Map(), true
 }
 
-// collect appends the matches among m's keys, notes the sibling values they may read, and
-// whether the attributes already hold a subject attribute (when none does, writing them needs
-// no check). One filtered lookup per key answers all three.
+// collect appends the matches among m's keys, notes the sibling values they may read and the
+// outputs the record already carries. One filtered lookup per key answers all three.
 func (p *refProcessor) collect(m pcommon.Map, inBody bool, w *work) {
 	t := p.table
 	roles := &t.attrRoles
@@ -227,8 +263,8 @@ func (p *refProcessor) collect(m pcommon.Map, inBody bool, w *work) {
 		}
 		if r.key >= 0 {
 			w.matches = append(w.matches, match{idx: r.key, inBody: inBody, val: v})
-		} else if r.subject && !inBody {
-			w.hasSubjectAttrs = true
+		} else if r.output != outNone && !inBody {
+			w.existing[r.output] = true
 		}
 	}
 }
@@ -278,99 +314,182 @@ func less(a, b *match) bool {
 	return !a.inBody && b.inBody
 }
 
-// resolve parses a match's value and checks it against its kind.
-func (p *refProcessor) resolve(m *match, w *work) {
+// resolve parses a match's value (one reference, or a list's) and checks each against its kind.
+func (p *refProcessor) resolve(m *match, w *work, c *counts) {
 	key := &p.table.keys[m.idx]
-	sib := &key.sibSlots
-	ref := &m.ref
-	var why k8sref.Reason
+	ctx := p.context(key, m.inBody, w)
+	m.first = len(w.refs)
+	defer func() { m.last = len(w.refs) }()
+	if !key.list {
+		if why := p.resolveOne(m.val, ctx, w); why != objref.OK {
+			c.rejected[why]++
+			m.rejected = true
+		}
+		return
+	}
 	switch m.val.Type() {
+	case pcommon.ValueTypeStr: // klog text writes a KObjSlice as ["ns/a","ns/b"]
+		items, ok := objref.ParseList(m.val.Str())
+		if !ok {
+			c.rejected[objref.Malformed]++
+			m.rejected = true
+			return
+		}
+		for _, s := range items {
+			sp, why := objref.ParseText(s)
+			if why = p.resolveSpelling(sp, why, ctx, w); why != objref.OK {
+				c.rejected[why]++
+				m.rejected = true
+			}
+		}
+	case pcommon.ValueTypeSlice: // klog JSON writes it as a list of maps
+		s := m.val.Slice()
+		for i := 0; i < s.Len(); i++ {
+			if s.At(i).Type() == pcommon.ValueTypeEmpty {
+				continue // a nil element
+			}
+			if why := p.resolveOne(s.At(i), ctx, w); why != objref.OK {
+				c.rejected[why]++
+				m.rejected = true
+			}
+		}
+	default:
+		c.rejected[objref.Malformed]++
+		m.rejected = true
+	}
+}
+
+// context gathers what the record says next to a reference: its key's kind or the sibling
+// kind, the sibling namespace and uid.
+func (p *refProcessor) context(key *keyInfo, inBody bool, w *work) objref.Context {
+	sib := &key.sibSlots
+	ctx := objref.Context{Kind: key.kind}
+	if ctx.Kind == "" && sib.kind >= 0 {
+		ctx.Kind, _ = w.sibling(sib.kind, inBody)
+	}
+	ctx.Namespace, ctx.HasNamespace = w.sibling(sib.namespace, inBody)
+	ctx.UID, _ = w.sibling(sib.uid, inBody)
+	return ctx
+}
+
+// resolveOne parses one value (text or map) and resolves it, appending it to w.refs if accepted.
+func (p *refProcessor) resolveOne(v pcommon.Value, ctx objref.Context, w *work) objref.Reason {
+	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		*ref, why = k8sref.ParseText(m.val.Str())
+		sp, why := objref.ParseText(v.Str())
+		return p.resolveSpelling(sp, why, ctx, w)
 	case pcommon.ValueTypeMap:
-		var f k8sref.Fields
-		for k, v := range m.val.Map().All() {
-			if v.Type() == pcommon.ValueTypeStr {
-				f.Add(k, v.Str())
+		var f objref.Fields
+		for k, fv := range v.Map().All() {
+			if fv.Type() == pcommon.ValueTypeStr {
+				f.Add(k, fv.Str())
 			} else {
 				f.AddOther(k)
 			}
 		}
-		*ref, why = f.Ref()
+		sp, why := f.Spelling()
+		return p.resolveSpelling(sp, why, ctx, w)
 	default:
-		why = k8sref.Malformed
+		return objref.Malformed
 	}
-	if why != k8sref.OK {
-		m.why = why
+}
+
+// resolveSpelling resolves a parsed spelling in a record's context, appending it to w.refs if
+// accepted.
+func (p *refProcessor) resolveSpelling(sp objref.Spelling, why objref.Reason, ctx objref.Context, w *work) objref.Reason {
+	if why != objref.OK {
+		return why
+	}
+	ref, port, why := p.table.kinds.Resolve(sp, ctx)
+	if why != objref.OK {
+		return why
+	}
+	spelled := sp.Ref
+	spelled.Name = ref.Name
+	if port != "" {
+		spelled.Name += ":" + port
+	}
+	nsBy := spelled.Namespace == "" && ref.Namespace != ""
+	spelled.Namespace = ref.Namespace
+	spelled.UID = ref.UID
+	w.refs = append(w.refs, resolved{ref: ref, port: port, spelled: spelled, namespaceBy: nsBy})
+	return objref.OK
+}
+
+// text returns the string form of an accepted reference: namespace/name, name, or for a
+// kube-proxy service port namespace/name:port.
+func (r *resolved) text() string {
+	if r.port == "" {
+		return r.ref.String()
+	}
+	return r.ref.String() + ":" + r.port
+}
+
+// isText reports whether s is already r's string form, without building it.
+func (r *resolved) isText(s string) bool {
+	if r.port == "" {
+		return r.ref.IsCanonical(s)
+	}
+	return s == r.text()
+}
+
+// rewrite writes a match's accepted references in the configured form. Every key gets one
+// type: a string (or map) for a single reference, a list of them for a list key.
+func (p *refProcessor) rewrite(m *match, refs []resolved) {
+	if !p.table.keys[m.idx].list {
+		p.rewriteOne(m.val, &refs[0])
 		return
 	}
-
-	kind := key.kind
-	switch {
-	case kind != nil:
-		if ref.Kind != "" && ref.Kind != kind.kind {
-			m.why = k8sref.KindMismatch
+	if m.val.Type() == pcommon.ValueTypeSlice {
+		s := m.val.Slice()
+		if s.Len() == len(refs) {
+			for i := range refs {
+				p.rewriteOne(s.At(i), &refs[i])
+			}
 			return
 		}
-	case sib.kind >= 0:
-		name, ok := w.sibling(sib.kind, m.inBody)
-		if ok && ref.Kind != "" && ref.Kind != name {
-			m.why = k8sref.KindMismatch
-			return
-		}
-		if !ok {
-			name = ref.Kind
-		}
-		kind = p.table.kinds[name]
-	default:
-		kind = p.table.kinds[ref.Kind]
 	}
-	scope := k8sref.ScopeUnknown
-	if kind != nil {
-		scope = kind.scope
-	}
-
-	var ns string
-	var hasNS bool
-	if ref.Bare && scope == k8sref.Namespaced && sib.namespace >= 0 {
-		ns, hasNS = w.sibling(sib.namespace, m.inBody)
-	}
-	if why = k8sref.Resolve(ref, scope, ns, hasNS); why != k8sref.OK {
-		m.why = why
-		return
-	}
-	m.kind, m.namespaceBy = kind, hasNS
-	if ref.UID == "" {
-		if uid, ok := w.sibling(sib.uid, m.inBody); ok && k8sref.ValidUID(uid) {
-			m.siblingUID = uid
+	s := m.val.SetEmptySlice()
+	s.EnsureCapacity(len(refs))
+	for i := range refs {
+		v := s.AppendEmpty()
+		if p.form == FormString {
+			v.SetStr(refs[i].text())
+		} else {
+			putRefMap(v.SetEmptyMap(), &refs[i].spelled)
 		}
 	}
 }
 
-// rewrite writes an accepted reference in the configured form.
-func (p *refProcessor) rewrite(m *match) {
-	ref := &m.ref
-	isMap := m.val.Type() == pcommon.ValueTypeMap
-	if p.form == FormString && !ref.Detailed {
-		if isMap || !ref.IsCanonical(m.val.Str()) {
-			m.val.SetStr(ref.String())
+// rewriteOne writes one accepted reference in the configured form; a value already in the form
+// is not touched.
+func (p *refProcessor) rewriteOne(v pcommon.Value, r *resolved) {
+	isMap := v.Type() == pcommon.ValueTypeMap
+	if p.form == FormString {
+		if isMap || !r.isText(v.Str()) {
+			v.SetStr(r.text())
 		}
 		return
 	}
 	if !isMap {
-		putRefMap(m.val.SetEmptyMap(), ref)
+		putRefMap(v.SetEmptyMap(), &r.spelled)
 		return
 	}
-	mm := m.val.Map()
-	if ref.Namespace == "" {
+	mm := v.Map()
+	if r.spelled.Namespace == "" {
 		mm.Remove(fieldNamespace) // an explicit empty namespace: the canonical map omits it
-	} else if m.namespaceBy {
-		mm.PutStr(fieldNamespace, ref.Namespace)
+	} else if r.namespaceBy {
+		mm.PutStr(fieldNamespace, r.spelled.Namespace)
+	}
+	if r.spelled.UID != "" {
+		if _, ok := mm.Get(fieldUID); !ok {
+			mm.PutStr(fieldUID, r.spelled.UID)
+		}
 	}
 }
 
 // putRefMap writes the canonical map form of ref into an empty map.
-func putRefMap(mm pcommon.Map, ref *k8sref.Ref) {
+func putRefMap(mm pcommon.Map, ref *objref.Ref) {
 	mm.EnsureCapacity(7)
 	if ref.Kind != "" {
 		mm.PutStr(fieldKind, ref.Kind)
@@ -393,123 +512,131 @@ func putRefMap(mm pcommon.Map, ref *k8sref.Ref) {
 	}
 }
 
-// writeSubjects picks the first eligible reference of each kind and writes its attributes.
-func (p *refProcessor) writeSubjects(ctx context.Context, lr plog.LogRecord, attrs pcommon.Map, w *work, c *counts) {
-	w.subjects = w.subjects[:0]
+// writeObjects writes the record's subject (the first reference of a subject key, in key-table
+// order), an event's related object, and the keys of every other object the record names.
+// Outputs the record already carries are kept; a different subject there counts a conflict.
+func (p *refProcessor) writeObjects(ctx context.Context, lr plog.LogRecord, attrs pcommon.Map, w *work, c *counts) {
+	subject, related := -1, -1
 	for i := range w.matches {
 		m := &w.matches[i]
-		if m.why != k8sref.OK || m.kind == nil || !p.table.keys[m.idx].subject {
-			continue
+		if m.first == m.last || w.refs[m.first].ref.Kind == "" {
+			continue // no reference, or one whose kind nothing states
 		}
-		dup := false
-		for _, j := range w.subjects {
-			if w.matches[j].kind == m.kind {
-				dup = true
-				break
+		key := &p.table.keys[m.idx]
+		switch {
+		case key.related && related < 0:
+			related = m.first
+		case key.subject && !key.list && subject < 0 && !m.rejected:
+			subject = m.first
+		}
+	}
+	if subject >= 0 {
+		subj := w.refs[subject].ref
+		for i := range w.refs {
+			if i != subject {
+				mergeDetails(&subj, &w.refs[i].ref)
 			}
 		}
-		if !dup {
-			w.subjects = append(w.subjects, i)
-		}
+		p.putObject(attrs, attr.Subject, outSubject, &subj, w, c)
 	}
-	if len(w.subjects) == 0 {
-		return
+	if related >= 0 {
+		p.putObject(attrs, attr.Related, outRelated, &w.refs[related].ref, w, c)
 	}
 
-	namespace, nsConflict := "", false
-	for _, i := range w.subjects {
-		m := &w.matches[i]
-		ns := m.ref.Namespace
-		if m.kind.isNamespace {
-			ns = m.ref.Name
+	w.keys = w.keys[:0]
+	for i := range w.refs {
+		r := &w.refs[i].ref
+		if i == subject || i == related || r.Kind == "" {
+			continue
 		}
-		switch {
-		case ns == "":
-		case namespace == "":
-			namespace = ns
-		case namespace != ns:
-			nsConflict = true
+		if subject >= 0 && r.Kind == "Namespace" && r.Group() == "" && r.Name == w.refs[subject].ref.Namespace {
+			continue // the namespace the subject is in
 		}
-	}
-
-	w.writes = w.writes[:0]
-	for _, i := range w.subjects {
-		m := &w.matches[i]
-		if !m.kind.isNamespace {
-			p.plan(w, attrs, m.kind.nameAttribute, m.ref.Name, c)
+		if subject >= 0 && sameObject(r, &w.refs[subject].ref) {
+			continue
 		}
-		uid := m.ref.UID
-		if uid == "" {
-			uid = m.siblingUID
-		}
-		if uid != "" && (!m.kind.isNamespace || !nsConflict) {
-			p.plan(w, attrs, m.kind.uidAttribute, uid, c)
+		k := r.Key()
+		if !slices.Contains(w.keys, k) {
+			w.keys = append(w.keys, k)
 		}
 	}
-	if nsConflict {
-		c.conflictNS++
-	} else if namespace != "" {
-		p.plan(w, attrs, namespaceNameAttribute, namespace, c)
-	}
-	if len(w.writes) > 0 {
-		attrs.EnsureCapacity(attrs.Len() + len(w.writes))
-		for _, kv := range w.writes {
-			attrs.PutStr(kv.key, kv.value)
+	if len(w.keys) > 0 && !w.existing[outRefs] {
+		s := attrs.PutEmptySlice(attr.ObjectRefs)
+		s.EnsureCapacity(len(w.keys))
+		for _, k := range w.keys {
+			s.AppendEmpty().SetStr(k)
 		}
 	}
 
 	if p.source != nil && lr.TraceID().IsEmpty() {
-		p.correlate(ctx, lr, w, c)
+		p.correlate(ctx, lr, w, subject, c)
 	}
 }
 
-// plan queues a subject attribute unless the record already has it; a different value already
-// there is kept and counted as a conflict.
-func (p *refProcessor) plan(w *work, attrs pcommon.Map, key, value string, c *counts) {
-	if key == "" {
+// mergeDetails fills in the fields of ref that another reference to the same object states:
+// a log line may name its subject twice, once with a uid.
+func mergeDetails(ref, other *objref.Ref) {
+	if !sameObject(ref, other) {
 		return
 	}
-	for _, kv := range w.writes {
-		if kv.key == key { // two kinds configured with one attribute: the first wins
-			if kv.value != value {
-				c.conflictAttrs++
-			}
-			return
-		}
+	if ref.UID == "" {
+		ref.UID = other.UID
 	}
-	if !w.hasSubjectAttrs {
-		w.writes = append(w.writes, keyValue{key, value})
-		return
+	if ref.FieldPath == "" {
+		ref.FieldPath = other.FieldPath
 	}
-	if old, ok := attrs.Get(key); ok {
-		if old.Type() != pcommon.ValueTypeStr || old.Str() != value {
-			c.conflictAttrs++
-		}
-		return
+	if ref.ResourceVersion == "" {
+		ref.ResourceVersion = other.ResourceVersion
 	}
-	w.writes = append(w.writes, keyValue{key, value})
 }
 
-// correlate gives the record the trace context of its first subject that has one.
-func (p *refProcessor) correlate(ctx context.Context, lr plog.LogRecord, w *work, c *counts) {
-	for _, i := range w.subjects {
-		m := &w.matches[i]
-		apiVersion := m.ref.APIVersion
-		if apiVersion == "" {
-			apiVersion = m.kind.apiVersion
+// sameObject reports whether two references name one object.
+func sameObject(a, b *objref.Ref) bool {
+	return a.Kind == b.Kind && a.Group() == b.Group() && a.Namespace == b.Namespace && a.Name == b.Name
+}
+
+// putObject writes ref under set unless the record carries that output already; a different
+// object there is counted as a conflict and kept.
+func (p *refProcessor) putObject(attrs pcommon.Map, set attr.ObjectSet, out output, ref *objref.Ref, w *work, c *counts) {
+	if w.existing[out] {
+		if !has(attrs, set.Name, ref.Name) || !has(attrs, set.Kind, ref.Kind) || !has(attrs, set.Namespace, ref.Namespace) {
+			c.conflicts++
 		}
-		uid := m.ref.UID
-		if uid == "" {
-			uid = m.siblingUID
-		}
-		sc, ok := p.source.SpanContextForObject(ctx, apiVersion, m.kind.kind, m.ref.Namespace, m.ref.Name, uid)
+		return
+	}
+	attrs.EnsureCapacity(attrs.Len() + 5)
+	objref.Put(attrs, set, *ref)
+}
+
+// has reports whether attrs holds key with value, or neither when value is empty.
+func has(attrs pcommon.Map, key, value string) bool {
+	v, ok := attrs.Get(key)
+	if !ok {
+		return value == ""
+	}
+	return v.Type() == pcommon.ValueTypeStr && v.Str() == value
+}
+
+// correlate gives the record the trace context of the first object it names that has one: the
+// subject first, then the others in key-table order.
+func (p *refProcessor) correlate(ctx context.Context, lr plog.LogRecord, w *work, subject int, c *counts) {
+	try := func(r *objref.Ref) bool {
+		sc, ok := p.source.SpanContextForObject(ctx, r.APIVersion, r.Kind, r.Namespace, r.Name, r.UID)
 		if !ok || !sc.HasTraceID() || !sc.HasSpanID() {
-			continue
+			return false
 		}
 		lr.SetTraceID(pcommon.TraceID(sc.TraceID()))
 		lr.SetSpanID(pcommon.SpanID(sc.SpanID()))
 		lr.SetFlags(plog.DefaultLogRecordFlags.WithIsSampled(sc.IsSampled()))
 		c.correlated++
+		return true
+	}
+	if subject >= 0 && try(&w.refs[subject].ref) {
 		return
+	}
+	for i := range w.refs {
+		if i != subject && w.refs[i].ref.Kind != "" && try(&w.refs[i].ref) {
+			return
+		}
 	}
 }

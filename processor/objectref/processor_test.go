@@ -1,7 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package objectref
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,13 +12,15 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/k8sref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/metadata"
 )
 
@@ -45,11 +50,30 @@ func newHarness(t *testing.T, cfg *Config, host component.Host) *harness {
 	return &harness{t: t, tel: tel, proc: proc, sink: sink}
 }
 
-// run processes one record built from attrs (and body, when not nil) and returns it.
+// run processes one record that klog_parser recognized (it carries otelcol_k8s.klog.format),
+// built from attrs (and body, when not nil), and returns it without the format attribute.
 func (h *harness) run(attrs map[string]any, body map[string]any) plog.LogRecord {
 	h.t.Helper()
+	lr := h.runRaw(nil, withKlogFormat(attrs), body)
+	lr.Attributes().Remove(attr.KlogFormat)
+	return lr
+}
+
+func withKlogFormat(attrs map[string]any) map[string]any {
+	out := map[string]any{attr.KlogFormat: "text"}
+	for k, v := range attrs {
+		out[k] = v
+	}
+	return out
+}
+
+// runRaw processes one record with the given resource and record attributes, as they are.
+func (h *harness) runRaw(resource, attrs map[string]any, body map[string]any) plog.LogRecord {
+	h.t.Helper()
 	ld := plog.NewLogs()
-	lr := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	rl := ld.ResourceLogs().AppendEmpty()
+	require.NoError(h.t, rl.Resource().Attributes().FromRaw(resource))
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
 	require.NoError(h.t, lr.Attributes().FromRaw(attrs))
 	if body != nil {
 		require.NoError(h.t, lr.Body().SetEmptyMap().FromRaw(body))
@@ -81,6 +105,7 @@ func (h *harness) counter(name, reason string) int64 {
 }
 
 const (
+	metricIgnored    = "processor_object_ref_records_ignored"
 	metricProcessed  = "processor_object_ref_records_processed"
 	metricNormalized = "processor_object_ref_references_normalized"
 	metricRejected   = "processor_object_ref_references_rejected"
@@ -88,7 +113,10 @@ const (
 	metricCorrelated = "processor_object_ref_records_correlated"
 )
 
-const podUID = "6b1b0f4e-9c2b-4c49-9d0e-1f9a3c7e0a11"
+const (
+	podUID  = "6b1b0f4e-9c2b-4c49-9d0e-1f9a3c7e0a11"
+	nodeUID = "0f3c1a52-77de-4b8e-9a51-2c6d8e9b4f10"
+)
 
 func eventRegardingPod() map[string]any {
 	return map[string]any{
@@ -98,8 +126,28 @@ func eventRegardingPod() map[string]any {
 }
 
 func eventRelatedNode() map[string]any {
-	return map[string]any{"kind": "Node", "apiVersion": "v1", "name": "node-1", "uid": "n-1"}
+	return map[string]any{"kind": "Node", "apiVersion": "v1", "name": "node-1", "uid": nodeUID}
 }
+
+// The names object_ref writes, spelled out here (not taken from the registry) so that a wrong
+// edit to either side breaks a test.
+const (
+	oKind   = "otelcol_k8s.object.kind"
+	oAPI    = "otelcol_k8s.object.api_version"
+	oNS     = "otelcol_k8s.object.namespace"
+	oName   = "otelcol_k8s.object.name"
+	oUID    = "otelcol_k8s.object.uid"
+	oField  = "otelcol_k8s.object.field_path"
+	oRV     = "otelcol_k8s.object.resource_version"
+	oRefs   = "otelcol_k8s.object.refs"
+	rKind   = "otelcol_k8s.related.kind"
+	rAPI    = "otelcol_k8s.related.api_version"
+	rName   = "otelcol_k8s.related.name"
+	rUID    = "otelcol_k8s.related.uid"
+	rNS     = "otelcol_k8s.related.namespace"
+	rField  = "otelcol_k8s.related.field_path"
+	klogFmt = "otelcol_k8s.klog.format"
+)
 
 func TestProcessStringForm(t *testing.T) {
 	tests := []struct {
@@ -108,23 +156,22 @@ func TestProcessStringForm(t *testing.T) {
 		want       map[string]any
 		normalized int64
 		rejected   map[string]int64
-		conflicts  map[string]int64
 	}{
 		{
-			name: "klog text InfoS with KObj (pod=\"ns/name\" as the klog parser writes it)",
+			name: "klog text InfoS with KObj",
 			in:   map[string]any{"pod": "kube-system/kubedns", "status": "ready"},
 			want: map[string]any{
 				"pod": "kube-system/kubedns", "status": "ready",
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
+				oKind: "Pod", oAPI: "v1", oNS: "kube-system", oName: "kubedns",
 			},
 			normalized: 1,
 		},
 		{
-			name: "klog JSON InfoS with KObj (pod map as the klog parser writes it)",
-			in:   map[string]any{"pod": map[string]any{"name": "kubedns", "namespace": "kube-system"}, "status": "ready"},
+			name: "klog JSON InfoS with KObj",
+			in:   map[string]any{"pod": map[string]any{"name": "kubedns", "namespace": "kube-system"}},
 			want: map[string]any{
-				"pod": "kube-system/kubedns", "status": "ready",
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
+				"pod": "kube-system/kubedns",
+				oKind: "Pod", oAPI: "v1", oNS: "kube-system", oName: "kubedns",
 			},
 			normalized: 1,
 		},
@@ -133,16 +180,7 @@ func TestProcessStringForm(t *testing.T) {
 			in:   map[string]any{"pod": "kubedns", "namespace": "kube-system"},
 			want: map[string]any{
 				"pod": "kube-system/kubedns", "namespace": "kube-system",
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
-			},
-			normalized: 2,
-		},
-		{
-			name: "klog JSON KRef without namespace plus sibling namespace",
-			in:   map[string]any{"pod": map[string]any{"name": "kubedns"}, "namespace": "kube-system"},
-			want: map[string]any{
-				"pod": "kube-system/kubedns", "namespace": "kube-system",
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
+				oKind: "Pod", oAPI: "v1", oNS: "kube-system", oName: "kubedns",
 			},
 			normalized: 2,
 		},
@@ -153,27 +191,19 @@ func TestProcessStringForm(t *testing.T) {
 			rejected: map[string]int64{"missing_namespace": 1},
 		},
 		{
-			name:     "NamespacedName with empty namespace for a namespaced kind",
-			in:       map[string]any{"pod": "/kubedns", "namespace": "kube-system"},
-			want:     map[string]any{"pod": "/kubedns", "namespace": "kube-system", "k8s.namespace.name": "kube-system"},
-			rejected: map[string]int64{"missing_namespace": 1}, normalized: 1,
-		},
-		{
-			name:       "cluster-scoped bare name",
-			in:         map[string]any{"node": "node-1"},
-			want:       map[string]any{"node": "node-1", "k8s.node.name": "node-1"},
-			normalized: 1,
+			name: "scheduler bind: the pod is the subject, the node another object",
+			in:   map[string]any{"pod": "default/nginx-7c5ddbdf54-x2kqj", "node": "ip-10-0-1-23.ec2.internal", "evaluatedNodes": int64(6)},
+			want: map[string]any{
+				"pod": "default/nginx-7c5ddbdf54-x2kqj", "node": "ip-10-0-1-23.ec2.internal", "evaluatedNodes": int64(6),
+				oKind: "Pod", oAPI: "v1", oNS: "default", oName: "nginx-7c5ddbdf54-x2kqj",
+				oRefs: []any{"Node/ip-10-0-1-23.ec2.internal"},
+			},
+			normalized: 2,
 		},
 		{
 			name:       "cluster-scoped NamespacedName form",
 			in:         map[string]any{"node": "/node-1"},
-			want:       map[string]any{"node": "node-1", "k8s.node.name": "node-1"},
-			normalized: 1,
-		},
-		{
-			name:       "cluster-scoped map with explicit empty namespace",
-			in:         map[string]any{"node": map[string]any{"name": "node-1", "namespace": ""}},
-			want:       map[string]any{"node": "node-1", "k8s.node.name": "node-1"},
+			want:       map[string]any{"node": "node-1", oKind: "Node", oAPI: "v1", oName: "node-1"},
 			normalized: 1,
 		},
 		{
@@ -183,134 +213,120 @@ func TestProcessStringForm(t *testing.T) {
 			rejected: map[string]int64{"unexpected_namespace": 1},
 		},
 		{
-			name:     "KObj(nil)",
-			in:       map[string]any{"pod": ""},
-			want:     map[string]any{"pod": ""},
-			rejected: map[string]int64{"empty": 1},
+			// Regression: kube-proxy's ns/name:port wrote k8s.service.name="kubernetes:https".
+			name:       "kube-proxy service port",
+			in:         map[string]any{"portName": "default/kubernetes:https", "servicePort": "10.96.0.1:443/TCP"},
+			want:       map[string]any{"portName": "default/kubernetes:https", "servicePort": "10.96.0.1:443/TCP", oKind: "Service", oAPI: "v1", oNS: "default", oName: "kubernetes"},
+			normalized: 1,
 		},
 		{
-			name:     "free text under a reference key",
-			in:       map[string]any{"pod": "failed to get pod"},
-			want:     map[string]any{"pod": "failed to get pod"},
-			rejected: map[string]int64{"malformed": 1},
+			// Regression: a Knative Service became a core Service.
+			name: "knative service keeps its API group",
+			in:   map[string]any{"object": map[string]any{"kind": "Service", "apiVersion": "serving.knative.dev/v1", "namespace": "default", "name": "hello"}},
+			want: map[string]any{
+				"object": "default/hello",
+				oKind:    "Service", oAPI: "serving.knative.dev/v1", oNS: "default", oName: "hello",
+			},
+			normalized: 1,
 		},
 		{
-			name:     "non-string value",
-			in:       map[string]any{"pod": int64(42), "node": []any{"a"}},
-			want:     map[string]any{"pod": int64(42), "node": []any{"a"}},
-			rejected: map[string]int64{"malformed": 2},
+			// Regression: kubelet's node references carry the node name as uid.
+			name: "kubelet node reference",
+			in:   map[string]any{"involvedObject": map[string]any{"kind": "Node", "name": "node-1", "uid": "node-1"}},
+			want: map[string]any{
+				"involvedObject": "node-1",
+				oKind:            "Node", oAPI: "v1", oName: "node-1",
+			},
+			normalized: 1,
 		},
 		{
-			name:     "map that is not a reference",
-			in:       map[string]any{"pod": map[string]any{"name": "a", "namespace": "b", "phase": "Running"}},
-			want:     map[string]any{"pod": map[string]any{"name": "a", "namespace": "b", "phase": "Running"}},
+			// Regression: a value that is not a namespace name was written as the namespace.
+			name:     "invalid namespace reference",
+			in:       map[string]any{"namespace": "Kube System"},
+			want:     map[string]any{"namespace": "Kube System"},
 			rejected: map[string]int64{"malformed": 1},
 		},
 		{
 			name:     "invalid sibling namespace",
-			in:       map[string]any{"pod": "kubedns", "namespace": "Kube System"},
-			want:     map[string]any{"pod": "kubedns", "namespace": "Kube System"},
+			in:       map[string]any{"pod": "kubedns", "namespace": "kube_system"},
+			want:     map[string]any{"pod": "kubedns", "namespace": "kube_system"},
 			rejected: map[string]int64{"malformed": 2},
+		},
+		{
+			name:     "pod name that the API would refuse",
+			in:       map[string]any{"pod": "default/Web_0"},
+			want:     map[string]any{"pod": "default/Web_0"},
+			rejected: map[string]int64{"malformed": 1},
+		},
+		{
+			name:       "namespace alone is the subject",
+			in:         map[string]any{"namespace": "shop"},
+			want:       map[string]any{"namespace": "shop", oKind: "Namespace", oAPI: "v1", oName: "shop"},
+			normalized: 1,
 		},
 		{
 			name: "sibling uid key",
 			in:   map[string]any{"pod": "default/web-0", "podUID": podUID},
 			want: map[string]any{
 				"pod": "default/web-0", "podUID": podUID,
-				"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default",
+				oKind: "Pod", oAPI: "v1", oNS: "default", oName: "web-0", oUID: podUID,
 			},
 			normalized: 1,
 		},
 		{
-			name: "invalid sibling uid is not used",
-			in:   map[string]any{"pod": "default/web-0", "podUID": "not a uid"},
+			name:     "KObj(nil) and free text",
+			in:       map[string]any{"pod": "", "node": "failed to get node"},
+			want:     map[string]any{"pod": "", "node": "failed to get node"},
+			rejected: map[string]int64{"empty": 1, "malformed": 1},
+		},
+		{
+			name: "KObjSlice in klog text",
+			in:   map[string]any{"pods": `["kube-system/coredns-1","default/web-0",null]`},
 			want: map[string]any{
-				"pod": "default/web-0", "podUID": "not a uid",
-				"k8s.pod.name": "web-0", "k8s.namespace.name": "default",
+				"pods": []any{"kube-system/coredns-1", "default/web-0"},
+				oRefs:  []any{"Pod/kube-system/coredns-1", "Pod/default/web-0"},
+			},
+			normalized: 2,
+		},
+		{
+			name: "KObjSlice in klog JSON",
+			in:   map[string]any{"pods": []any{map[string]any{"name": "coredns-1", "namespace": "kube-system"}, nil}},
+			want: map[string]any{
+				"pods": []any{"kube-system/coredns-1"},
+				oRefs:  []any{"Pod/kube-system/coredns-1"},
 			},
 			normalized: 1,
 		},
 		{
-			name: "klog text of a struct: JSON object text with details becomes a map",
-			in:   map[string]any{"involvedObject": `{"kind":"Pod","namespace":"default","name":"web-0","uid":"` + podUID + `","apiVersion":"v1","resourceVersion":"4711","fieldPath":"spec.containers{app}"}`},
-			want: map[string]any{
-				"involvedObject": eventRegardingPod(),
-				"k8s.pod.name":   "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default",
-			},
-			normalized: 1,
-		},
-		{
-			name: "JSON object text without details becomes a string",
-			in:   map[string]any{"pod": `{"name":"kubedns","namespace":"kube-system"}`},
-			want: map[string]any{
-				"pod":          "kube-system/kubedns",
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
-			},
-			normalized: 1,
+			name:     "KObjSlice with a bad element is left as it was",
+			in:       map[string]any{"pods": `["kube-system/coredns-1","Bad Name"]`},
+			want:     map[string]any{"pods": `["kube-system/coredns-1","Bad Name"]`, oRefs: []any{"Pod/kube-system/coredns-1"}},
+			rejected: map[string]int64{"malformed": 1}, normalized: 0,
 		},
 		{
 			name: "event regarding and related (events.k8s.io/v1)",
 			in:   map[string]any{"regarding": eventRegardingPod(), "related": eventRelatedNode(), "reason": "Pulled"},
 			want: map[string]any{
-				"regarding": eventRegardingPod(), "related": eventRelatedNode(), "reason": "Pulled",
-				"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default",
+				"regarding": "default/web-0", "related": "node-1", "reason": "Pulled",
+				oKind: "Pod", oAPI: "v1", oNS: "default", oName: "web-0", oUID: podUID, oField: "spec.containers{app}", oRV: "4711",
+				rKind: "Node", rAPI: "v1", rName: "node-1", rUID: nodeUID,
 			},
 			normalized: 2,
-		},
-		{
-			name: "event about a node: related pod is not the subject",
-			in:   map[string]any{"regarding": eventRelatedNode(), "related": eventRegardingPod()},
-			want: map[string]any{
-				"regarding": eventRelatedNode(), "related": eventRegardingPod(),
-				"k8s.node.name": "node-1", "k8s.node.uid": "n-1",
-			},
-			normalized: 2,
-		},
-		{
-			name: "core/v1 event involvedObject without details",
-			in:   map[string]any{"involvedObject": map[string]any{"namespace": "default", "name": "web-0"}},
-			want: map[string]any{"involvedObject": "default/web-0"},
-			// no kind: normalized, but not a subject
-			normalized: 1,
-		},
-		{
-			name:     "regarding string without kind and without namespace",
-			in:       map[string]any{"regarding": "web-0"},
-			want:     map[string]any{"regarding": "web-0"},
-			rejected: map[string]int64{"unknown_kind": 1},
 		},
 		{
 			name: "object/kind pair (garbage collector)",
-			in:   map[string]any{"object": "kube-system/coredns-5d78c9869d", "objectUID": "rs-1", "kind": "ReplicaSet"},
+			in:   map[string]any{"object": "kube-system/coredns-5d78c9869d", "objectUID": podUID, "kind": "ReplicaSet"},
 			want: map[string]any{
-				"object": "kube-system/coredns-5d78c9869d", "objectUID": "rs-1", "kind": "ReplicaSet",
-				"k8s.replicaset.name": "coredns-5d78c9869d", "k8s.replicaset.uid": "rs-1", "k8s.namespace.name": "kube-system",
+				"object": "kube-system/coredns-5d78c9869d", "objectUID": podUID, "kind": "ReplicaSet",
+				oKind: "ReplicaSet", oAPI: "apps/v1", oNS: "kube-system", oName: "coredns-5d78c9869d", oUID: podUID,
 			},
-			normalized: 1,
-		},
-		{
-			name:       "object/kind pair, cluster-scoped",
-			in:         map[string]any{"object": "node-1", "kind": "Node"},
-			want:       map[string]any{"object": "node-1", "kind": "Node", "k8s.node.name": "node-1"},
-			normalized: 1,
-		},
-		{
-			name:       "object with a kind not in the table: normalized, no subject",
-			in:         map[string]any{"object": map[string]any{"name": "cert", "namespace": "default"}, "kind": "Certificate"},
-			want:       map[string]any{"object": "default/cert", "kind": "Certificate"},
 			normalized: 1,
 		},
 		{
 			name:     "object bare name with unknown kind",
-			in:       map[string]any{"object": "cert", "kind": "Certificate", "namespace": "default"},
-			want:     map[string]any{"object": "cert", "kind": "Certificate", "namespace": "default", "k8s.namespace.name": "default"},
-			rejected: map[string]int64{"unknown_kind": 1}, normalized: 1,
-		},
-		{
-			name:     "object map kind disagrees with kind key",
-			in:       map[string]any{"object": map[string]any{"kind": "Pod", "namespace": "a", "name": "b"}, "kind": "Node"},
-			want:     map[string]any{"object": map[string]any{"kind": "Pod", "namespace": "a", "name": "b"}, "kind": "Node"},
-			rejected: map[string]int64{"kind_mismatch": 1},
+			in:       map[string]any{"object": "cert", "kind": "Certificate"},
+			want:     map[string]any{"object": "cert", "kind": "Certificate"},
+			rejected: map[string]int64{"unknown_kind": 1},
 		},
 		{
 			name:     "map kind disagrees with the key's kind",
@@ -319,354 +335,199 @@ func TestProcessStringForm(t *testing.T) {
 			rejected: map[string]int64{"kind_mismatch": 1},
 		},
 		{
-			name: "two pods: first configured key is the subject",
+			name:       "core/v1 involvedObject without kind: normalized, not an object",
+			in:         map[string]any{"involvedObject": map[string]any{"namespace": "default", "name": "web-0"}},
+			want:       map[string]any{"involvedObject": "default/web-0"},
+			normalized: 1,
+		},
+		{
+			name: "two pods: the first key in the table is the subject",
 			in:   map[string]any{"regarding": eventRegardingPod(), "pod": "default/other"},
 			want: map[string]any{
-				"regarding": eventRegardingPod(), "pod": "default/other",
-				"k8s.pod.name": "other", "k8s.namespace.name": "default",
+				"regarding": "default/web-0", "pod": "default/other",
+				oKind: "Pod", oAPI: "v1", oNS: "default", oName: "other",
+				oRefs: []any{"Pod/default/web-0"},
 			},
 			normalized: 2,
-		},
-		{
-			name: "several kinds in one record (scheduler: pod and node)",
-			in:   map[string]any{"pod": "default/web-0", "node": "node-1", "evaluatedNodes": int64(3)},
-			want: map[string]any{
-				"pod": "default/web-0", "node": "node-1", "evaluatedNodes": int64(3),
-				"k8s.pod.name": "web-0", "k8s.node.name": "node-1", "k8s.namespace.name": "default",
-			},
-			normalized: 2,
-		},
-		{
-			name: "subjects in different namespaces: no namespace attribute",
-			in:   map[string]any{"pod": "a/x", "deployment": "b/y"},
-			want: map[string]any{
-				"pod": "a/x", "deployment": "b/y",
-				"k8s.pod.name": "x", "k8s.deployment.name": "y",
-			},
-			normalized: 2, conflicts: map[string]int64{"namespace": 1},
-		},
-		{
-			name:       "existing attribute with another value is kept",
-			in:         map[string]any{"pod": "a/x", "k8s.pod.name": "other"},
-			want:       map[string]any{"pod": "a/x", "k8s.pod.name": "other", "k8s.namespace.name": "a"},
-			normalized: 1, conflicts: map[string]int64{"attribute": 1},
-		},
-		{
-			name: "already normalized record is unchanged",
-			in: map[string]any{
-				"pod": "a/x", "podUID": "u", "k8s.pod.name": "x", "k8s.pod.uid": "u",
-				"k8s.namespace.name": "a",
-			},
-			want: map[string]any{
-				"pod": "a/x", "podUID": "u", "k8s.pod.name": "x", "k8s.pod.uid": "u",
-				"k8s.namespace.name": "a",
-			},
-			normalized: 1,
-		},
-		{
-			name:       "namespace subject disagreeing with the pod's namespace",
-			in:         map[string]any{"pod": "a/x", "namespace": map[string]any{"name": "b", "uid": "ns-uid"}},
-			want:       map[string]any{"pod": "a/x", "namespace": map[string]any{"name": "b", "uid": "ns-uid"}, "k8s.pod.name": "x"},
-			normalized: 2, conflicts: map[string]int64{"namespace": 1},
-		},
-		{
-			name:       "namespace subject",
-			in:         map[string]any{"namespace": "team-a"},
-			want:       map[string]any{"namespace": "team-a", "k8s.namespace.name": "team-a"},
-			normalized: 1,
-		},
-		{
-			name: "no reference keys",
-			in:   map[string]any{"Pod": "a/b", "msg": "x"},
-			want: map[string]any{"Pod": "a/b", "msg": "x"},
-		},
-		{
-			name:     "one bad reference does not stop the others",
-			in:       map[string]any{"pod": "a/b/c", "node": "node-1"},
-			want:     map[string]any{"pod": "a/b/c", "node": "node-1", "k8s.node.name": "node-1"},
-			rejected: map[string]int64{"malformed": 1}, normalized: 1,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, &Config{Form: FormString}, nil)
-			lr := h.run(tt.in, nil)
-			assert.Equal(t, tt.want, lr.Attributes().AsRaw())
-			assert.Equal(t, int64(1), h.counter(metricProcessed, ""))
-			assert.Equal(t, tt.normalized, h.counter(metricNormalized, ""))
-			var rejected int64
+			h := newHarness(t, createDefaultConfig().(*Config), nil)
+			got := h.run(tt.in, nil)
+			assert.Equal(t, tt.want, got.Attributes().AsRaw())
+			assert.Equal(t, tt.normalized, h.counter(metricNormalized, ""), "normalized")
 			for reason, n := range tt.rejected {
-				assert.Equal(t, n, h.counter(metricRejected, reason), reason)
-				rejected += n
+				assert.Equal(t, n, h.counter(metricRejected, reason), "rejected %s", reason)
 			}
-			assert.Equal(t, rejected, h.counter(metricRejected, ""), "rejections by other reasons")
-			var conflicts int64
-			for reason, n := range tt.conflicts {
-				assert.Equal(t, n, h.counter(metricConflicts, reason), reason)
-				conflicts += n
+			var total int64
+			for _, n := range tt.rejected {
+				total += n
 			}
-			assert.Equal(t, conflicts, h.counter(metricConflicts, ""))
+			assert.Equal(t, total, h.counter(metricRejected, ""), "rejected in all")
+
+			// Idempotent: a second pass changes nothing.
+			again := h.run(got.Attributes().AsRaw(), nil)
+			assert.Equal(t, tt.want, again.Attributes().AsRaw(), "second pass")
 		})
 	}
 }
 
-// TestEveryDefaultKey checks each built-in fixed-kind key in every spelling: string, map, bare
-// name with sibling namespace (namespaced kinds) and bare name (cluster-scoped kinds).
-func TestEveryDefaultKey(t *testing.T) {
-	h := newHarness(t, &Config{}, nil)
-	tb, err := buildTable(&Config{})
-	require.NoError(t, err)
-	for _, key := range builtinKeys {
-		if key.Kind == "" {
-			continue
-		}
-		kind := tb.kinds[key.Kind]
-		t.Run(key.Key, func(t *testing.T) {
-			var spellings []map[string]any
-			canonical := "obj-1"
-			wantSubject := map[string]any{}
-			if kind.scope == k8sref.Namespaced {
-				canonical = "ns-1/obj-1"
-				spellings = []map[string]any{
-					{key.Key: "ns-1/obj-1"},
-					{key.Key: map[string]any{"name": "obj-1", "namespace": "ns-1"}},
-					{key.Key: "obj-1", "namespace": "ns-1"},
-					{key.Key: map[string]any{"name": "obj-1"}, "namespace": "ns-1"},
-					{key.Key: `{"name":"obj-1","namespace":"ns-1"}`},
-				}
-				wantSubject[namespaceNameAttribute] = "ns-1"
-			} else {
-				spellings = []map[string]any{
-					{key.Key: "obj-1"},
-					{key.Key: "/obj-1"},
-					{key.Key: map[string]any{"name": "obj-1"}},
-					{key.Key: `{"name":"obj-1"}`},
-				}
-			}
-			if kind.isNamespace {
-				wantSubject[namespaceNameAttribute] = "obj-1"
-			} else {
-				wantSubject[kind.nameAttribute] = "obj-1"
-			}
-			for _, in := range spellings {
-				lr := h.run(in, nil)
-				got := lr.Attributes().AsRaw()
-				assert.Equal(t, canonical, got[key.Key], "%v", in)
-				for k, v := range wantSubject {
-					assert.Equal(t, v, got[k], "%s for %v", k, in)
-				}
-			}
-		})
+// TestDeclaredInput: records klog_parser did not recognize, such as application JSON, pass
+// through untouched unless configured.
+func TestDeclaredInput(t *testing.T) {
+	app := map[string]any{
+		"service": "search", "node": "worker-7", "pod": "prod/search-0", "namespace": "prod",
+		"user": map[string]any{"name": "alice", "namespace": "team-a"},
 	}
-	assert.Zero(t, h.counter(metricRejected, ""))
+	h := newHarness(t, createDefaultConfig().(*Config), nil)
+	got := h.runRaw(map[string]any{"k8s.namespace.name": "prod", "k8s.pod.name": "search-0"}, app, nil)
+	assert.Equal(t, app, got.Attributes().AsRaw(), "application attributes are untouched")
+	assert.Equal(t, int64(1), h.counter(metricIgnored, ""))
+	assert.Equal(t, int64(0), h.counter(metricNormalized, ""))
+
+	cfg := createDefaultConfig().(*Config)
+	cfg.Match.Namespaces = []string{"kube-system"}
+	h = newHarness(t, cfg, nil)
+	got = h.runRaw(map[string]any{"k8s.namespace.name": "kube-system"}, map[string]any{"node": "node-1"}, nil)
+	assert.Equal(t, map[string]any{"node": "node-1", oKind: "Node", oAPI: "v1", oName: "node-1"}, got.Attributes().AsRaw(), "configured namespace")
+	got = h.runRaw(map[string]any{"k8s.namespace.name": "prod"}, map[string]any{"node": "node-1"}, nil)
+	assert.Equal(t, map[string]any{"node": "node-1"}, got.Attributes().AsRaw(), "other namespace")
+
+	cfg = createDefaultConfig().(*Config)
+	cfg.Match = MatchConfig{Containers: []string{"kube-proxy"}}
+	h = newHarness(t, cfg, nil)
+	got = h.runRaw(map[string]any{"k8s.container.name": "kube-proxy"}, map[string]any{"portName": "default/kubernetes:https"}, nil)
+	assert.Equal(t, "kubernetes", got.Attributes().AsRaw()[oName], "configured container")
+	got = h.runRaw(nil, map[string]any{klogFmt: "text", "node": "node-1"}, nil)
+	assert.Equal(t, map[string]any{klogFmt: "text", "node": "node-1"}, got.Attributes().AsRaw(), "klog off")
 }
 
-func TestTextAndJSONConverge(t *testing.T) {
-	// The same klog.InfoS("Pod status updated", "pod", klog.KObj(pod), "podUID", pod.UID,
-	// "node", klog.KObj(node)) call, as the klog parser writes its text and JSON lines.
-	text := map[string]any{"pod": "kube-system/kubedns", "podUID": podUID, "node": "node-1", "status": "ready"}
-	jsonForm := map[string]any{
-		"pod":    map[string]any{"name": "kubedns", "namespace": "kube-system"},
-		"podUID": podUID,
-		"node":   map[string]any{"name": "node-1"},
-		"status": "ready",
+// TestNeverWritesResourceIdentity: no k8s.* name is written to a record, whatever it names.
+func TestNeverWritesResourceIdentity(t *testing.T) {
+	h := newHarness(t, createDefaultConfig().(*Config), nil)
+	got := h.run(map[string]any{
+		"pod": "default/web-0", "node": "node-1", "namespace": "default", "deployment": "default/web",
+		"service": "default/web", "replicaSet": "default/web-5d", "job": "default/j", "regarding": eventRegardingPod(),
+	}, nil)
+	for k := range got.Attributes().AsRaw() {
+		assert.NotContains(t, k, "k8s.pod", k)
+		assert.False(t, len(k) > 4 && k[:4] == "k8s.", "record attribute %s is a resource identity name", k)
 	}
-	for _, form := range []Form{FormString, FormMap} {
-		t.Run(string(form), func(t *testing.T) {
-			h := newHarness(t, &Config{Form: form}, nil)
-			a := h.run(text, nil).Attributes().AsRaw()
-			b := h.run(jsonForm, nil).Attributes().AsRaw()
-			assert.Equal(t, a, b)
-			assert.Equal(t, "kubedns", a["k8s.pod.name"])
-			assert.Equal(t, podUID, a["k8s.pod.uid"])
-			assert.Equal(t, "node-1", a["k8s.node.name"])
-			assert.Equal(t, "kube-system", a["k8s.namespace.name"])
-		})
-	}
+}
+
+func TestExistingSubjectIsKept(t *testing.T) {
+	h := newHarness(t, createDefaultConfig().(*Config), nil)
+	in := map[string]any{"pod": "default/web-0", oKind: "Pod", oNS: "default", oName: "other"}
+	got := h.run(in, nil)
+	assert.Equal(t, map[string]any{"pod": "default/web-0", oKind: "Pod", oNS: "default", oName: "other"}, got.Attributes().AsRaw())
+	assert.Equal(t, int64(1), h.counter(metricConflicts, "attribute"))
 }
 
 func TestProcessMapForm(t *testing.T) {
-	tests := []struct {
-		name string
-		in   map[string]any
-		want map[string]any
-	}{
-		{
-			name: "string becomes map",
-			in:   map[string]any{"pod": "kube-system/kubedns"},
-			want: map[string]any{
-				"pod":          map[string]any{"namespace": "kube-system", "name": "kubedns"},
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
-			},
-		},
-		{
-			name: "bare name with sibling namespace",
-			in:   map[string]any{"pod": map[string]any{"name": "kubedns"}, "namespace": "kube-system"},
-			want: map[string]any{
-				"pod":          map[string]any{"namespace": "kube-system", "name": "kubedns"},
-				"namespace":    map[string]any{"name": "kube-system"},
-				"k8s.pod.name": "kubedns", "k8s.namespace.name": "kube-system",
-			},
-		},
-		{
-			name: "cluster-scoped",
-			in:   map[string]any{"node": "/node-1"},
-			want: map[string]any{"node": map[string]any{"name": "node-1"}, "k8s.node.name": "node-1"},
-		},
-		{
-			name: "explicit empty namespace is dropped",
-			in:   map[string]any{"regarding": map[string]any{"kind": "Node", "name": "node-1", "namespace": ""}},
-			want: map[string]any{"regarding": map[string]any{"kind": "Node", "name": "node-1"}, "k8s.node.name": "node-1"},
-		},
-		{
-			name: "map already canonical is unchanged",
-			in:   map[string]any{"regarding": eventRegardingPod()},
-			want: map[string]any{
-				"regarding":    eventRegardingPod(),
-				"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default",
-			},
-		},
-		{
-			name: "rejected reference is left as it was",
-			in:   map[string]any{"pod": "kubedns"},
-			want: map[string]any{"pod": "kubedns"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, &Config{Form: FormMap}, nil)
-			assert.Equal(t, tt.want, h.run(tt.in, nil).Attributes().AsRaw())
-		})
-	}
-}
-
-func TestProcessBody(t *testing.T) {
-	// An events.k8s.io/v1 Event as a map body (the k8sobjects receiver's pull mode).
-	event := map[string]any{
-		"kind": "Event", "apiVersion": "events.k8s.io/v1", "reason": "Pulled",
-		"regarding": eventRegardingPod(), "related": eventRelatedNode(),
-	}
-	t.Run("enabled", func(t *testing.T) {
-		h := newHarness(t, &Config{Body: true}, nil)
-		lr := h.run(map[string]any{}, event)
-		assert.Equal(t, map[string]any{"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
-			lr.Attributes().AsRaw())
-		assert.Equal(t, event, lr.Body().Map().AsRaw())
-		assert.Equal(t, int64(2), h.counter(metricNormalized, ""))
-	})
-	t.Run("body string form rewrite", func(t *testing.T) {
-		h := newHarness(t, &Config{Body: true}, nil)
-		lr := h.run(map[string]any{}, map[string]any{"pod": map[string]any{"name": "a", "namespace": "b"}})
-		assert.Equal(t, map[string]any{"pod": "b/a"}, lr.Body().Map().AsRaw())
-		assert.Equal(t, "a", lr.Attributes().AsRaw()["k8s.pod.name"])
-	})
-	t.Run("attributes before body", func(t *testing.T) {
-		h := newHarness(t, &Config{Body: true}, nil)
-		lr := h.run(map[string]any{"pod": "default/from-attrs"}, map[string]any{"pod": "default/from-body"})
-		assert.Equal(t, "from-attrs", lr.Attributes().AsRaw()["k8s.pod.name"])
-	})
-	t.Run("siblings are read beside the reference only", func(t *testing.T) {
-		h := newHarness(t, &Config{Body: true}, nil)
-		lr := h.run(map[string]any{"namespace": "from-attrs", "podUID": "u-attrs"},
-			map[string]any{"pod": "web-0", "podUID": int64(7)})
-		assert.Equal(t, map[string]any{"pod": "web-0", "podUID": int64(7)}, lr.Body().Map().AsRaw(),
-			"a bare pod in the body takes no namespace from the attributes")
-		assert.Equal(t, int64(1), h.counter(metricRejected, "missing_namespace"))
-		lr = h.run(map[string]any{"podUID": "u-attrs"}, map[string]any{"pod": "web-0", "namespace": "b", "podUID": int64(7)})
-		assert.Equal(t, map[string]any{"podUID": "u-attrs", "k8s.pod.name": "web-0", "k8s.namespace.name": "b"},
-			lr.Attributes().AsRaw(), "nor a uid; a sibling that is not a string is not read")
-	})
-	t.Run("body field (watch mode envelope)", func(t *testing.T) {
-		h := newHarness(t, &Config{Body: true, BodyField: "object"}, nil)
-		watch := map[string]any{"type": "ADDED", "object": event}
-		lr := h.run(map[string]any{}, watch)
-		assert.Equal(t, map[string]any{"k8s.pod.name": "web-0", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
-			lr.Attributes().AsRaw())
-		assert.Equal(t, watch, lr.Body().Map().AsRaw())
-		assert.Zero(t, h.counter(metricRejected, ""), "the envelope's object key is not read as a reference")
-		lr = h.run(map[string]any{}, map[string]any{"type": "ADDED", "object": "not a map"})
-		assert.Empty(t, lr.Attributes().AsRaw())
-	})
-	t.Run("disabled", func(t *testing.T) {
-		h := newHarness(t, &Config{}, nil)
-		lr := h.run(map[string]any{}, event)
-		assert.Empty(t, lr.Attributes().AsRaw())
-		assert.Zero(t, h.counter(metricNormalized, ""))
-	})
-}
-
-func TestCustomTables(t *testing.T) {
-	cfg := &Config{
-		Keys: []KeyConfig{
-			{Key: "certificate", Kind: "Certificate"},
-			{Key: "claim", Kind: "PersistentVolumeClaim", NamespaceKey: strPtr("claimNamespace"), UIDKey: strPtr("")},
-			{Key: "target", KindKey: "targetKind", Subject: boolPtr(false)},
-		},
-		ExcludeKeys: []string{"lease"},
-		Kinds: []KindConfig{
-			{Kind: "Certificate", APIVersion: "cert-manager.io/v1", Namespaced: true, NameAttribute: "cert_manager.certificate.name"},
-			{Kind: "Pod", APIVersion: "v1", Namespaced: true, NameAttribute: "my.pod"},
-		},
-	}
+	cfg := createDefaultConfig().(*Config)
+	cfg.Form = FormMap
 	h := newHarness(t, cfg, nil)
-	tests := []struct {
-		in, want map[string]any
-	}{
-		{
-			in:   map[string]any{"certificate": "default/web-tls"},
-			want: map[string]any{"certificate": "default/web-tls", "cert_manager.certificate.name": "web-tls", "k8s.namespace.name": "default"},
-		},
-		{
-			in: map[string]any{"claim": "data-0", "claimNamespace": "db", "claimUID": "x"},
-			want: map[string]any{
-				"claim": "db/data-0", "claimNamespace": "db", "claimUID": "x",
-				"k8s.persistentvolumeclaim.name": "data-0", "k8s.namespace.name": "db",
-			},
-		},
-		{
-			in:   map[string]any{"target": "db/web", "targetKind": "Pod"},
-			want: map[string]any{"target": "db/web", "targetKind": "Pod"},
-		},
-		{
-			in:   map[string]any{"pod": "db/web"},
-			want: map[string]any{"pod": "db/web", "my.pod": "web", "k8s.namespace.name": "db"},
-		},
-		{
-			in:   map[string]any{"lease": "x"},
-			want: map[string]any{"lease": "x"},
-		},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, h.run(tt.in, nil).Attributes().AsRaw())
-	}
+	got := h.run(map[string]any{
+		"pod": "kubedns", "namespace": "kube-system", "node": "/node-1",
+		"portName": "default/kubernetes:https", "pods": `["a/b"]`,
+	}, nil)
+	assert.Equal(t, map[string]any{
+		"pod":       map[string]any{"namespace": "kube-system", "name": "kubedns"},
+		"namespace": map[string]any{"name": "kube-system"},
+		"node":      map[string]any{"name": "node-1"},
+		"portName":  map[string]any{"namespace": "default", "name": "kubernetes:https"},
+		"pods":      []any{map[string]any{"namespace": "a", "name": "b"}},
+		oKind:       "Pod", oAPI: "v1", oNS: "kube-system", oName: "kubedns",
+		oRefs: []any{"Node/node-1", "Service/default/kubernetes", "Pod/a/b"},
+	}, got.Attributes().AsRaw())
+	again := h.run(got.Attributes().AsRaw(), nil)
+	assert.Equal(t, got.Attributes().AsRaw(), again.Attributes().AsRaw(), "map form is a fixed point")
+}
+
+func TestProcessBodyAndPrefix(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Body, cfg.BodyField = true, "object"
+	cfg.KeyPrefix = "kv."
+	h := newHarness(t, cfg, nil)
+	got := h.run(map[string]any{"kv.pod": "web-0", "kv.namespace": "default", "pod": "other/ignored"},
+		map[string]any{"type": "ADDED", "object": map[string]any{"regarding": eventRegardingPod(), "related": eventRelatedNode()}})
+	assert.Equal(t, map[string]any{
+		"kv.pod": "default/web-0", "kv.namespace": "default", "pod": "other/ignored",
+		oKind: "Pod", oAPI: "v1", oNS: "default", oName: "web-0", oUID: podUID, oField: "spec.containers{app}", oRV: "4711",
+		rKind: "Node", rAPI: "v1", rName: "node-1", rUID: nodeUID,
+	}, got.Attributes().AsRaw(), "prefixed keys in the attributes; the body's regarding is the same pod, with details")
+	assert.Equal(t, "default/web-0", got.Body().Map().AsRaw()["object"].(map[string]any)["regarding"])
+}
+
+func TestCustomKinds(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Kinds = []KindConfig{{Kind: "Certificate", APIVersion: "cert-manager.io/v1", Namespaced: true}}
+	cfg.Keys = []KeyConfig{{Key: "certificate", Kind: "Certificate"}, {Key: "target", KindKey: "targetKind", Subject: boolPtr(false)}}
+	h := newHarness(t, cfg, nil)
+	got := h.run(map[string]any{"certificate": "web-tls", "namespace": "shop", "target": "shop/web", "targetKind": "Deployment"}, nil)
+	assert.Equal(t, map[string]any{
+		"certificate": "shop/web-tls", "namespace": "shop", "target": "shop/web", "targetKind": "Deployment",
+		oKind: "Certificate", oAPI: "cert-manager.io/v1", oNS: "shop", oName: "web-tls",
+		oRefs: []any{"Deployment.apps/shop/web"},
+	}, got.Attributes().AsRaw())
 }
 
 func TestBatchCounts(t *testing.T) {
-	h := newHarness(t, &Config{}, nil)
+	h := newHarness(t, createDefaultConfig().(*Config), nil)
 	ld := plog.NewLogs()
-	for range 2 {
-		lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
-		lrs.AppendEmpty().Attributes().PutStr("pod", "a/b")
-		lrs.AppendEmpty().Attributes().PutStr("pod", "b")
-		lrs.AppendEmpty().Body().SetStr("no attributes")
-	}
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	require.NoError(t, lrs.AppendEmpty().Attributes().FromRaw(map[string]any{klogFmt: "text", "pod": "a/b"}))
+	require.NoError(t, lrs.AppendEmpty().Attributes().FromRaw(map[string]any{klogFmt: "json", "pod": "b"}))
+	require.NoError(t, lrs.AppendEmpty().Attributes().FromRaw(map[string]any{"pod": "a/b"}))
 	require.NoError(t, h.proc.ConsumeLogs(context.Background(), ld))
-	assert.Equal(t, int64(6), h.counter(metricProcessed, ""))
-	assert.Equal(t, int64(2), h.counter(metricNormalized, ""))
-	assert.Equal(t, int64(2), h.counter(metricRejected, "missing_namespace"))
-	assert.Equal(t, 6, h.sink.LogRecordCount(), "every record is passed on")
+	assert.Equal(t, int64(3), h.counter(metricProcessed, ""))
+	assert.Equal(t, int64(1), h.counter(metricIgnored, ""))
+	assert.Equal(t, int64(1), h.counter(metricNormalized, ""))
+	assert.Equal(t, int64(1), h.counter(metricRejected, "missing_namespace"))
 }
 
-func TestKeyPrefix(t *testing.T) {
-	h := newHarness(t, &Config{KeyPrefix: "klog.", Body: true}, nil)
-	lr := h.run(map[string]any{
-		"klog.pod": "web-0", "klog.namespace": "default", "klog.podUID": "u-1",
-		"node": "not-read-without-prefix",
-	}, map[string]any{"node": "node-1"})
-	assert.Equal(t, map[string]any{
-		"klog.pod": "default/web-0", "klog.namespace": "default", "klog.podUID": "u-1",
-		"node":         "not-read-without-prefix",
-		"k8s.pod.name": "web-0", "k8s.pod.uid": "u-1", "k8s.namespace.name": "default",
-		"k8s.node.name": "node-1",
-	}, lr.Attributes().AsRaw(), "attributes need the prefix, the body does not")
+// TestSameAttributesAsTheEventsReceiver: kube_events writes an Event's regarding and related
+// objects with objref.Canonicalize and objref.Put; object_ref, given the same references as a
+// record's regarding/related maps, writes exactly the same object attributes.
+func TestSameAttributesAsTheEventsReceiver(t *testing.T) {
+	refs := []objref.Ref{
+		{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: "web-0", UID: podUID, FieldPath: "spec.containers{app}", ResourceVersion: "4711"},
+		{Kind: "Node", Name: "node-1", UID: "node-1"},
+		{Kind: "Deployment", Namespace: "shop", Name: "cart", UID: podUID},
+		{Kind: "Service", APIVersion: "serving.knative.dev/v1", Namespace: "default", Name: "hello"},
+	}
+	asMap := func(r objref.Ref) map[string]any {
+		m := map[string]any{"name": r.Name}
+		for k, v := range map[string]string{"kind": r.Kind, "apiVersion": r.APIVersion, "namespace": r.Namespace, "uid": r.UID, "fieldPath": r.FieldPath, "resourceVersion": r.ResourceVersion} {
+			if v != "" {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	h := newHarness(t, createDefaultConfig().(*Config), nil)
+	for _, regarding := range refs {
+		for _, related := range refs {
+			got := h.run(map[string]any{"regarding": asMap(regarding), "related": asMap(related)}, nil).Attributes().AsRaw()
+			want := pcommon.NewMap()
+			for _, o := range []struct {
+				set attr.ObjectSet
+				ref objref.Ref
+			}{{attr.Subject, regarding}, {attr.Related, related}} {
+				r := o.ref
+				require.Equal(t, objref.OK, objref.Canonicalize(&r))
+				objref.Put(want, o.set, r)
+			}
+			for k, v := range want.AsRaw() {
+				assert.Equal(t, v, got[k], "%s for regarding %+v, related %+v", k, regarding, related)
+			}
+			for k := range got {
+				if strings.HasPrefix(k, "otelcol_k8s.object.") || strings.HasPrefix(k, "otelcol_k8s.related.") {
+					_, ok := want.Get(k)
+					assert.True(t, ok || k == oRefs, "object_ref wrote %s, the events receiver would not", k)
+				}
+			}
+		}
+	}
 }

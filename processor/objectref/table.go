@@ -1,43 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package objectref
 
 import (
 	"fmt"
+	"strings"
 
-	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/k8sref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 )
-
-// Attribute names for kinds the OpenTelemetry semantic conventions do not name yet. They live
-// under this project's prefix so they cannot collide with a future convention.
-const projectPrefix = "otelcol_k8s."
-
-// namespaceNameAttribute is where the subjects' namespace goes.
-const namespaceNameAttribute = "k8s.namespace.name"
-
-// builtinKinds is the default kind table: scope, API version and the attributes naming a subject.
-var builtinKinds = []KindConfig{
-	{Kind: "Pod", APIVersion: "v1", Namespaced: true, NameAttribute: "k8s.pod.name", UIDAttribute: "k8s.pod.uid"},
-	{Kind: "Node", APIVersion: "v1", NameAttribute: "k8s.node.name", UIDAttribute: "k8s.node.uid"},
-	{Kind: "Namespace", APIVersion: "v1", NameAttribute: namespaceNameAttribute, UIDAttribute: projectPrefix + "namespace.uid"},
-	{Kind: "Deployment", APIVersion: "apps/v1", Namespaced: true, NameAttribute: "k8s.deployment.name", UIDAttribute: "k8s.deployment.uid"},
-	{Kind: "ReplicaSet", APIVersion: "apps/v1", Namespaced: true, NameAttribute: "k8s.replicaset.name", UIDAttribute: "k8s.replicaset.uid"},
-	{Kind: "StatefulSet", APIVersion: "apps/v1", Namespaced: true, NameAttribute: "k8s.statefulset.name", UIDAttribute: "k8s.statefulset.uid"},
-	{Kind: "DaemonSet", APIVersion: "apps/v1", Namespaced: true, NameAttribute: "k8s.daemonset.name", UIDAttribute: "k8s.daemonset.uid"},
-	{Kind: "Job", APIVersion: "batch/v1", Namespaced: true, NameAttribute: "k8s.job.name", UIDAttribute: "k8s.job.uid"},
-	{Kind: "CronJob", APIVersion: "batch/v1", Namespaced: true, NameAttribute: "k8s.cronjob.name", UIDAttribute: "k8s.cronjob.uid"},
-	{Kind: "Service", APIVersion: "v1", Namespaced: true, NameAttribute: "k8s.service.name", UIDAttribute: "k8s.service.uid"},
-	{Kind: "ReplicationController", APIVersion: "v1", Namespaced: true, NameAttribute: "k8s.replicationcontroller.name", UIDAttribute: "k8s.replicationcontroller.uid"},
-	{Kind: "HorizontalPodAutoscaler", APIVersion: "autoscaling/v2", Namespaced: true, NameAttribute: "k8s.hpa.name", UIDAttribute: "k8s.hpa.uid"},
-	{Kind: "ResourceQuota", APIVersion: "v1", Namespaced: true, NameAttribute: "k8s.resourcequota.name", UIDAttribute: "k8s.resourcequota.uid"},
-	{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespaced: true, NameAttribute: "k8s.persistentvolumeclaim.name", UIDAttribute: "k8s.persistentvolumeclaim.uid"},
-	{Kind: "PersistentVolume", APIVersion: "v1", NameAttribute: "k8s.persistentvolume.name", UIDAttribute: "k8s.persistentvolume.uid"},
-	{Kind: "Endpoints", APIVersion: "v1", Namespaced: true, NameAttribute: projectPrefix + "endpoints.name", UIDAttribute: projectPrefix + "endpoints.uid"},
-	{Kind: "EndpointSlice", APIVersion: "discovery.k8s.io/v1", Namespaced: true, NameAttribute: projectPrefix + "endpointslice.name", UIDAttribute: projectPrefix + "endpointslice.uid"},
-	{Kind: "ConfigMap", APIVersion: "v1", Namespaced: true, NameAttribute: projectPrefix + "configmap.name", UIDAttribute: projectPrefix + "configmap.uid"},
-	{Kind: "Secret", APIVersion: "v1", Namespaced: true, NameAttribute: projectPrefix + "secret.name", UIDAttribute: projectPrefix + "secret.uid"},
-	{Kind: "ServiceAccount", APIVersion: "v1", Namespaced: true, NameAttribute: projectPrefix + "serviceaccount.name", UIDAttribute: projectPrefix + "serviceaccount.uid"},
-	{Kind: "Lease", APIVersion: "coordination.k8s.io/v1", Namespaced: true, NameAttribute: projectPrefix + "lease.name", UIDAttribute: projectPrefix + "lease.uid"},
-	{Kind: "Ingress", APIVersion: "networking.k8s.io/v1", Namespaced: true, NameAttribute: projectPrefix + "ingress.name", UIDAttribute: projectPrefix + "ingress.uid"},
-}
 
 // builtinKeys is the default key table, in subject-priority order: the keys Kubernetes
 // components log references under, then the generic keys whose kind comes from elsewhere.
@@ -61,6 +32,10 @@ var builtinKeys = []KeyConfig{
 	{Key: "configMap", Kind: "ConfigMap"},
 	{Key: "lease", Kind: "Lease"},
 	{Key: "ingress", Kind: "Ingress"},
+	{Key: "portName", Kind: "Service"},
+	{Key: "servicePortName", Kind: "Service"},
+	{Key: "pods", Kind: "Pod", List: true},
+	{Key: "nodes", Kind: "Node", List: true},
 	{Key: "object", KindKey: "kind"},
 	{Key: "regarding"},
 	{Key: "involvedObject"},
@@ -69,27 +44,21 @@ var builtinKeys = []KeyConfig{
 
 func boolPtr(b bool) *bool { return &b }
 
-// kindInfo is one resolved row of the kind table.
-type kindInfo struct {
-	kind          string
-	apiVersion    string
-	scope         k8sref.Scope
-	nameAttribute string
-	uidAttribute  string
-	isNamespace   bool
-}
-
 // keyInfo is one resolved row of the key table.
 type keyInfo struct {
-	key     string
-	kind    *kindInfo // fixed kind, or nil
+	key string
+	// kind is the kind the key always names, or "".
+	kind    string
 	subject bool
+	list    bool
+	// related marks the key of an event's related object, written as attr.Related.
 	// siblings are the sibling keys as found in the attributes (with the key prefix) and in
 	// the body (without).
 	attrSiblings, bodySiblings siblingKeys
 	// sibSlots are the siblings' slots in a record's sibling scratch (-1: not configured); a
 	// sibling has one slot, whether read from the attributes or the body.
 	sibSlots siblingSlots
+	related  bool
 }
 
 // siblingSlots are the slots of one key's siblings, -1 when not configured.
@@ -118,9 +87,7 @@ type table struct {
 	index keySet // key -> position in keys, without the prefix
 	// prefix is the configured key_prefix; keys and siblings in attributes carry it.
 	prefix string
-	kinds  map[string]*kindInfo
-	// subjectAttrs holds every attribute name a subject may be written to.
-	subjectAttrs keySet
+	kinds  *objref.Table
 	// attrRoles and bodyRoles map an attribute (body) key to its position in roles: what the
 	// key is to the processor, answered by one filtered lookup per key.
 	attrRoles, bodyRoles keySet
@@ -132,10 +99,21 @@ type table struct {
 // role is what one attribute or body key is to the processor; a key may be several at once
 // (`namespace` is both a reference key and every key's namespace sibling).
 type role struct {
-	key     int  // position in the key table, or -1
-	sibling int  // sibling slot, or -1
-	subject bool // an attribute a subject is written to
+	key     int // position in the key table, or -1
+	sibling int // sibling slot, or -1
+	// output says which attribute the processor writes this is, if any.
+	output output
 }
+
+// output is an attribute the processor writes, found already on a record.
+type output uint8
+
+const (
+	outNone output = iota
+	outSubject
+	outRelated
+	outRefs
+)
 
 // roleFor returns the role of key in set, adding an empty one when there is none.
 func (t *table) roleFor(set *keySet, key string) *role {
@@ -219,24 +197,15 @@ func (s *keySet) mayHave(key string) bool {
 
 // buildTable merges the configuration over the built-in tables.
 func buildTable(cfg *Config) (*table, error) {
-	t := &table{kinds: map[string]*kindInfo{}, prefix: cfg.KeyPrefix, siblingSlots: map[string]int{}}
-	addKind := func(k KindConfig) {
-		scope := k8sref.ClusterScoped
-		if k.Namespaced {
-			scope = k8sref.Namespaced
-		}
-		t.kinds[k.Kind] = &kindInfo{
-			kind: k.Kind, apiVersion: k.APIVersion, scope: scope,
-			nameAttribute: k.NameAttribute, uidAttribute: k.UIDAttribute,
-			isNamespace: k.NameAttribute == namespaceNameAttribute,
-		}
-	}
-	for _, k := range builtinKinds {
-		addKind(k)
-	}
+	extra := make([]objref.Kind, 0, len(cfg.Kinds))
 	for _, k := range cfg.Kinds {
-		addKind(k)
+		group, version := "", k.APIVersion
+		if i := strings.IndexByte(k.APIVersion, '/'); i >= 0 {
+			group, version = k.APIVersion[:i], k.APIVersion[i+1:]
+		}
+		extra = append(extra, objref.Kind{Kind: k.Kind, Group: group, Version: version, Namespaced: k.Namespaced, Names: objref.PathSegment})
 	}
+	t := &table{kinds: objref.NewTable(extra...), prefix: cfg.KeyPrefix, siblingSlots: map[string]int{}}
 
 	excluded := make(map[string]bool, len(cfg.ExcludeKeys))
 	for _, k := range cfg.ExcludeKeys {
@@ -249,13 +218,10 @@ func buildTable(cfg *Config) (*table, error) {
 		if t.index.has(k.Key) {
 			return nil // a configured entry overrides the built-in one with the same key
 		}
-		ki := keyInfo{key: k.Key, subject: true}
+		ki := keyInfo{key: k.Key, kind: k.Kind, subject: !k.List, list: k.List, related: k.Key == "related"}
 		sib := siblingKeys{kind: k.KindKey, namespace: "namespace", uid: k.Key + "UID"}
-		if k.Kind != "" {
-			ki.kind = t.kinds[k.Kind]
-			if ki.kind == nil {
-				return fmt.Errorf("key %q: kind %q is not in the kind table; add it under kinds", k.Key, k.Kind)
-			}
+		if k.Kind != "" && t.kinds.Lookup("", k.Kind) == nil {
+			return fmt.Errorf("key %q: kind %q is not in the kind table; add it under kinds", k.Key, k.Kind)
 		}
 		if k.NamespaceKey != nil {
 			sib.namespace = *k.NamespaceKey
@@ -282,16 +248,6 @@ func buildTable(cfg *Config) (*table, error) {
 			return nil, err
 		}
 	}
-	t.subjectAttrs.add(namespaceNameAttribute, 0)
-	for _, k := range t.kinds {
-		t.subjectAttrs.add(k.nameAttribute, 0)
-		t.subjectAttrs.add(k.uidAttribute, 0)
-	}
-	for _, k := range t.keys {
-		if t.subjectAttrs.has(t.prefix + k.key) {
-			return nil, fmt.Errorf("key %q is also an attribute subjects are written to", t.prefix+k.key)
-		}
-	}
 	t.buildRoles()
 	return t, nil
 }
@@ -311,9 +267,9 @@ func (t *table) buildRoles() {
 			uid:       t.siblingSlot(k.bodySiblings.uid),
 		}
 	}
-	for name := range t.subjectAttrs.m {
-		t.roleFor(&t.attrRoles, name).subject = true
-	}
+	t.roleFor(&t.attrRoles, attr.Subject.Name).output = outSubject
+	t.roleFor(&t.attrRoles, attr.Related.Name).output = outRelated
+	t.roleFor(&t.attrRoles, attr.ObjectRefs).output = outRefs
 }
 
 // lookup returns the key table position of an attribute key, or -1.

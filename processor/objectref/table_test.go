@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package objectref
 
 import (
@@ -30,18 +32,18 @@ func TestKeySet(t *testing.T) {
 // those of the apiserver access log (most of a control plane's lines), are turned away by the
 // filter of the default tables without being hashed.
 func TestFilterPassesNoCommonKey(t *testing.T) {
-	tb, err := buildTable(&Config{})
+	tb, err := buildTable(&Config{Match: MatchConfig{Klog: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{
-		"thread.id", "code.file.path", "code.line.number", "error.message", "klog.verbosity", "klog.format",
-		"klog.parse_error", "klog.unparsed", "log.iostream", "log.file.path",
+		"thread.id", "code.file.path", "code.line.number", "exception.message", "otelcol_k8s.klog.verbosity",
+		"otelcol_k8s.klog.format", "otelcol_k8s.klog.parse_error", "otelcol_k8s.klog.unparsed", "log.iostream", "log.file.path",
 		"verb", "URI", "latency", "userAgent", "audit-ID", "srcIP", "resp",
 	} {
 		assert.False(t, tb.attrRoles.mayHave(k), k)
 	}
-	for _, k := range []string{"pod", "podUID", "namespace", "kind", "k8s.pod.name", "related"} {
+	for _, k := range []string{"pod", "podUID", "namespace", "kind", "otelcol_k8s.object.name", "otelcol_k8s.object.refs", "related"} {
 		assert.True(t, tb.attrRoles.mayHave(k), k)
 	}
 }

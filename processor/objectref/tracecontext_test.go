@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package objectref
 
 import (
@@ -70,7 +72,9 @@ func TestTraceCorrelation(t *testing.T) {
 		{"v1", "Node", "", "node-1"}:        nodeSC,
 		{"apps/v1", "Deployment", "a", "x"}: {}, // known object without a trace context
 	}}
-	h := newHarness(t, &Config{TraceContext: &extID}, hostWith{extID: ext})
+	cfg := createDefaultConfig().(*Config)
+	cfg.TraceContext = &extID
+	h := newHarness(t, cfg, hostWith{extID: ext})
 
 	t.Run("pod subject", func(t *testing.T) {
 		ext.calls, ext.uids = nil, nil
@@ -81,7 +85,7 @@ func TestTraceCorrelation(t *testing.T) {
 		assert.Equal(t, []objectKey{{"v1", "Pod", "default", "web-0"}}, ext.calls)
 		assert.Equal(t, []string{podUID}, ext.uids, "the uid known from the log is passed on")
 	})
-	t.Run("first subject with a context wins", func(t *testing.T) {
+	t.Run("first object with a context wins", func(t *testing.T) {
 		ext.calls = nil
 		lr := h.run(map[string]any{"pod": "default/unknown", "deployment": "default/x", "node": "node-1"}, nil)
 		assert.Equal(t, pcommon.TraceID(nodeSC.TraceID()), lr.TraceID())
@@ -90,7 +94,7 @@ func TestTraceCorrelation(t *testing.T) {
 		assert.Equal(t, []objectKey{
 			{"v1", "Pod", "default", "unknown"},
 			{"v1", "Node", "", "node-1"},
-		}, ext.calls, "subjects in key-table order, stopping at the first answer")
+		}, ext.calls, "the subject, then the other objects in key-table order, stopping at the first answer")
 	})
 	t.Run("event regarding states its apiVersion", func(t *testing.T) {
 		lr := h.run(map[string]any{"regarding": eventRegardingPod()}, nil)
@@ -105,6 +109,7 @@ func TestTraceCorrelation(t *testing.T) {
 		ld := plog.NewLogs()
 		lr := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
 		lr.Attributes().PutStr("pod", "default/web-0")
+		lr.Attributes().PutStr(klogFmt, "text")
 		own := pcommon.TraceID{1, 2, 3}
 		lr.SetTraceID(own)
 		h.sink.Reset()
@@ -112,12 +117,24 @@ func TestTraceCorrelation(t *testing.T) {
 		got := h.sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 		assert.Equal(t, own, got.TraceID())
 	})
-	t.Run("rejected and non-subject references are not looked up", func(t *testing.T) {
+	t.Run("rejected references are not looked up", func(t *testing.T) {
 		ext.calls = nil
-		h.run(map[string]any{"pod": "web-0", "related": eventRegardingPod()}, nil)
+		h.run(map[string]any{"pod": "web-0", "node": "Not A Node"}, nil)
 		assert.Empty(t, ext.calls)
 	})
-	assert.Equal(t, int64(3), h.counter(metricCorrelated, ""))
+	t.Run("an event's related object is looked up too", func(t *testing.T) {
+		ext.calls = nil
+		lr := h.run(map[string]any{"regarding": map[string]any{"kind": "Deployment", "namespace": "a", "name": "x"}, "related": eventRegardingPod()}, nil)
+		assert.Equal(t, pcommon.TraceID(podSC.TraceID()), lr.TraceID())
+		assert.Equal(t, []objectKey{{"apps/v1", "Deployment", "a", "x"}, {"v1", "Pod", "default", "web-0"}}, ext.calls)
+	})
+	t.Run("records that are not declared input are not looked up", func(t *testing.T) {
+		ext.calls = nil
+		lr := h.runRaw(nil, map[string]any{"pod": "default/web-0"}, nil)
+		assert.True(t, lr.TraceID().IsEmpty())
+		assert.Empty(t, ext.calls)
+	})
+	assert.Equal(t, int64(4), h.counter(metricCorrelated, ""))
 }
 
 func TestTraceContextStartErrors(t *testing.T) {
@@ -132,7 +149,8 @@ func TestTraceContextStartErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := &Config{TraceContext: &extID}
+			cfg := createDefaultConfig().(*Config)
+			cfg.TraceContext = &extID
 			p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, nil)
 			require.NoError(t, err)
 			require.ErrorContains(t, p.Start(context.Background(), tt.host), tt.wantErr)

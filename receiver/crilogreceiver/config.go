@@ -69,6 +69,9 @@ type MultilineConfig struct {
 	LineStartPattern string `mapstructure:"line_start_pattern"`
 	// FlushTimeout is how long a record waits for continuation lines once its file is idle.
 	FlushTimeout time.Duration `mapstructure:"flush_timeout"`
+	// Include limits recombination to files whose path matches one of these globs; empty:
+	// every file.
+	Include []string `mapstructure:"include"`
 }
 
 // RetryConfig is the backoff applied to a file whose batch was refused.
@@ -100,9 +103,11 @@ func (c *Config) Validate() error {
 	if len(c.Include) == 0 {
 		errs = append(errs, errors.New("include: at least one pattern is required"))
 	}
-	for _, p := range append(append([]string(nil), c.Include...), c.Exclude...) {
-		if _, err := filepath.Match(p, ""); err != nil {
-			errs = append(errs, fmt.Errorf("bad glob pattern %q: %w", p, err))
+	for key, globs := range map[string][]string{"include": c.Include, "exclude": c.Exclude, "multiline.include": c.Multiline.Include} {
+		for _, p := range globs {
+			if _, err := filepath.Match(p, ""); err != nil {
+				errs = append(errs, fmt.Errorf("%s: bad glob pattern %q: %w", key, p, err))
+			}
 		}
 	}
 	if c.StartAt != StartAtEnd && c.StartAt != StartAtBeginning {

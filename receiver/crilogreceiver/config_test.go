@@ -30,7 +30,10 @@ func TestLoadConfig(t *testing.T) {
 	custom.FingerprintSize = 500
 	custom.IncludeFilePath = true
 	custom.Storage = &storageID
-	custom.Multiline = MultilineConfig{Preset: PresetKlog, FlushTimeout: 300 * time.Millisecond}
+	custom.Multiline = MultilineConfig{
+		Preset: PresetKlog, FlushTimeout: 300 * time.Millisecond,
+		Include: []string{"/var/log/pods/kube-system_*/*/*.log"},
+	}
 	custom.RetryOnFailure = RetryConfig{InitialInterval: 50 * time.Millisecond, MaxInterval: 10 * time.Second}
 	pattern := createDefaultConfig().(*Config)
 	pattern.Multiline.LineStartPattern = `^\d{4}-\d{2}-\d{2}`
@@ -49,7 +52,8 @@ func TestLoadConfig(t *testing.T) {
 		{name: "bad_preset", wantErr: "unknown preset"},
 		{name: "bad_sizes", wantErr: "max_log_size"},
 		{name: "bad_intervals", wantErr: "poll_interval must be positive"},
-		{name: "bad_glob", wantErr: "bad glob pattern"},
+		{name: "bad_glob", wantErr: "include: bad glob pattern"},
+		{name: "bad_multiline_glob", wantErr: "multiline.include: bad glob pattern"},
 		{name: "no_include", wantErr: "include"},
 	}
 	for _, tt := range tests {

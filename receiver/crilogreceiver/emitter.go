@@ -7,23 +7,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/criline"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/tracker"
-)
-
-// Record attribute names. log.iostream and log.file.path are semantic conventions; the
-// log.cri.* flags are this receiver's and are only present when true.
-const (
-	attrIOStream    = "log.iostream"
-	attrFilePath    = "log.file.path"
-	attrTags        = "log.cri.tags"
-	attrParseError  = "log.cri.parse_error"
-	attrTruncated   = "log.cri.truncated"
-	attrFlushed     = "log.cri.flushed"
-	attrInvalidUTF8 = "log.cri.invalid_utf8"
-	attrUnterminate = "log.cri.unterminated"
 )
 
 // recMeta is one record of a batch; its bytes live in the batch arena.
@@ -115,13 +103,13 @@ func (b *batch) logs(e *emitter, fs *fileState) plog.Logs {
 		}
 		attrs.EnsureCapacity(n)
 		if m.stream != 0 {
-			attrs.PutStr(attrIOStream, m.stream.String())
+			attrs.PutStr(attr.LogIOStream, m.stream.String())
 		}
 		if m.tagsEnd > m.tagsStart {
-			attrs.PutStr(attrTags, b.arena[m.tagsStart:m.tagsEnd])
+			attrs.PutStr(attr.CRITags, b.arena[m.tagsStart:m.tagsEnd])
 		}
 		if e.includePath {
-			attrs.PutStr(attrFilePath, fs.resource.path)
+			attrs.PutStr(attr.LogFilePath, fs.resource.path)
 		}
 		if m.flags != 0 {
 			putFlags(attrs, m.flags)
@@ -132,19 +120,22 @@ func (b *batch) logs(e *emitter, fs *fileState) plog.Logs {
 
 func putFlags(attrs pcommon.Map, f tracker.RecordFlags) {
 	if f&tracker.ParseError != 0 {
-		attrs.PutBool(attrParseError, true)
+		attrs.PutBool(attr.CRIParseError, true)
 	}
 	if f&joiner.Truncated != 0 {
-		attrs.PutBool(attrTruncated, true)
+		attrs.PutBool(attr.CRITruncated, true)
 	}
 	if f&joiner.Flushed != 0 {
-		attrs.PutBool(attrFlushed, true)
+		attrs.PutBool(attr.CRIFlushed, true)
 	}
 	if f&joiner.InvalidUTF8 != 0 {
-		attrs.PutBool(attrInvalidUTF8, true)
+		attrs.PutBool(attr.CRIInvalidUTF8, true)
+	}
+	if f&joiner.Continued != 0 {
+		attrs.PutBool(attr.CRIContinued, true)
 	}
 	if f&tracker.Unterminated != 0 {
-		attrs.PutBool(attrUnterminate, true)
+		attrs.PutBool(attr.CRIUnterminated, true)
 	}
 }
 
@@ -162,14 +153,14 @@ func resourceFor(rd *tracker.Reader) resourceAttrs {
 			m.PutStr(k, v)
 		}
 	}
-	put("k8s.namespace.name", meta.Namespace)
-	put("k8s.pod.name", meta.PodName)
-	put("k8s.pod.uid", meta.PodUID)
-	put("k8s.container.name", meta.ContainerName)
+	put(attr.K8sNamespaceName, meta.Namespace)
+	put(attr.K8sPodName, meta.PodName)
+	put(attr.K8sPodUID, meta.PodUID)
+	put(attr.K8sContainerName, meta.ContainerName)
 	if meta.RestartCount >= 0 {
-		m.PutInt("k8s.container.restart_count", int64(meta.RestartCount))
+		m.PutInt(attr.K8sContainerRestartCount, int64(meta.RestartCount))
 	}
-	put("container.id", meta.ContainerID)
+	put(attr.ContainerID, meta.ContainerID)
 	return resourceAttrs{path: rd.Path, attrs: m}
 }
 

@@ -42,6 +42,7 @@ type collector struct {
 	batches int
 	refuse  int           // refuse this many more batches
 	gate    chan struct{} // when set, ConsumeLogs waits for it to close (or ctx)
+	entered chan struct{} // when set, ConsumeLogs signals it on entry (without blocking)
 	frozen  bool          // after freeze(), batches are neither recorded nor acknowledged
 	refused int
 }
@@ -50,8 +51,14 @@ func (c *collector) Capabilities() consumer.Capabilities { return consumer.Capab
 
 func (c *collector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	c.mu.Lock()
-	gate, frozen := c.gate, c.frozen
+	gate, frozen, entered := c.gate, c.frozen, c.entered
 	c.mu.Unlock()
+	if entered != nil {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+	}
 	if frozen {
 		<-ctx.Done()
 		return ctx.Err()

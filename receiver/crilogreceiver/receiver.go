@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,10 +61,13 @@ type criReceiver struct {
 	deletes    []string
 	lastStats  tracker.Stats
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	mu     sync.Mutex // guards started
-	start  bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+	pinDone chan struct{}
+	// vanished and openErrors are the pinner's counts already reported.
+	vanished, openErrors int64
+	mu                   sync.Mutex // guards started
+	start                bool
 }
 
 // fileState is the receiver's view of one reader: its pending batch and checkpoint.
@@ -143,6 +147,7 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 			FlushTimeout:          int64(r.cfg.FlushTimeout),
 			MultilineFlushTimeout: int64(r.cfg.Multiline.FlushTimeout),
 			IsStart:               isStart,
+			MultilineInclude:      r.cfg.Multiline.Include,
 		},
 	}, known, firstStart)
 	r.indexDirty = true // the index also records that a first start happened
@@ -158,7 +163,9 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 	r.mu.Lock()
 	r.start = true
 	r.mu.Unlock()
+	r.pinDone = make(chan struct{})
 	go r.run(loopCtx)
+	go r.pin(loopCtx)
 	return nil
 }
 
@@ -172,11 +179,14 @@ func (r *criReceiver) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	r.cancel()
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		return ctx.Err()
+	for _, done := range []chan struct{}{r.done, r.pinDone} {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	r.tracker.Pinner().Close()
 	var errs []error
 	if r.watcher != nil {
 		errs = append(errs, r.watcher.Close())
@@ -196,16 +206,10 @@ func (r *criReceiver) run(ctx context.Context) {
 	defer close(r.done)
 	poll := time.NewTimer(0)
 	defer poll.Stop()
-	var discover <-chan struct{}
-	if r.watcher != nil {
-		discover = r.watcher.Discover
-	}
-	// With directory events, periodic discovery is only a safety net for missed events (queue
-	// overflow, a directory created just before its watch): it runs ten times less often.
-	interval := r.cfg.DiscoveryInterval
-	if r.watcher != nil {
-		interval *= 10
-	}
+	// New files are found and opened by the pin goroutine; the loop adopts them when it is
+	// told, and expands the patterns itself (for rotations and deletions) every interval.
+	pinned := r.tracker.Pinner().Ready()
+	interval := r.discoveryInterval()
 	nextDiscovery := time.Time{}
 	for {
 		now := time.Now()
@@ -233,16 +237,49 @@ func (r *criReceiver) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-poll.C:
-		case <-discover:
+		case <-pinned:
 			nextDiscovery = time.Time{}
 		}
 	}
 }
 
-func (r *criReceiver) discover(now time.Time) {
+// discoveryInterval is how often the patterns are expanded without an event. With directory
+// events, periodic discovery is only a safety net for missed events (queue overflow, a
+// directory created just before its watch): it runs ten times less often.
+func (r *criReceiver) discoveryInterval() time.Duration {
 	if r.watcher != nil {
-		r.watcher.Refresh()
+		return 10 * r.cfg.DiscoveryInterval
 	}
+	return r.cfg.DiscoveryInterval
+}
+
+// pin finds and opens new files on directory events and every discovery interval, whatever the
+// read loop is doing: busy, or blocked in the next consumer. The opened descriptors keep the
+// data of a file that is rotated or deleted before the loop gets to it.
+func (r *criReceiver) pin(ctx context.Context) {
+	defer close(r.pinDone)
+	var events <-chan struct{}
+	if r.watcher != nil {
+		events = r.watcher.Discover
+	}
+	tick := time.NewTicker(r.discoveryInterval())
+	defer tick.Stop()
+	p := r.tracker.Pinner()
+	for {
+		if r.watcher != nil {
+			r.watcher.Refresh() // before the glob: a file created after it raises an event
+		}
+		p.Scan()
+		select {
+		case <-ctx.Done():
+			return
+		case <-events:
+		case <-tick.C:
+		}
+	}
+}
+
+func (r *criReceiver) discover(now time.Time) {
 	gone, errs := r.tracker.Discover(now.UnixNano())
 	for _, err := range errs {
 		// A file that vanished between listing and opening is routine; anything else (no
@@ -292,13 +329,15 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			}
 			continue
 		}
-		if now.Before(fs.nextCheck) {
-			continue
+		if now.Before(fs.nextCheck) || rd.HeldBy != nil {
+			continue // quiet, or a new file whose rotated predecessor is not done yet
 		}
 		if r.pendingBytes >= maxPendingBytes {
 			continue // refused batches hold enough memory: only retry them until they drain
 		}
-		closing := rd.Draining && now.UnixNano()-rd.LastGrowth >= grace
+		// A rotated file whose successor exists is final (the runtime writes to the new file
+		// once it reopened): it closes at its end without waiting for the grace period.
+		closing := rd.Draining && (rd.Successor != nil || now.UnixNano()-rd.LastGrowth >= grace)
 		b := r.emitter.begin(fs, now)
 		changed, done, err := rd.Read(now.UnixNano(), r.tracker.Buffer(), closing, r.emitter.sink)
 		if err != nil {
@@ -378,7 +417,11 @@ func (r *criReceiver) commit(rd *tracker.Reader, fs *fileState) {
 }
 
 func (r *criReceiver) closeFile(rd *tracker.Reader, fs *fileState) {
+	succ := rd.Successor
 	r.tracker.Remove(rd)
+	if sfs := r.files[succ]; sfs != nil {
+		r.commit(succ, sfs) // it may have taken over unfinished entries: saved with the close
+	}
 	r.slotFreed = true
 	delete(r.files, rd)
 	if r.client != nil {
@@ -412,6 +455,12 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 		keys := make([]string, 0, len(r.files))
 		for _, fs := range r.files {
 			keys = append(keys, fs.key)
+		}
+		// Checkpoints whose resume failed stay (index entry and value) for the next start.
+		for _, s := range r.tracker.Retained() {
+			if k := stateKey(s.ID); !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
 		}
 		ops = append(ops, storage.SetOperation(indexKey, []byte(strings.Join(keys, "\n"))))
 	}
@@ -453,10 +502,20 @@ func (r *criReceiver) report(ctx context.Context) {
 		{tb.ReceiverCriLogParseFailures, s.ParseErrors, p.ParseErrors},
 		{tb.ReceiverCriLogInvalidUtf8, s.InvalidUTF8, p.InvalidUTF8},
 		{tb.ReceiverCriLogCopytruncations, s.CopyTruncations, p.CopyTruncations},
+		{tb.ReceiverCriLogResumeFailures, s.ResumeFailures, p.ResumeFailures},
 	} {
 		if d := c.now - c.prev; d != 0 {
 			c.counter.Add(ctx, d)
 		}
+	}
+	pn := r.tracker.Pinner()
+	if v := pn.Vanished.Load(); v != r.vanished {
+		tb.ReceiverCriLogFilesVanished.Add(ctx, v-r.vanished)
+		r.vanished = v
+	}
+	if v := pn.Errors.Load(); v != r.openErrors {
+		tb.ReceiverCriLogOpenErrors.Add(ctx, v-r.openErrors)
+		r.openErrors = v
 	}
 	var lag int64
 	for _, fs := range r.files {

@@ -56,9 +56,9 @@ func TestInterleavedPartialsAndAttributes(t *testing.T) {
 		key("web", "app", "stderr"): {"err-one", "tagged", "bad \uFFFD byte"},
 		"ns/web/app/0/":             {"this is not CRI"},
 	})
-	require.Equal(t, map[string]any{"log.iostream": "stderr", "log.cri.tags": "origin=crio", "log.file.path": p.path}, attrsOf(t, c, "tagged"))
-	require.Equal(t, map[string]any{"log.cri.parse_error": true, "log.file.path": p.path}, attrsOf(t, c, "this is not CRI"))
-	require.Equal(t, true, attrsOf(t, c, "bad \uFFFD byte")["log.cri.invalid_utf8"])
+	require.Equal(t, map[string]any{"log.iostream": "stderr", "otelcol_k8s.cri.tags": "origin=crio", "log.file.path": p.path}, attrsOf(t, c, "tagged"))
+	require.Equal(t, map[string]any{"otelcol_k8s.cri.parse_error": true, "log.file.path": p.path}, attrsOf(t, c, "this is not CRI"))
+	require.Equal(t, true, attrsOf(t, c, "bad \uFFFD byte")["otelcol_k8s.cri.invalid_utf8"])
 	for _, g := range c.snapshot() {
 		if g.body == "tagged" {
 			require.Equal(t, time.Date(2024, 5, 1, 8, 0, 2, 0, time.UTC), g.time.UTC())
@@ -227,7 +227,7 @@ func TestLargeEntry(t *testing.T) {
 				key("big", "app", "stdout"): {"small before", tc.want},
 				key("big", "app", "stderr"): {"small after"},
 			})
-			_, flagged := attrsOf(t, c, tc.want)["log.cri.truncated"]
+			_, flagged := attrsOf(t, c, tc.want)["otelcol_k8s.cri.truncated"]
 			require.Equal(t, tc.flagged, flagged)
 			if tc.flagged {
 				require.Equal(t, int64(len(big)-len(tc.want)), metricSum(t, tel, "otelcol_receiver_cri_log_truncated_bytes"))
@@ -322,7 +322,7 @@ func TestFlushTimeoutAndStartAtEnd(t *testing.T) {
 		key("late", "app", "stdout"): {"late first"},
 		key("late", "app", "stderr"): {"never finished"},
 	})
-	require.Equal(t, true, attrsOf(t, c, "never finished")["log.cri.flushed"])
+	require.Equal(t, true, attrsOf(t, c, "never finished")["otelcol_k8s.cri.flushed"])
 }
 
 func TestKlogMultiline(t *testing.T) {
@@ -514,34 +514,39 @@ func TestSameFileThroughTwoPatternsIsReadOnce(t *testing.T) {
 // TestRestartRotatedAndCompressedWhileDown: while the collector is down the file is rotated
 // and the rotated file compressed and removed. The next receiver finds the checkpoint's file
 // inside the .gz by its fingerprint and reads the rest of it from there.
+// TestRestartRotatedAndCompressedWhileDown: the collector is stopped across two kubelet
+// rotations in kubelet's real order (the newest rotation stays uncompressed, the one before is
+// compressed at the next rotation), on a read-only root filesystem (TMPDIR unwritable). Every line
+// is read once, in order: the checkpointed file through a decompressing stream, the file rotated
+// in between although it was never opened, then the current file.
 func TestRestartRotatedAndCompressedWhileDown(t *testing.T) {
 	root := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(root, "read-only-root"))
 	store := newMemStorage()
 	cfg := testConfig(root)
 	cfg.Storage = &storageID
 	first := &collector{}
 	a, _ := startReceiver(t, cfg, first, hostWith(store))
 	p := newPodLog(t, root, "ns", "gz", "app", 0)
-	var want []string
 	for i := 0; i < 50; i++ {
-		want = append(want, fmt.Sprintf("before %d", i))
-		p.write("stdout", want[i], 0)
+		p.write("stdout", fmt.Sprintf("before %d", i), 0)
 	}
 	waitCount(t, first, 50)
-	time.Sleep(30 * time.Millisecond)
 	require.NoError(t, a.Shutdown(t.Context()))
 
-	want = want[:0]
-	for i := 0; i < 30; i++ {
-		want = append(want, fmt.Sprintf("while down %d", i))
-		p.write("stdout", want[i], 0)
+	var want []string
+	write := func(format string, n int) {
+		for i := 0; i < n; i++ {
+			want = append(want, fmt.Sprintf(format, i))
+			p.write("stdout", want[len(want)-1], 0)
+		}
 	}
-	rotated := p.path + ".20240501-100000"
-	require.NoError(t, os.Rename(p.path, rotated))
-	p.reopen()
-	want = append(want, "new file")
-	p.write("stdout", "new file", 0)
-	gzipAndRemove(t, rotated, 0)
+	write("while down %d", 30)
+	r1 := p.rotate("20240501-100000")
+	write("between rotations %d", 20)
+	gzipAndRemove(t, r1, 0)
+	p.rotate("20240501-100100")
+	write("new file %d", 5)
 
 	second := &collector{}
 	startReceiver(t, cfg, second, hostWith(store))

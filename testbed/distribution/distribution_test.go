@@ -203,7 +203,7 @@ service:
 		if r.Attributes["code.file.path"] != "" && r.Severity != "" {
 			klog++
 		}
-		if r.Attributes["k8s.pod.name"] != "" {
+		if r.Attributes["otelcol_k8s.object.kind"] == "Pod" && r.Attributes["otelcol_k8s.object.name"] != "" {
 			podRefs++
 		}
 		namespaces[r.ResourceAttrs["k8s.namespace.name"]]++
@@ -217,7 +217,7 @@ service:
 	}
 	// The scheduler's "Successfully bound" and "Error scheduling" lines name a pod.
 	if podRefs == 0 {
-		t.Error("no record has k8s.pod.name from object_ref")
+		t.Error("no record names a Pod in otelcol_k8s.object.* (object_ref)")
 	}
 	if namespaces["kube-system"] != 50 || namespaces["shop"] != 42 {
 		t.Errorf("records per k8s.namespace.name resource attribute = %v, want kube-system:50 shop:42", namespaces)

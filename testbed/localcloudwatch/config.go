@@ -156,6 +156,13 @@ type Faults struct {
 	// DropAfterRate processes this fraction and then closes the connection without a
 	// response: the client cannot tell that the request succeeded.
 	DropAfterRate float64 `json:"dropAfterRate,omitempty"`
+	// ServerErrorAfterRate processes and stores this fraction, then answers
+	// ServiceUnavailableException (503): the client retries a call that succeeded.
+	ServerErrorAfterRate float64 `json:"serverErrorAfterRate,omitempty"`
+	// ErrorRate answers this fraction with ErrorCode (one of the InjectableCodes) before
+	// processing, with the HTTP status CloudWatch Logs uses for it.
+	ErrorRate float64 `json:"errorRate,omitempty"`
+	ErrorCode string  `json:"errorCode,omitempty"`
 	// Latency is added before every request is processed, plus a uniformly drawn
 	// extra of up to LatencyJitter.
 	Latency       Duration `json:"latency,omitempty"`
@@ -178,18 +185,25 @@ func (f Faults) Validate() error {
 		{"serverErrorRate", f.ServerErrorRate},
 		{"dropRate", f.DropRate},
 		{"dropAfterRate", f.DropAfterRate},
+		{"serverErrorAfterRate", f.ServerErrorAfterRate},
+		{"errorRate", f.ErrorRate},
 	}
 	sum := 0.0
 	for _, r := range rates {
 		if r.v < 0 || r.v > 1 {
 			return fmt.Errorf("%s %v is outside [0, 1]", r.name, r.v)
 		}
-		if r.name != "dropAfterRate" {
+		if r.name != "dropAfterRate" && r.name != "serverErrorAfterRate" {
 			sum += r.v
 		}
 	}
 	if sum > 1 {
 		return fmt.Errorf("throttleRate + serverErrorRate + dropRate = %v exceeds 1", sum)
+	}
+	if f.ErrorRate > 0 {
+		if _, ok := InjectableCodes[f.ErrorCode]; !ok {
+			return fmt.Errorf("errorCode %q: not one of the injectable codes", f.ErrorCode)
+		}
 	}
 	if f.Latency < 0 || f.LatencyJitter < 0 {
 		return errors.New("latency and latencyJitter must not be negative")
@@ -240,4 +254,16 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(n)
 	return nil
+}
+
+// InjectableCodes are the errors ErrorRate can answer, with the HTTP status CloudWatch Logs
+// answers them with (the API reference's common errors and the operations' errors): access and
+// credential problems, and the concurrent-modification answer a DaemonSet rollout provokes.
+var InjectableCodes = map[string]int{
+	"AccessDeniedException":       400,
+	"UnrecognizedClientException": 400,
+	"ExpiredTokenException":       400,
+	"InvalidSignatureException":   400,
+	"OperationAbortedException":   400,
+	"ServiceUnavailableException": 503,
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
@@ -264,5 +266,46 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 	}
 	if got := srv.Stats().EventsAccepted; got != writers*batches*2 {
 		t.Fatalf("accepted %d events", got)
+	}
+}
+
+// A 503 after the events were stored: the client retries a call that succeeded, and the
+// events are stored twice, the duplicate an exporter's "at least once" must allow for.
+func TestServerErrorAfterStoring(t *testing.T) {
+	srv, _ := start(t, localcloudwatch.Config{Faults: localcloudwatch.Faults{ServerErrorAfterRate: 1, Operations: []string{"PutLogEvents"}}})
+	c := retryingClient("http://" + srv.Addr())
+	mustCreate(t, c, "g", "s")
+	_, err := c.PutLogEvents(ctx(t), &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String("g"), LogStreamName: aws.String("s"), LogEvents: events([]int64{time.Now().UnixMilli()})},
+		func(o *cloudwatchlogs.Options) { o.Retryer = retry.AddWithMaxAttempts(o.Retryer, 2) })
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "ServiceUnavailableException" {
+		t.Fatalf("err = %v, want ServiceUnavailableException", err)
+	}
+	stored, _ := srv.Events("g", "s")
+	if len(stored) != 2 {
+		t.Fatalf("stored %d events, want 2 (stored before each 503)", len(stored))
+	}
+}
+
+// Injected error codes arrive with CloudWatch Logs' status and code, as the SDK parses them.
+func TestInjectedErrorCodes(t *testing.T) {
+	for code, status := range localcloudwatch.InjectableCodes {
+		t.Run(code, func(t *testing.T) {
+			srv, _ := start(t, localcloudwatch.Config{Faults: localcloudwatch.Faults{ErrorRate: 1, ErrorCode: code}})
+			c := retryingClient("http://" + srv.Addr())
+			_, err := c.CreateLogGroup(ctx(t), &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String("g")},
+				func(o *cloudwatchlogs.Options) { o.Retryer = aws.NopRetryer{} })
+			var apiErr smithy.APIError
+			if !errors.As(err, &apiErr) || apiErr.ErrorCode() != code {
+				t.Fatalf("err = %v, want %s", err, code)
+			}
+			var respErr *smithyhttp.ResponseError
+			if !errors.As(err, &respErr) || respErr.HTTPStatusCode() != status {
+				t.Fatalf("status of %v, want %d", err, status)
+			}
+		})
+	}
+	if err := (localcloudwatch.Faults{ErrorRate: 1, ErrorCode: "Bogus"}).Validate(); err == nil {
+		t.Fatal("an unknown code validated")
 	}
 }

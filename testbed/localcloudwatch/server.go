@@ -221,6 +221,8 @@ type faultDecision struct {
 	throttle  bool
 	fail      bool
 	dropAfter bool
+	failAfter bool
+	code      string // injected error code, answered before processing
 }
 
 func (s *Server) decideFaults(op string) faultDecision {
@@ -234,7 +236,7 @@ func (s *Server) decideFaults(op string) faultDecision {
 	if f.LatencyJitter > 0 {
 		d.delay += time.Duration(s.rng.Int64N(int64(f.LatencyJitter) + 1))
 	}
-	if f.ThrottleRate+f.ServerErrorRate+f.DropRate > 0 {
+	if f.ThrottleRate+f.ServerErrorRate+f.DropRate+f.ErrorRate > 0 {
 		u := s.rng.Float64()
 		switch {
 		case u < f.DropRate:
@@ -243,10 +245,15 @@ func (s *Server) decideFaults(op string) faultDecision {
 			d.throttle = true
 		case u < f.DropRate+f.ThrottleRate+f.ServerErrorRate:
 			d.fail = true
+		case u < f.DropRate+f.ThrottleRate+f.ServerErrorRate+f.ErrorRate:
+			d.code = f.ErrorCode
 		}
 	}
 	if f.DropAfterRate > 0 {
 		d.dropAfter = s.rng.Float64() < f.DropAfterRate
+	}
+	if f.ServerErrorAfterRate > 0 && !d.dropAfter {
+		d.failAfter = s.rng.Float64() < f.ServerErrorAfterRate
 	}
 	return d
 }
@@ -293,6 +300,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		s.stats.update(func(st *Stats) { st.InjectedServerErrors++ })
 		s.writeError(w, op, errUnavailable)
 		return
+	case fd.code != "":
+		s.stats.update(func(st *Stats) { st.InjectedErrors++ })
+		s.writeError(w, op, &apiError{InjectableCodes[fd.code], fd.code, "injected"})
+		return
 	}
 	if !s.limiter.allow(op, s.cfg.Quotas.PerAccount[op]) {
 		s.stats.update(func(st *Stats) { st.QuotaThrottles++ })
@@ -304,6 +315,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if fd.dropAfter {
 		s.stats.update(func(st *Stats) { st.DroppedResponses++ })
 		hangUp(w)
+		return
+	}
+	if fd.failAfter {
+		s.stats.update(func(st *Stats) { st.InjectedServerErrors++ })
+		s.writeError(w, op, errUnavailable)
 		return
 	}
 	if aerr != nil {

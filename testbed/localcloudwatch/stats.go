@@ -26,6 +26,8 @@ type Stats struct {
 	InjectedThrottles int64 `json:"injectedThrottles"`
 	// InjectedServerErrors counts ServiceUnavailableException answers from Faults.
 	InjectedServerErrors int64 `json:"injectedServerErrors"`
+	// InjectedErrors counts answers with Faults.ErrorCode.
+	InjectedErrors int64 `json:"injectedErrors"`
 	// DroppedConnections counts requests whose connection was closed unprocessed;
 	// DroppedResponses the ones processed and then closed without a response.
 	DroppedConnections int64 `json:"droppedConnections"`

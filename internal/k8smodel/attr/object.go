@@ -75,6 +75,8 @@ func init() {
 	for name, doc := range docs {
 		register(Entry{Name: name, Origin: Own, Place: Record, Type: "string", Writers: writers, Doc: doc})
 	}
-	register(Entry{Name: ObjectRefs, Origin: Own, Place: Record, Type: "slice", Writers: []string{"object_ref"},
-		Doc: "every other object the record names, as Kind[.group]/[namespace/]name strings"})
+	register(Entry{
+		Name: ObjectRefs, Origin: Own, Place: Record, Type: "slice", Writers: []string{"object_ref"},
+		Doc: "every other object the record names, as Kind[.group]/[namespace/]name strings",
+	})
 }

@@ -42,25 +42,39 @@ func init() {
 		return Entry{Name: name, Origin: Own, Place: Record, Type: "bool", Writers: []string{"cri_log"}, Doc: doc}
 	}
 	register(
-		Entry{Name: CRITags, Origin: Own, Place: Record, Type: "string", Writers: []string{"cri_log"},
-			Doc: "CRI tags other than P and F"},
+		Entry{
+			Name: CRITags, Origin: Own, Place: Record, Type: "string", Writers: []string{"cri_log"},
+			Doc: "CRI tags other than P and F",
+		},
 		flag(CRIParseError, "the line had no valid CRI or docker header"),
 		flag(CRITruncated, "the entry was cut at max_log_size"),
 		flag(CRIFlushed, "a partial entry emitted without its final piece"),
 		flag(CRIInvalidUTF8, "invalid UTF-8 replaced"),
 		flag(CRIUnterminated, "the file ended without a line break"),
-		Entry{Name: KlogFormat, Origin: Own, Place: Record, Type: "string", Writers: []string{"klog_parser"},
-			Doc: "text, json or zap: the klog format the record was parsed from"},
-		Entry{Name: KlogVerbosity, Origin: Own, Place: Record, Type: "int", Writers: []string{"klog_parser"},
-			Doc: "V level of a JSON record"},
-		Entry{Name: KlogParseError, Origin: Own, Place: Record, Type: "string", Writers: []string{"klog_parser"},
-			Doc: "where a klog record broke off"},
-		Entry{Name: KlogUnparsed, Origin: Own, Place: Record, Type: "string", Writers: []string{"klog_parser"},
-			Doc: "the text from where parsing stopped"},
-		Entry{Name: LogType, Origin: Own, Place: Resource, Type: "string", Writers: []string{"users"},
-			Doc: "log type a record is routed as: application, infrastructure or audit"},
-		Entry{Name: NamespaceUID, Origin: Own, Place: Resource, Type: "string", Writers: []string{"users"},
-			Doc: "uid of the namespace the data came from"},
+		Entry{
+			Name: KlogFormat, Origin: Own, Place: Record, Type: "string", Writers: []string{"klog_parser"},
+			Doc: "text, json or zap: the klog format the record was parsed from",
+		},
+		Entry{
+			Name: KlogVerbosity, Origin: Own, Place: Record, Type: "int", Writers: []string{"klog_parser"},
+			Doc: "V level of a JSON record",
+		},
+		Entry{
+			Name: KlogParseError, Origin: Own, Place: Record, Type: "string", Writers: []string{"klog_parser"},
+			Doc: "where a klog record broke off",
+		},
+		Entry{
+			Name: KlogUnparsed, Origin: Own, Place: Record, Type: "string", Writers: []string{"klog_parser"},
+			Doc: "the text from where parsing stopped",
+		},
+		Entry{
+			Name: LogType, Origin: Own, Place: Resource, Type: "string", Writers: []string{"users"},
+			Doc: "log type a record is routed as: application, infrastructure or audit",
+		},
+		Entry{
+			Name: NamespaceUID, Origin: Own, Place: Resource, Type: "string", Writers: []string{"users"},
+			Doc: "uid of the namespace the data came from",
+		},
 	)
 }
 

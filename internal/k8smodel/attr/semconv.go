@@ -40,35 +40,65 @@ const (
 
 func init() {
 	register(
-		Entry{Name: K8sNamespaceName, Origin: Semconv, Place: Resource, Type: "string",
-			Writers: []string{"cri_log", "kube_events"}, Doc: "namespace the data came from (for events: the Event's namespace)"},
-		Entry{Name: K8sPodName, Origin: Semconv, Place: Resource, Type: "string",
-			Writers: []string{"cri_log"}, Doc: "pod that wrote the line"},
-		Entry{Name: K8sPodUID, Origin: Semconv, Place: Resource, Type: "string",
-			Writers: []string{"cri_log"}, Doc: "uid of the pod that wrote the line"},
-		Entry{Name: K8sContainerName, Origin: Semconv, Place: Resource, Type: "string",
-			Writers: []string{"cri_log"}, Doc: "container that wrote the line"},
-		Entry{Name: K8sContainerRestartCount, Origin: Semconv, Place: Resource, Type: "int",
-			Writers: []string{"cri_log"}, Doc: "the container's restart number (the log file's name)"},
-		Entry{Name: K8sNodeName, Origin: Semconv, Place: Resource, Type: "string",
-			Writers: []string{"k8s_attributes"}, Doc: "node the data came from"},
-		Entry{Name: K8sClusterName, Origin: Semconv, Place: Resource, Type: "string",
-			Writers: []string{"kube_events"}, Doc: "cluster the data came from (configured)"},
-		Entry{Name: HostName, Origin: Semconv, Place: Resource, Type: "string",
-			Writers: []string{"resource_detection"}, Doc: "host the data came from"},
-		Entry{Name: LogIOStream, Origin: Semconv, Place: Record, Type: "string",
-			Writers: []string{"cri_log"}, Doc: "stdout or stderr"},
-		Entry{Name: LogFilePath, Origin: Semconv, Place: Record, Type: "string",
-			Writers: []string{"cri_log"}, Doc: "log file the line was read from (include_file_path)"},
-		Entry{Name: LogRecordOriginal, Origin: Semconv, Place: Record, Type: "string",
-			Writers: []string{"klog_parser"}, Doc: "the line before parsing (keep_original)"},
-		Entry{Name: CodeFilePath, Origin: Semconv, Place: Record, Type: "string",
-			Writers: []string{"klog_parser"}, Doc: "source file of the log call"},
-		Entry{Name: CodeLineNumber, Origin: Semconv, Place: Record, Type: "int",
-			Writers: []string{"klog_parser"}, Doc: "source line of the log call"},
-		Entry{Name: ThreadID, Origin: Semconv, Place: Record, Type: "int",
-			Writers: []string{"klog_parser"}, Doc: "thread id of klog's text header"},
-		Entry{Name: ExceptionMessage, Origin: Semconv, Place: Record, Type: "string",
-			Writers: []string{"klog_parser"}, Doc: "the error a line reports (klog's err)"},
+		Entry{
+			Name: K8sNamespaceName, Origin: Semconv, Place: Resource, Type: "string",
+			Writers: []string{"cri_log", "kube_events"}, Doc: "namespace the data came from (for events: the Event's namespace)",
+		},
+		Entry{
+			Name: K8sPodName, Origin: Semconv, Place: Resource, Type: "string",
+			Writers: []string{"cri_log"}, Doc: "pod that wrote the line",
+		},
+		Entry{
+			Name: K8sPodUID, Origin: Semconv, Place: Resource, Type: "string",
+			Writers: []string{"cri_log"}, Doc: "uid of the pod that wrote the line",
+		},
+		Entry{
+			Name: K8sContainerName, Origin: Semconv, Place: Resource, Type: "string",
+			Writers: []string{"cri_log"}, Doc: "container that wrote the line",
+		},
+		Entry{
+			Name: K8sContainerRestartCount, Origin: Semconv, Place: Resource, Type: "int",
+			Writers: []string{"cri_log"}, Doc: "the container's restart number (the log file's name)",
+		},
+		Entry{
+			Name: K8sNodeName, Origin: Semconv, Place: Resource, Type: "string",
+			Writers: []string{"k8s_attributes"}, Doc: "node the data came from",
+		},
+		Entry{
+			Name: K8sClusterName, Origin: Semconv, Place: Resource, Type: "string",
+			Writers: []string{"kube_events"}, Doc: "cluster the data came from (configured)",
+		},
+		Entry{
+			Name: HostName, Origin: Semconv, Place: Resource, Type: "string",
+			Writers: []string{"resource_detection"}, Doc: "host the data came from",
+		},
+		Entry{
+			Name: LogIOStream, Origin: Semconv, Place: Record, Type: "string",
+			Writers: []string{"cri_log"}, Doc: "stdout or stderr",
+		},
+		Entry{
+			Name: LogFilePath, Origin: Semconv, Place: Record, Type: "string",
+			Writers: []string{"cri_log"}, Doc: "log file the line was read from (include_file_path)",
+		},
+		Entry{
+			Name: LogRecordOriginal, Origin: Semconv, Place: Record, Type: "string",
+			Writers: []string{"klog_parser"}, Doc: "the line before parsing (keep_original)",
+		},
+		Entry{
+			Name: CodeFilePath, Origin: Semconv, Place: Record, Type: "string",
+			Writers: []string{"klog_parser"}, Doc: "source file of the log call",
+		},
+		Entry{
+			Name: CodeLineNumber, Origin: Semconv, Place: Record, Type: "int",
+			Writers: []string{"klog_parser"}, Doc: "source line of the log call",
+		},
+		Entry{
+			Name: ThreadID, Origin: Semconv, Place: Record, Type: "int",
+			Writers: []string{"klog_parser"}, Doc: "thread id of klog's text header",
+		},
+		Entry{
+			Name: ExceptionMessage, Origin: Semconv, Place: Record, Type: "string",
+			Writers: []string{"klog_parser"}, Doc: "the error a line reports (klog's err)",
+		},
 	)
 }

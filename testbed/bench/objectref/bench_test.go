@@ -55,6 +55,8 @@ func recordMixes(tb testing.TB) []recordMix {
 		{"json", json},
 		{"text-volume-mix", volumeMixOf(tb, text)},
 		{"json-volume-mix", volumeMixOf(tb, json)},
+		{"node-mix", nodeMixLines(tb)},
+		{"app-only", appLines},
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // formatSpecific are attributes the klog parser writes differently for the text and JSON lines
 // of one call (header fields, verbosity, the format itself).
 func formatSpecific(key string) bool {
-	return key == "thread.id" || strings.HasPrefix(key, "code.") || strings.HasPrefix(key, "klog.")
+	return key == "thread.id" || strings.HasPrefix(key, "code.") || strings.HasPrefix(key, "otelcol_k8s.klog.")
 }
 
 // TestTextAndJSONLinesConverge logs each call with the real klog text logger and the real
@@ -33,18 +33,29 @@ func TestTextAndJSONLinesConverge(t *testing.T) {
 	textRecs := got[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
 	jsonRecs := got[1].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
 
+	pod := func(extra ...any) map[string]any {
+		m := map[string]any{
+			"otelcol_k8s.object.kind": "Pod", "otelcol_k8s.object.api_version": "v1",
+			"otelcol_k8s.object.namespace": "default", "otelcol_k8s.object.name": "web-7d4b9c8f6-x2x9k",
+		}
+		for i := 0; i+1 < len(extra); i += 2 {
+			m[extra[i].(string)] = extra[i+1]
+		}
+		return m
+	}
+	rs := map[string]any{
+		"otelcol_k8s.object.kind": "ReplicaSet", "otelcol_k8s.object.api_version": "apps/v1",
+		"otelcol_k8s.object.namespace": "kube-system", "otelcol_k8s.object.name": "coredns-5d78c9869d",
+	}
 	want := map[string]map[string]any{
-		"scheduler bind":    {"pod": "default/web-7d4b9c8f6-x2x9k", "node": "node-12", "k8s.pod.name": "web-7d4b9c8f6-x2x9k", "k8s.node.name": "node-12", "k8s.namespace.name": "default"},
-		"kubelet status":    {"pod": "default/web-7d4b9c8f6-x2x9k", "k8s.pod.name": "web-7d4b9c8f6-x2x9k", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
-		"garbage collector": {"object": "kube-system/coredns-5d78c9869d", "k8s.replicaset.name": "coredns-5d78c9869d", "k8s.replicaset.uid": "8c6f2a55-1b51-4d9b-8d76-3f3c2f6a6f0e", "k8s.namespace.name": "kube-system"},
-		"event recorder":    {"object": "default/web-7d4b9c8f6-x2x9k", "k8s.pod.name": "web-7d4b9c8f6-x2x9k", "k8s.namespace.name": "default"},
-		"struct reference": {"involvedObject": map[string]any{
-			"kind": "Pod", "namespace": "default", "name": "web-7d4b9c8f6-x2x9k",
-			"uid": podUID, "apiVersion": "v1", "resourceVersion": "4711",
-		}, "k8s.pod.name": "web-7d4b9c8f6-x2x9k", "k8s.pod.uid": podUID, "k8s.namespace.name": "default"},
-		"replica set error":               {"replicaSet": "kube-system/coredns-5d78c9869d", "k8s.replicaset.name": "coredns-5d78c9869d", "k8s.namespace.name": "kube-system"},
-		"lease":                           {"lease": "kube-system/kube-scheduler", "otelcol_k8s.lease.name": "kube-scheduler", "k8s.namespace.name": "kube-system"},
-		"node only":                       {"node": "node-12", "k8s.node.name": "node-12"},
+		"scheduler bind":                  pod("pod", "default/web-7d4b9c8f6-x2x9k", "node", "node-12", "otelcol_k8s.object.refs", []any{"Node/node-12"}),
+		"kubelet status":                  pod("pod", "default/web-7d4b9c8f6-x2x9k", "otelcol_k8s.object.uid", podUID),
+		"garbage collector":               {"object": "kube-system/coredns-5d78c9869d", "otelcol_k8s.object.kind": "ReplicaSet", "otelcol_k8s.object.api_version": "apps/v1", "otelcol_k8s.object.namespace": "kube-system", "otelcol_k8s.object.name": "coredns-5d78c9869d", "otelcol_k8s.object.uid": "8c6f2a55-1b51-4d9b-8d76-3f3c2f6a6f0e"},
+		"event recorder":                  pod("object", "default/web-7d4b9c8f6-x2x9k"),
+		"struct reference":                pod("involvedObject", "default/web-7d4b9c8f6-x2x9k", "otelcol_k8s.object.uid", podUID, "otelcol_k8s.object.resource_version", "4711"),
+		"replica set error":               rs,
+		"lease":                           {"lease": "kube-system/kube-scheduler", "otelcol_k8s.object.kind": "Lease", "otelcol_k8s.object.api_version": "coordination.k8s.io/v1", "otelcol_k8s.object.namespace": "kube-system", "otelcol_k8s.object.name": "kube-scheduler"},
+		"node only":                       {"node": "node-12", "otelcol_k8s.object.kind": "Node", "otelcol_k8s.object.api_version": "v1", "otelcol_k8s.object.name": "node-12"},
 		"apiserver access log":            {"verb": "GET"},
 		"namespace without pod namespace": {},
 	}
@@ -72,7 +83,7 @@ func TestTextAndJSONLinesConverge(t *testing.T) {
 				assert.Equal(t, v, a[k], "%s in %s", k, text[i])
 			}
 			for k := range a {
-				if strings.HasPrefix(k, "k8s.") || strings.HasPrefix(k, "otelcol_k8s.") {
+				if strings.HasPrefix(k, "k8s.") || strings.HasPrefix(k, "otelcol_k8s.") && !formatSpecific(k) {
 					_, expected := w[k]
 					assert.True(t, expected, "unexpected %s=%v", k, a[k])
 				}
@@ -100,8 +111,8 @@ func TestAttributesPrefix(t *testing.T) {
 	for i := 0; i < recs.Len(); i++ {
 		attrs := recs.At(i).Attributes().AsRaw()
 		assert.Equal(t, "default/web-7d4b9c8f6-x2x9k", attrs["klog.pod"])
-		assert.Equal(t, "web-7d4b9c8f6-x2x9k", attrs["k8s.pod.name"])
-		assert.Equal(t, "node-12", attrs["k8s.node.name"])
-		assert.Equal(t, "default", attrs["k8s.namespace.name"])
+		assert.Equal(t, "web-7d4b9c8f6-x2x9k", attrs["otelcol_k8s.object.name"])
+		assert.Equal(t, []any{"Node/node-12"}, attrs["otelcol_k8s.object.refs"])
+		assert.Equal(t, "default", attrs["otelcol_k8s.object.namespace"])
 	}
 }

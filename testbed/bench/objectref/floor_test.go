@@ -19,6 +19,8 @@ import (
 type edit struct {
 	set []setValue
 	add []addString
+	// addOther are added values that are not strings (otelcol_k8s.object.refs).
+	addOther []setValue
 }
 
 type setValue struct {
@@ -45,9 +47,12 @@ func editsOf(tb testing.TB, lines []string) []edit {
 		for k, v := range firstRecord(chained).Attributes().All() {
 			old, ok := before.Get(k)
 			switch {
-			case !ok:
-				require.Equal(tb, pcommon.ValueTypeStr, v.Type(), "object_ref adds only strings")
+			case !ok && v.Type() == pcommon.ValueTypeStr:
 				edits[i].add = append(edits[i].add, addString{k, v.Str()})
+			case !ok:
+				val := pcommon.NewValueEmpty()
+				v.CopyTo(val)
+				edits[i].addOther = append(edits[i].addOther, setValue{k, val})
 			case !old.Equal(v):
 				val := pcommon.NewValueEmpty()
 				v.CopyTo(val)
@@ -79,10 +84,13 @@ func pdataFloor(edits []edit) consumer.Logs {
 					s.val.CopyTo(v)
 				}
 			}
-			if len(e.add) > 0 {
-				attrs.EnsureCapacity(attrs.Len() + len(e.add))
+			if len(e.add)+len(e.addOther) > 0 {
+				attrs.EnsureCapacity(attrs.Len() + len(e.add) + len(e.addOther))
 				for _, a := range e.add {
 					attrs.PutStr(a.key, a.val)
+				}
+				for _, a := range e.addOther {
+					a.val.CopyTo(attrs.PutEmpty(a.key))
 				}
 			}
 		}
@@ -100,9 +108,13 @@ func TestPdataFloorMatchesObjectRef(t *testing.T) {
 			edits := editsOf(t, lines)
 			changed := 0
 			for _, e := range edits {
-				changed += len(e.set) + len(e.add)
+				changed += len(e.set) + len(e.add) + len(e.addOther)
 			}
-			assert.Positive(t, changed, "object_ref changes some records")
+			if tc.name == "app-only" {
+				assert.Zero(t, changed, "object_ref leaves application lines alone")
+			} else {
+				assert.Positive(t, changed, "object_ref changes some records")
+			}
 			want, got := new(consumertest.LogsSink), new(consumertest.LogsSink)
 			require.NoError(t, newPipeline(t, want).ConsumeLogs(context.Background(), batch(lines, 3)))
 			floor := newProcessor(t, klogparser.NewFactory(), pdataFloor(edits))

@@ -36,7 +36,7 @@ type Extra struct{ Key, Value string }
 // AppendMessage appends the message for rec (with resource attributes res) to dst.
 func AppendMessage(dst []byte, f Format, res pcommon.Map, rec plog.LogRecord, extra Extra) []byte {
 	if f == Raw {
-		return append(dst, rec.Body().AsString()...)
+		return appendValidUTF8(dst, rec.Body().AsString())
 	}
 	dst = append(dst, '{')
 	first := true
@@ -252,3 +252,22 @@ func appendString(dst []byte, s string) []byte {
 // stringSlack is the spare room appendString keeps ahead of its write index: an 8-byte store,
 // or one escape (at most 6 bytes), or one rune (at most 4), and the closing quote.
 const stringSlack = 16
+
+// appendValidUTF8 appends s with every invalid UTF-8 sequence replaced by U+FFFD, as the JSON
+// body will carry it: a raw message is sized (and truncated or split) in the bytes CloudWatch
+// counts, not in the shorter invalid input.
+func appendValidUTF8(dst []byte, s string) []byte {
+	if utf8.ValidString(s) {
+		return append(dst, s...)
+	}
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && size <= 1 {
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+		} else {
+			dst = append(dst, s[:size]...)
+		}
+		s = s[size:]
+	}
+	return dst
+}

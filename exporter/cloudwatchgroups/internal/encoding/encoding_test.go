@@ -3,6 +3,7 @@ package encoding
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,21 @@ func BenchmarkJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = AppendMessage(buf[:0], JSON, res, rec, Extra{Key: "log.type", Value: "application"})
+	}
+}
+
+// A raw message with invalid UTF-8 is sized as CloudWatch stores it: every invalid byte
+// becomes U+FFFD (3 bytes) before the batcher measures it, so 1 MiB of invalid bytes cannot
+// grow past the event limit after the body's JSON escaping replaced them.
+func TestRawMessageIsValidUTF8BeforeSizing(t *testing.T) {
+	rec := plog.NewLogRecord()
+	rec.Body().SetStr("a\xffb\xc3")
+	got := string(AppendMessage(nil, Raw, pcommon.NewMap(), rec, Extra{}))
+	if want := "a\uFFFDb\uFFFD"; got != want {
+		t.Fatalf("raw message = %q, want %q", got, want)
+	}
+	rec.Body().SetStr(strings.Repeat("\xff", 1000))
+	if n := len(AppendMessage(nil, Raw, pcommon.NewMap(), rec, Extra{})); n != 3000 {
+		t.Fatalf("1000 invalid bytes sized as %d bytes, want 3000", n)
 	}
 }

@@ -1,8 +1,9 @@
 // Package naming checks and rewrites CloudWatch Logs group and stream names.
 //
-// A valid name is returned unchanged. An invalid one is rewritten to a valid name that
-// carries a short hash of the original, so the mapping is stable and two different originals
-// do not meet in one group or stream.
+// A valid name is returned unchanged. An invalid one is rewritten to a valid name that ends in
+// "#" and a short hash of the original, so the mapping is stable. A valid name that already
+// ends like a rewrite is rewritten too, so kept names and rewritten names never meet: two
+// different originals share an output only if SHA-256 collides on 48 bits.
 package naming
 
 import (
@@ -18,7 +19,7 @@ const MaxLen = 512
 // hashLen is the number of hex digits of the original's SHA-256 appended to rewritten names.
 const hashLen = 12
 
-// suffixLen is the length of "-" plus the hash.
+// suffixLen is the length of "#" plus the hash.
 const suffixLen = 1 + hashLen
 
 // reservedGroupPrefix is the group name prefix reserved for AWS services.
@@ -34,7 +35,7 @@ func groupByteOK(b byte) bool {
 	return false
 }
 
-// ValidGroup reports whether name is a valid log group name as is.
+// ValidGroup reports whether CloudWatch Logs accepts name as a log group name.
 func ValidGroup(name string) bool {
 	if len(name) == 0 || len(name) > MaxLen || strings.HasPrefix(name, reservedGroupPrefix) {
 		return false
@@ -47,7 +48,7 @@ func ValidGroup(name string) bool {
 	return true
 }
 
-// ValidStream reports whether name is a valid log stream name as is.
+// ValidStream reports whether CloudWatch Logs accepts name as a log stream name.
 func ValidStream(name string) bool {
 	if len(name) == 0 || len(name) > MaxLen || !utf8.ValidString(name) {
 		return false
@@ -55,10 +56,31 @@ func ValidStream(name string) bool {
 	return !strings.ContainsAny(name, ":*")
 }
 
+// KeepsGroup reports whether Group returns name unchanged: it is valid and does not end like
+// a rewritten name.
+func KeepsGroup(name string) bool { return ValidGroup(name) && !rewriteShaped(name) }
+
+// KeepsStream reports whether Stream returns name unchanged.
+func KeepsStream(name string) bool { return ValidStream(name) && !rewriteShaped(name) }
+
+// rewriteShaped reports whether name ends in "#" and hashLen lowercase hex digits, the suffix
+// every rewritten name carries.
+func rewriteShaped(name string) bool {
+	if len(name) < suffixLen || name[len(name)-suffixLen] != '#' {
+		return false
+	}
+	for i := len(name) - hashLen; i < len(name); i++ {
+		if c := name[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Group returns name when it is a valid group name, otherwise a stable valid rewrite of it.
 // changed reports whether name was rewritten.
 func Group(name string) (sanitized string, changed bool) {
-	if ValidGroup(name) {
+	if KeepsGroup(name) {
 		return name, false
 	}
 	var b strings.Builder
@@ -84,7 +106,7 @@ func Group(name string) (sanitized string, changed bool) {
 // Stream returns name when it is a valid stream name, otherwise a stable valid rewrite of it.
 // changed reports whether name was rewritten.
 func Stream(name string) (sanitized string, changed bool) {
-	if ValidStream(name) {
+	if KeepsStream(name) {
 		return name, false
 	}
 	var b strings.Builder
@@ -110,5 +132,5 @@ func Stream(name string) (sanitized string, changed bool) {
 
 func suffix(original string) string {
 	sum := sha256.Sum256([]byte(original))
-	return "-" + hex.EncodeToString(sum[:])[:hashLen]
+	return "#" + hex.EncodeToString(sum[:])[:hashLen]
 }

@@ -1,6 +1,7 @@
 package naming
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -16,12 +17,14 @@ func TestGroup(t *testing.T) {
 		{name: "valid", in: "application", wantSame: true},
 		{name: "all allowed characters", in: "a.b-c_d/e#F9", wantSame: true},
 		{name: "max length", in: strings.Repeat("x", 512), wantSame: true},
-		{name: "space", in: "my group", wantPrefix: "my_group-"},
-		{name: "colon", in: "ns:x", wantPrefix: "ns_x-"},
-		{name: "unicode", in: "grüße", wantPrefix: "gr__e-"},
-		{name: "aws prefix", in: "aws/lambda", wantPrefix: "_aws/lambda-"},
-		{name: "too long", in: long, wantPrefix: strings.Repeat("a", 499) + "-"},
-		{name: "empty", in: "", wantPrefix: "-"},
+		{name: "space", in: "my group", wantPrefix: "my_group#"},
+		{name: "colon", in: "ns:x", wantPrefix: "ns_x#"},
+		{name: "unicode", in: "grüße", wantPrefix: "gr__e#"},
+		{name: "aws prefix", in: "aws/lambda", wantPrefix: "_aws/lambda#"},
+		{name: "too long", in: long, wantPrefix: strings.Repeat("a", 499) + "#"},
+		{name: "empty", in: "", wantPrefix: "#"},
+		{name: "hash suffix kept when not hex", in: "a#0123456789az", wantSame: true},
+		{name: "valid but shaped like a rewrite", in: "a#0123456789ab", wantPrefix: "a#0123456789ab#"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,10 +61,11 @@ func TestStream(t *testing.T) {
 	}{
 		{name: "valid", in: "node-1.var.log.pods.ns_pod_uid.c.0.log", wantSame: true},
 		{name: "unicode allowed", in: "nœud/ä", wantSame: true},
-		{name: "colon and star", in: "a:b*c", wantPrefix: "a_b_c-"},
-		{name: "invalid utf8", in: "a\xffb", wantPrefix: "a_b-"},
-		{name: "too long multibyte", in: strings.Repeat("ä", 300), wantPrefix: strings.Repeat("ä", 249) + "-"},
-		{name: "empty", in: "", wantPrefix: "-"},
+		{name: "colon and star", in: "a:b*c", wantPrefix: "a_b_c#"},
+		{name: "invalid utf8", in: "a\xffb", wantPrefix: "a_b#"},
+		{name: "too long multibyte", in: strings.Repeat("ä", 300), wantPrefix: strings.Repeat("ä", 249) + "#"},
+		{name: "empty", in: "", wantPrefix: "#"},
+		{name: "valid but shaped like a rewrite", in: "n/x#00000000000f", wantPrefix: "n/x#00000000000f#"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,15 +86,42 @@ func TestStream(t *testing.T) {
 	}
 }
 
-// Two different names that rewrite to the same characters must still get different names.
+// Property: over generated names (valid ones, ones needing rewriting, ones shaped like a
+// rewrite, names near the length limit, and the rewrites of other names), no two different
+// inputs share an output, for groups and for streams.
 func TestRewriteIsCollisionFree(t *testing.T) {
-	seen := map[string]string{}
-	for _, in := range []string{"a b", "a:b", "a*b", "a\tb", "a%b", "a b ", "a  b"} {
-		got, _ := Group(in)
-		if prev, ok := seen[got]; ok {
-			t.Fatalf("%q and %q both map to %q", prev, in, got)
+	rng := rand.New(rand.NewPCG(14, 2))
+	alphabet := []string{"a", "b", ".", "-", "_", "/", "#", "0", "f", " ", ":", "*", "é", "\xff", "aws/"}
+	var inputs []string
+	for range 20000 {
+		var b strings.Builder
+		n := rng.IntN(12)
+		if rng.IntN(10) == 0 {
+			b.WriteString(strings.Repeat("x", 490+rng.IntN(30)))
 		}
-		seen[got] = in
+		for range n {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		inputs = append(inputs, b.String())
+	}
+	// Feed rewrites back in: a kept name equal to another name's rewrite must not exist.
+	for _, in := range inputs[:2000] {
+		g, _ := Group(in)
+		st, _ := Stream(in)
+		inputs = append(inputs, g, st, g+"x", strings.TrimSuffix(g, g[len(g)-1:])+"0")
+	}
+	for _, fn := range []struct {
+		name string
+		f    func(string) (string, bool)
+	}{{"group", Group}, {"stream", Stream}} {
+		seen := map[string]string{}
+		for _, in := range inputs {
+			got, _ := fn.f(in)
+			if prev, ok := seen[got]; ok && prev != in {
+				t.Fatalf("%s: %q and %q both map to %q", fn.name, prev, in, got)
+			}
+			seen[got] = in
+		}
 	}
 }
 

@@ -84,7 +84,10 @@ func TestWatcherAgainstAPIServer(t *testing.T) {
 			if ns.Status.Phase != corev1.NamespaceTerminating || ns.DeletionTimestamp == nil {
 				t.Fatalf("after delete: phase %q, deletionTimestamp %v; want Terminating", ns.Status.Phase, ns.DeletionTimestamp)
 			}
-			time.Sleep(500 * time.Millisecond) // the watch has seen the update by now
+			// A watch delivers events in order: once a namespace created after the delete
+			// is known, the watcher has processed the Terminating update, so the check below
+			// is about the state after the delete, not the one before it.
+			waitUID(t, w, "after-delete", createNamespace(t, core, "after-delete"))
 			if uid, ok := w.UID("shop"); !ok || uid != uids["shop"] {
 				t.Fatalf("UID(shop) while terminating = %q, %v; want %q", uid, ok, uids["shop"])
 			}

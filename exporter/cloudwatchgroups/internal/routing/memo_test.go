@@ -6,14 +6,16 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 )
 
 // TestRouteMemoMatchesRoute routes random records of random resources, drawn from every key
 // the router knows and a few it does not, both ways, under several configurations.
 func TestRouteMemoMatchesRoute(t *testing.T) {
 	keys := []string{
-		AttrFilePath, AttrNamespaceName, AttrNamespaceUID, AttrPodName, AttrPodUID, AttrContainerName,
-		AttrRestartCount, AttrHostName, AttrNodeName, "log.type", "app", "team", "log.iostream",
+		attr.LogFilePath, attr.K8sNamespaceName, attr.NamespaceUID, attr.K8sPodName, attr.K8sPodUID, attr.K8sContainerName,
+		attr.K8sContainerRestartCount, attr.HostName, attr.K8sNodeName, attr.LogType, "app", "team", "log.iostream",
 	}
 	values := []string{
 		"", "shop", "kube-system", "default", "application", "audit", "/var/log/journal/x",
@@ -31,6 +33,10 @@ func TestRouteMemoMatchesRoute(t *testing.T) {
 			c.GroupBy, c.GroupByOptional, c.GroupPrefix, c.GroupSeparator = ByNamespaceName, []string{"team", "app"}, "k8s", "/"
 		},
 		"template": func(c *Config) { c.StreamTemplate = "${host}/${app}/${log_type}/${routing_key}" },
+		"record attributes": func(c *Config) {
+			c.GroupBy, c.GroupByOptional = ByNamespaceName, []string{"team"}
+			c.RecordAttributes = []string{attr.LogFilePath, attr.K8sNamespaceName, "team", attr.LogType}
+		},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	randomAttrs := func(n int) pcommon.Map {

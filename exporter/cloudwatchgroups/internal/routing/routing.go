@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/naming"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 )
 
 // LogType is the kind of a log record.
@@ -33,17 +34,20 @@ const (
 	ByNamespaceUID  GroupBy = "namespace_uid"
 )
 
-// Attribute keys read by the router (OpenTelemetry semantic conventions).
+// Group name kinds. Every group key except a log type starts with its kind and a "/"; log
+// types contain no "/", so keys of different kinds never meet (design.md, section 2).
 const (
-	AttrNamespaceName = "k8s.namespace.name"
-	AttrNamespaceUID  = "k8s.namespace.uid"
-	AttrPodName       = "k8s.pod.name"
-	AttrPodUID        = "k8s.pod.uid"
-	AttrContainerName = "k8s.container.name"
-	AttrRestartCount  = "k8s.container.restart_count"
-	AttrFilePath      = "log.file.path"
-	AttrHostName      = "host.name"
-	AttrNodeName      = "k8s.node.name"
+	kindNamespace    = "namespace/"
+	kindNamespaceUID = "namespace-uid/"
+	kindCustom       = "custom/"
+)
+
+// Stream routing key kinds: an absolute file path is the key without its leading "/", with "%"
+// escaped; every other kind starts with a "%" marker that no escaped path contains.
+const (
+	kindRelativePath = "%rel/"
+	kindContainer    = "%pod/"
+	kindType         = "%type/"
 )
 
 // Fallback reasons, reported when a rule could not be used for a record.
@@ -54,7 +58,8 @@ const (
 	ReasonStreamKeyMissing     = "stream_key_missing"
 )
 
-// Matcher matches a record when attribute Key (record first, then resource) matches Pattern.
+// Matcher matches a record when attribute Key (resource, then the record when Key is one of
+// the configured record attributes) matches Pattern.
 type Matcher struct {
 	Key     string `mapstructure:"key"`
 	Pattern string `mapstructure:"pattern"`
@@ -74,9 +79,13 @@ type Config struct {
 	StreamTemplate string
 	// Hostname is used when a record's resource names no host.
 	Hostname string
-	// NamespaceUID, when set, maps a namespace name to its UID for records without
-	// k8s.namespace.uid (group_by namespace_uid).
+	// NamespaceUID, when set, maps a namespace name to its UID for records without the
+	// namespace UID attribute (group_by namespace_uid).
 	NamespaceUID func(name string) (string, bool)
+	// RecordAttributes are the keys routing may read from a record when its resource lacks
+	// them. Every other key is read from the resource only: the resource says where a line came
+	// from, while record attributes can be written by the log line itself.
+	RecordAttributes []string
 }
 
 // Route is the routing decision for one record.
@@ -94,6 +103,8 @@ type Route struct {
 type Router struct {
 	cfg      Config
 	template []templatePart
+	// recordKeys are the keys lookup may read from a record.
+	recordKeys map[string]bool
 
 	mu      sync.Mutex
 	streams map[streamKey]namePair // raw stream name inputs -> sanitized name
@@ -128,27 +139,33 @@ func New(cfg Config) (*Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Router{cfg: cfg, template: tmpl, streams: map[streamKey]namePair{}, groups: map[string]namePair{}}, nil
+	r := &Router{cfg: cfg, template: tmpl, recordKeys: map[string]bool{}, streams: map[streamKey]namePair{}, groups: map[string]namePair{}}
+	for _, k := range cfg.RecordAttributes {
+		r.recordKeys[k] = true
+	}
+	return r, nil
 }
 
-// lookup returns attribute key from the resource, then the record, as a string. The resource
-// says where a record came from (its pod, namespace and file), which is what groups and
-// streams are made of; a record attribute of the same name may describe something else, such
-// as the object a log line is about (object_ref writes k8s.pod.name and k8s.namespace.name for
-// the subject of a kube-scheduler line).
-func lookup(res pcommon.Map, rec recAttrs, key string) (string, bool) {
+// lookup returns attribute key from the resource, then (only for a key listed in
+// RecordAttributes) from the record, as a string. The resource says where a record came from
+// (its pod, namespace and file), which is what groups and streams are made of. A record
+// attribute may come from the log line itself (a parser lifting key="value" pairs) or name
+// the line's subject (object_ref), so by default it never chooses a destination.
+func (r *Router) lookup(res pcommon.Map, rec recAttrs, key string) (string, bool) {
 	if v, ok := res.Get(key); ok {
 		return v.AsString(), true
 	}
-	if v, ok := rec.Get(key); ok {
-		return v.AsString(), true
+	if r.recordKeys[key] {
+		if v, ok := rec.Get(key); ok {
+			return v.AsString(), true
+		}
 	}
 	return "", false
 }
 
-func matchAny(ms []Matcher, res pcommon.Map, rec recAttrs) bool {
+func (r *Router) matchAny(ms []Matcher, res pcommon.Map, rec recAttrs) bool {
 	for _, m := range ms {
-		if v, ok := lookup(res, rec, m.Key); ok && globMatch(m.Pattern, v) {
+		if v, ok := r.lookup(res, rec, m.Key); ok && globMatch(m.Pattern, v) {
 			return true
 		}
 	}
@@ -160,20 +177,20 @@ func (r *Router) Type(res, rec pcommon.Map) LogType { return r.logType(res, recA
 
 func (r *Router) logType(res pcommon.Map, rec recAttrs) LogType {
 	if r.cfg.TypeAttribute != "" {
-		if v, ok := lookup(res, rec, r.cfg.TypeAttribute); ok {
+		if v, ok := r.lookup(res, rec, r.cfg.TypeAttribute); ok {
 			switch t := LogType(v); t {
 			case Application, Infrastructure, Audit:
 				return t
 			}
 		}
 	}
-	if matchAny(r.cfg.AuditMatchers, res, rec) {
+	if r.matchAny(r.cfg.AuditMatchers, res, rec) {
 		return Audit
 	}
-	if matchAny(r.cfg.JournalMatchers, res, rec) {
+	if r.matchAny(r.cfg.JournalMatchers, res, rec) {
 		return Infrastructure
 	}
-	if ns, ok := lookup(res, rec, AttrNamespaceName); ok {
+	if ns, ok := r.lookup(res, rec, attr.K8sNamespaceName); ok {
 		for _, p := range r.cfg.InfrastructureNamespaces {
 			if globMatch(p, ns) {
 				return Infrastructure
@@ -204,12 +221,12 @@ func (r *Router) route(res pcommon.Map, rec recAttrs) Route {
 
 func (r *Router) groupKey(res pcommon.Map, rec recAttrs, rt *Route) string {
 	for _, k := range r.cfg.GroupByOptional {
-		v, ok := lookup(res, rec, k)
+		v, ok := r.lookup(res, rec, k)
 		if !ok || v == "" {
 			continue
 		}
-		if naming.ValidGroup(v) {
-			return v
+		if naming.KeepsGroup(kindCustom + v) {
+			return kindCustom + v
 		}
 		rt.Fallbacks = append(rt.Fallbacks, ReasonOptionalInvalid)
 	}
@@ -218,21 +235,21 @@ func (r *Router) groupKey(res pcommon.Map, rec recAttrs, rt *Route) string {
 	}
 	switch r.cfg.GroupBy {
 	case ByNamespaceUID:
-		if v, ok := lookup(res, rec, AttrNamespaceUID); ok && v != "" {
-			return v
+		if v, ok := r.lookup(res, rec, attr.NamespaceUID); ok && v != "" {
+			return kindNamespaceUID + v
 		}
 		if r.cfg.NamespaceUID != nil {
-			if ns, ok := lookup(res, rec, AttrNamespaceName); ok && ns != "" {
+			if ns, ok := r.lookup(res, rec, attr.K8sNamespaceName); ok && ns != "" {
 				if uid, ok := r.cfg.NamespaceUID(ns); ok && uid != "" {
-					return uid
+					return kindNamespaceUID + uid
 				}
 			}
 		}
 		rt.Fallbacks = append(rt.Fallbacks, ReasonNamespaceUIDMissing)
 		fallthrough
 	case ByNamespaceName:
-		if v, ok := lookup(res, rec, AttrNamespaceName); ok && v != "" {
-			return v
+		if v, ok := r.lookup(res, rec, attr.K8sNamespaceName); ok && v != "" {
+			return kindNamespace + v
 		}
 		rt.Fallbacks = append(rt.Fallbacks, ReasonNamespaceNameMissing)
 	}
@@ -262,41 +279,63 @@ func cached[K comparable](mu *sync.Mutex, m map[K]namePair, k K, compute func() 
 	return p
 }
 
-// host returns the host part of the stream name.
+// host returns the host part of the stream name, with "%" and "/" escaped so that the first
+// "/" of a stream name always ends the host.
 func (r *Router) host(res pcommon.Map) string {
-	for _, k := range []string{AttrHostName, AttrNodeName} {
+	for _, k := range []string{attr.HostName, attr.K8sNodeName} {
 		if v, ok := res.Get(k); ok && v.AsString() != "" {
-			return v.AsString()
+			return hostEscaper.Replace(v.AsString())
 		}
 	}
-	return r.cfg.Hostname
+	return hostEscaper.Replace(r.cfg.Hostname)
 }
 
-// Key returns the part of the stream name that identifies the record's source file.
-func Key(res, rec pcommon.Map) (string, bool) { return routingKey(res, recAttrs{m: rec}) }
+var (
+	hostEscaper = strings.NewReplacer("%", "%25", "/", "%2F")
+	pathEscaper = strings.NewReplacer("%", "%25")
+	partEscaper = strings.NewReplacer("%", "%25", "_", "%5F")
+)
 
-func routingKey(res pcommon.Map, rec recAttrs) (string, bool) {
-	if p, ok := lookup(res, rec, AttrFilePath); ok && p != "" {
-		return strings.ReplaceAll(strings.TrimLeft(p, "/"), "/", "."), true
+// containerKeys are the parts of a container log path, in path order.
+var containerKeys = [...]string{
+	attr.K8sNamespaceName, attr.K8sPodName, attr.K8sPodUID, attr.K8sContainerName, attr.K8sContainerRestartCount,
+}
+
+// Key returns the part of the stream name that identifies the record's source file, reading
+// only the resource (and the record attributes cfg lists).
+func (r *Router) Key(res, rec pcommon.Map) (string, bool) { return r.routingKey(res, recAttrs{m: rec}) }
+
+// routingKey is injective over its inputs: an absolute path maps to itself without the
+// leading "/" and with "%" escaped, so it contains no "%" that is not "%25"; every other kind
+// starts with its own "%" marker. The container kind always has all five parts, each with
+// "%" and "_" escaped, so a missing part cannot shift another into its place.
+func (r *Router) routingKey(res pcommon.Map, rec recAttrs) (string, bool) {
+	if p, ok := r.lookup(res, rec, attr.LogFilePath); ok && p != "" {
+		if rest, abs := strings.CutPrefix(p, "/"); abs {
+			return pathEscaper.Replace(rest), true
+		}
+		return kindRelativePath + pathEscaper.Replace(p), true
 	}
-	var parts []string
-	for _, k := range []string{AttrNamespaceName, AttrPodName, AttrPodUID, AttrContainerName, AttrRestartCount} {
-		if v, ok := lookup(res, rec, k); ok && v != "" {
-			parts = append(parts, v)
+	var parts [len(containerKeys)]string
+	found := false
+	for i, k := range containerKeys {
+		if v, ok := r.lookup(res, rec, k); ok && v != "" {
+			parts[i] = partEscaper.Replace(v)
+			found = true
 		}
 	}
-	if len(parts) == 0 {
+	if !found {
 		return "", false
 	}
-	return strings.Join(parts, "_"), true
+	return kindContainer + strings.Join(parts[:], "_"), true
 }
 
 func (r *Router) stream(res pcommon.Map, rec recAttrs, rt *Route) namePair {
 	host := r.host(res)
-	key, ok := routingKey(res, rec)
+	key, ok := r.routingKey(res, rec)
 	if !ok {
 		rt.Fallbacks = append(rt.Fallbacks, ReasonStreamKeyMissing)
-		key = string(rt.Type)
+		key = kindType + string(rt.Type)
 	}
 	var tmpl string
 	if r.template != nil {
@@ -306,7 +345,7 @@ func (r *Router) stream(res pcommon.Map, rec recAttrs, rt *Route) namePair {
 	return cached(&r.mu, r.streams, sk, func() namePair {
 		raw := tmpl
 		if r.template == nil {
-			raw = host + "." + key
+			raw = host + "/" + key
 		}
 		name, changed := naming.Stream(raw)
 		return namePair{name: name, rewritten: changed}

@@ -17,7 +17,7 @@ func attrs(kv ...string) pcommon.Map {
 }
 
 var defaultCfg = Config{
-	TypeAttribute:            "log.type",
+	TypeAttribute:            "otelcol_k8s.log.type",
 	InfrastructureNamespaces: []string{"default", "kube-*", "openshift-*"},
 	JournalMatchers:          []Matcher{{Key: "log.file.path", Pattern: "/var/log/journal/*"}},
 	AuditMatchers:            []Matcher{{Key: "log.file.path", Pattern: "/var/log/kube-apiserver/audit*.log"}},
@@ -38,104 +38,108 @@ func TestRoute(t *testing.T) {
 	}{
 		{
 			name:       "application by log type",
-			res:        attrs("k8s.node.name", "node-1"),
-			rec:        attrs("k8s.namespace.name", "shop", "log.file.path", podPath),
+			res:        attrs("k8s.node.name", "node-1", "k8s.namespace.name", "shop", "log.file.path", podPath),
 			wantType:   Application,
 			wantGroup:  "application",
-			wantStream: "node-1.var.log.pods.shop_web-1_0a1b.web.0.log",
+			wantStream: "node-1/var/log/pods/shop_web-1_0a1b/web/0.log",
 		},
 		{
 			name:       "host.name wins over node name",
-			res:        attrs("host.name", "ip-10-0-0-1", "k8s.node.name", "node-1"),
-			rec:        attrs("k8s.namespace.name", "shop", "log.file.path", podPath),
+			res:        attrs("host.name", "ip-10-0-0-1", "k8s.node.name", "node-1", "k8s.namespace.name", "shop", "log.file.path", podPath),
 			wantType:   Application,
 			wantGroup:  "application",
-			wantStream: "ip-10-0-0-1.var.log.pods.shop_web-1_0a1b.web.0.log",
+			wantStream: "ip-10-0-0-1/var/log/pods/shop_web-1_0a1b/web/0.log",
 		},
 		{
 			name:       "infrastructure namespace",
-			res:        attrs("k8s.node.name", "n"),
-			rec:        attrs("k8s.namespace.name", "kube-system", "log.file.path", "/var/log/pods/kube-system_x_1/c/0.log"),
+			res:        attrs("k8s.node.name", "n", "k8s.namespace.name", "kube-system", "log.file.path", "/var/log/pods/kube-system_x_1/c/0.log"),
 			wantType:   Infrastructure,
 			wantGroup:  "infrastructure",
-			wantStream: "n.var.log.pods.kube-system_x_1.c.0.log",
+			wantStream: "n/var/log/pods/kube-system_x_1/c/0.log",
 		},
 		{
 			name:       "default namespace exact",
-			rec:        attrs("k8s.namespace.name", "default", "log.file.path", "/a"),
+			res:        attrs("k8s.namespace.name", "default", "log.file.path", "/a"),
 			wantType:   Infrastructure,
 			wantGroup:  "infrastructure",
-			wantStream: "fallback-host.a",
+			wantStream: "fallback-host/a",
 		},
 		{
 			name:       "defaults is not default",
 			cfg:        func(c *Config) { c.GroupBy = ByNamespaceName },
-			rec:        attrs("k8s.namespace.name", "defaults", "log.file.path", "/a"),
+			res:        attrs("k8s.namespace.name", "defaults", "log.file.path", "/a"),
 			wantType:   Application,
-			wantGroup:  "defaults",
-			wantStream: "fallback-host.a",
+			wantGroup:  "namespace/defaults",
+			wantStream: "fallback-host/a",
 		},
 		{
 			name:       "journal",
-			rec:        attrs("log.file.path", "/var/log/journal/abc/system.journal"),
+			res:        attrs("log.file.path", "/var/log/journal/abc/system.journal"),
 			wantType:   Infrastructure,
 			wantGroup:  "infrastructure",
-			wantStream: "fallback-host.var.log.journal.abc.system.journal",
+			wantStream: "fallback-host/var/log/journal/abc/system.journal",
 		},
 		{
 			name:       "audit",
 			cfg:        func(c *Config) { c.GroupBy = ByNamespaceName },
-			rec:        attrs("log.file.path", "/var/log/kube-apiserver/audit-2.log", "k8s.namespace.name", "shop"),
+			res:        attrs("log.file.path", "/var/log/kube-apiserver/audit-2.log", "k8s.namespace.name", "shop"),
 			wantType:   Audit,
 			wantGroup:  "audit",
-			wantStream: "fallback-host.var.log.kube-apiserver.audit-2.log",
+			wantStream: "fallback-host/var/log/kube-apiserver/audit-2.log",
 		},
 		{
-			name:       "type attribute set upstream",
-			rec:        attrs("log.type", "audit", "k8s.namespace.name", "shop", "log.file.path", "/a"),
+			name:       "type attribute set upstream on the resource",
+			res:        attrs("otelcol_k8s.log.type", "audit", "k8s.namespace.name", "shop", "log.file.path", "/a"),
 			wantType:   Audit,
 			wantGroup:  "audit",
-			wantStream: "fallback-host.a",
+			wantStream: "fallback-host/a",
 		},
 		{
 			name:       "unknown type attribute ignored",
-			rec:        attrs("log.type", "bogus", "k8s.namespace.name", "shop", "log.file.path", "/a"),
+			res:        attrs("otelcol_k8s.log.type", "bogus", "k8s.namespace.name", "shop", "log.file.path", "/a"),
 			wantType:   Application,
 			wantGroup:  "application",
-			wantStream: "fallback-host.a",
+			wantStream: "fallback-host/a",
 		},
 		{
 			name:       "namespace name with prefix",
 			cfg:        func(c *Config) { c.GroupBy = ByNamespaceName; c.GroupPrefix = "prod/cluster-1"; c.GroupSeparator = "." },
-			rec:        attrs("k8s.namespace.name", "shop", "log.file.path", "/a"),
+			res:        attrs("k8s.namespace.name", "shop", "log.file.path", "/a"),
 			wantType:   Application,
-			wantGroup:  "prod/cluster-1.shop",
-			wantStream: "fallback-host.a",
+			wantGroup:  "prod/cluster-1.namespace/shop",
+			wantStream: "fallback-host/a",
+		},
+		{
+			name:       "namespace named like a type group",
+			cfg:        func(c *Config) { c.GroupBy = ByNamespaceName },
+			res:        attrs("k8s.namespace.name", "audit", "log.file.path", "/a"),
+			wantType:   Application,
+			wantGroup:  "namespace/audit",
+			wantStream: "fallback-host/a",
 		},
 		{
 			name:       "infrastructure keeps log type group under namespace grouping",
 			cfg:        func(c *Config) { c.GroupBy = ByNamespaceUID; c.GroupPrefix = "p"; c.GroupSeparator = "/" },
-			rec:        attrs("k8s.namespace.name", "openshift-dns", "k8s.namespace.uid", "u-1", "log.file.path", "/a"),
+			res:        attrs("k8s.namespace.name", "openshift-dns", "otelcol_k8s.namespace.uid", "u-1", "log.file.path", "/a"),
 			wantType:   Infrastructure,
 			wantGroup:  "p/infrastructure",
-			wantStream: "fallback-host.a",
+			wantStream: "fallback-host/a",
 		},
 		{
 			name:       "namespace uid",
 			cfg:        func(c *Config) { c.GroupBy = ByNamespaceUID },
-			res:        attrs("k8s.namespace.uid", "7f0c1d2e-0000-4000-8000-000000000001"),
-			rec:        attrs("k8s.namespace.name", "shop", "log.file.path", "/a"),
+			res:        attrs("otelcol_k8s.namespace.uid", "7f0c1d2e-0000-4000-8000-000000000001", "k8s.namespace.name", "shop", "log.file.path", "/a"),
 			wantType:   Application,
-			wantGroup:  "7f0c1d2e-0000-4000-8000-000000000001",
-			wantStream: "fallback-host.a",
+			wantGroup:  "namespace-uid/7f0c1d2e-0000-4000-8000-000000000001",
+			wantStream: "fallback-host/a",
 		},
 		{
 			name:          "namespace uid missing falls back to name",
 			cfg:           func(c *Config) { c.GroupBy = ByNamespaceUID },
-			rec:           attrs("k8s.namespace.name", "shop", "log.file.path", "/a"),
+			res:           attrs("k8s.namespace.name", "7f0c1d2e-0000-4000-8000-000000000001", "log.file.path", "/a"),
 			wantType:      Application,
-			wantGroup:     "shop",
-			wantStream:    "fallback-host.a",
+			wantGroup:     "namespace/7f0c1d2e-0000-4000-8000-000000000001",
+			wantStream:    "fallback-host/a",
 			wantFallbacks: []string{ReasonNamespaceUIDMissing},
 		},
 		{
@@ -144,10 +148,10 @@ func TestRoute(t *testing.T) {
 				c.GroupBy = ByNamespaceUID
 				c.NamespaceUID = func(ns string) (string, bool) { return map[string]string{"shop": "uid-shop"}[ns], ns == "shop" }
 			},
-			rec:        attrs("k8s.namespace.name", "shop", "log.file.path", "/a"),
+			res:        attrs("k8s.namespace.name", "shop", "log.file.path", "/a"),
 			wantType:   Application,
-			wantGroup:  "uid-shop",
-			wantStream: "fallback-host.a",
+			wantGroup:  "namespace-uid/uid-shop",
+			wantStream: "fallback-host/a",
 		},
 		{
 			name: "namespace unknown to the watch falls back to name",
@@ -155,52 +159,80 @@ func TestRoute(t *testing.T) {
 				c.GroupBy = ByNamespaceUID
 				c.NamespaceUID = func(string) (string, bool) { return "", false }
 			},
-			rec:           attrs("k8s.namespace.name", "new-ns", "log.file.path", "/a"),
+			res:           attrs("k8s.namespace.name", "new-ns", "log.file.path", "/a"),
 			wantType:      Application,
-			wantGroup:     "new-ns",
-			wantStream:    "fallback-host.a",
+			wantGroup:     "namespace/new-ns",
+			wantStream:    "fallback-host/a",
 			wantFallbacks: []string{ReasonNamespaceUIDMissing},
 		},
 		{
 			name:          "namespace uid and name missing fall back to type",
 			cfg:           func(c *Config) { c.GroupBy = ByNamespaceUID },
-			rec:           attrs("log.file.path", "/a"),
+			res:           attrs("log.file.path", "/a"),
 			wantType:      Application,
 			wantGroup:     "application",
-			wantStream:    "fallback-host.a",
+			wantStream:    "fallback-host/a",
 			wantFallbacks: []string{ReasonNamespaceUIDMissing, ReasonNamespaceNameMissing},
 		},
 		{
 			name:       "optional key wins, even for infrastructure",
 			cfg:        func(c *Config) { c.GroupByOptional = []string{"k8s.pod.label.log-group", "team"} },
-			res:        attrs("team", "payments"),
-			rec:        attrs("k8s.namespace.name", "kube-system", "log.file.path", "/a"),
+			res:        attrs("team", "payments", "k8s.namespace.name", "kube-system", "log.file.path", "/a"),
 			wantType:   Infrastructure,
-			wantGroup:  "payments",
-			wantStream: "fallback-host.a",
+			wantGroup:  "custom/payments",
+			wantStream: "fallback-host/a",
+		},
+		{
+			name:       "optional value named like a type group",
+			cfg:        func(c *Config) { c.GroupByOptional = []string{"team"} },
+			res:        attrs("team", "audit", "log.file.path", "/a"),
+			wantType:   Application,
+			wantGroup:  "custom/audit",
+			wantStream: "fallback-host/a",
 		},
 		{
 			name:          "optional invalid and empty values skipped",
 			cfg:           func(c *Config) { c.GroupByOptional = []string{"a", "b", "c", "d"}; c.GroupBy = ByNamespaceName },
-			rec:           attrs("a", "", "b", "has space", "c", "aws/x", "k8s.namespace.name", "shop", "log.file.path", "/a"),
+			res:           attrs("a", "", "b", "has space", "c", "x#0123456789ab", "k8s.namespace.name", "shop", "log.file.path", "/a"),
 			wantType:      Application,
-			wantGroup:     "shop",
-			wantStream:    "fallback-host.a",
+			wantGroup:     "namespace/shop",
+			wantStream:    "fallback-host/a",
 			wantFallbacks: []string{ReasonOptionalInvalid, ReasonOptionalInvalid},
 		},
 		{
 			name:       "stream key from pod attributes",
-			rec:        attrs("k8s.namespace.name", "shop", "k8s.pod.name", "web-1", "k8s.pod.uid", "0a1b", "k8s.container.name", "web", "k8s.container.restart_count", "2"),
+			res:        attrs("k8s.namespace.name", "shop", "k8s.pod.name", "web-1", "k8s.pod.uid", "0a1b", "k8s.container.name", "web", "k8s.container.restart_count", "2"),
 			wantType:   Application,
 			wantGroup:  "application",
-			wantStream: "fallback-host.shop_web-1_0a1b_web_2",
+			wantStream: "fallback-host/%pod/shop_web-1_0a1b_web_2",
+		},
+		{
+			name:       "stream key keeps the place of a missing part",
+			res:        attrs("k8s.namespace.name", "shop", "k8s.pod.name", "web-1", "k8s.container.name", "web"),
+			wantType:   Application,
+			wantGroup:  "application",
+			wantStream: "fallback-host/%pod/shop_web-1__web_",
+		},
+		{
+			name:       "stream key escapes separators inside parts",
+			res:        attrs("k8s.namespace.name", "a_b", "k8s.pod.name", "100%", "host.name", "h/1"),
+			wantType:   Application,
+			wantGroup:  "application",
+			wantStream: "h%2F1/%pod/a%5Fb_100%25___",
+		},
+		{
+			name:       "relative path",
+			res:        attrs("log.file.path", "x/y"),
+			wantType:   Application,
+			wantGroup:  "application",
+			wantStream: "fallback-host/%rel/x/y",
 		},
 		{
 			name:          "no stream key",
-			rec:           attrs(),
+			res:           attrs(),
 			wantType:      Application,
 			wantGroup:     "application",
-			wantStream:    "fallback-host.application",
+			wantStream:    "fallback-host/%type/application",
 			wantFallbacks: []string{ReasonStreamKeyMissing},
 		},
 		{
@@ -213,15 +245,45 @@ func TestRoute(t *testing.T) {
 			rec:        attrs("k8s.namespace.name", "shop", "k8s.pod.name", "web-1", "k8s.pod.uid", "u2"),
 			wantType:   Infrastructure,
 			wantGroup:  "infrastructure",
-			wantStream: "n.kube-system_kube-scheduler-n_u1_kube-scheduler_0",
+			wantStream: "n/%pod/kube-system_kube-scheduler-n_u1_kube-scheduler_0",
+		},
+		{
+			// A line that logs every routing key (klog key="value" pairs lifted into record
+			// attributes) still lands in its own source's group and stream.
+			name: "log content never chooses the destination",
+			cfg: func(c *Config) {
+				c.GroupBy = ByNamespaceUID
+				c.GroupByOptional = []string{"team"}
+			},
+			res: attrs("k8s.node.name", "n", "k8s.namespace.name", "shop", "otelcol_k8s.namespace.uid", "uid-shop",
+				"k8s.pod.name", "web-1", "k8s.pod.uid", "u1", "k8s.container.name", "web", "k8s.container.restart_count", "0"),
+			rec: attrs("otelcol_k8s.log.type", "audit", "log.type", "audit", "k8s.namespace.uid", "uid-bank",
+				"otelcol_k8s.namespace.uid", "uid-bank", "k8s.namespace.name", "kube-system", "log.file.path", "/var/log/kube-apiserver/audit.log",
+				"team", "payments", "host.name", "other", "k8s.pod.name", "bank-1", "k8s.container.restart_count", "9"),
+			wantType:   Application,
+			wantGroup:  "namespace-uid/uid-shop",
+			wantStream: "n/%pod/shop_web-1_u1_web_0",
+		},
+		{
+			name: "record attributes are read only where listed",
+			cfg: func(c *Config) {
+				c.RecordAttributes = []string{"log.file.path"}
+				c.GroupBy = ByNamespaceName
+			},
+			res:        attrs("k8s.namespace.name", "shop"),
+			rec:        attrs("log.file.path", "/var/log/kube-apiserver/audit-1.log", "otelcol_k8s.log.type", "infrastructure"),
+			wantType:   Audit,
+			wantGroup:  "audit",
+			wantStream: "fallback-host/var/log/kube-apiserver/audit-1.log",
 		},
 		{
 			name:       "template",
 			cfg:        func(c *Config) { c.StreamTemplate = "${log_type}/${k8s.pod.name}/${missing}/${host}/${routing_key}" },
-			rec:        attrs("k8s.pod.name", "web-1", "log.file.path", "/x/y"),
+			res:        attrs("k8s.pod.name", "web-1", "log.file.path", "/x/y"),
+			rec:        attrs("missing", "from-the-line"),
 			wantType:   Application,
 			wantGroup:  "application",
-			wantStream: "application/web-1/-/fallback-host/x.y",
+			wantStream: "application/web-1/-/fallback-host/x/y",
 		},
 	}
 	for _, tt := range tests {
@@ -237,6 +299,9 @@ func TestRoute(t *testing.T) {
 			res, rec := tt.res, tt.rec
 			if res == (pcommon.Map{}) {
 				res = pcommon.NewMap()
+			}
+			if rec == (pcommon.Map{}) {
+				rec = pcommon.NewMap()
 			}
 			got := r.Route(res, rec)
 			if got.Type != tt.wantType || got.Group != tt.wantGroup || got.Stream != tt.wantStream {
@@ -254,8 +319,8 @@ func TestRouteSanitizes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := r.Route(pcommon.NewMap(), attrs("k8s.pod.name", "web"))
-	if !got.GroupRewritten || len(got.Group) != 512 || !got.StreamRewritten || !strings.HasPrefix(got.Stream, "a_web-") {
+	got := r.Route(attrs("k8s.pod.name", "web"), pcommon.NewMap())
+	if !got.GroupRewritten || len(got.Group) != 512 || !got.StreamRewritten || !strings.HasPrefix(got.Stream, "a_web#") {
 		t.Fatalf("got %+v", got)
 	}
 }
@@ -319,7 +384,7 @@ func FuzzTemplate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got := r.Route(pcommon.NewMap(), attrs("log.file.path", "/p"))
+		got := r.Route(attrs("log.file.path", "/p"), pcommon.NewMap())
 		if got.Stream == "" {
 			t.Fatal("empty stream name")
 		}

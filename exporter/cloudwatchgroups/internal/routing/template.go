@@ -9,7 +9,7 @@ import (
 
 // A stream name template is literal text with ${name} placeholders. The names host,
 // routing_key and log_type are built in; any other name is an attribute key looked up on the
-// record, then the resource. An empty or missing value expands to "-".
+// resource (and on the record when it is one of the configured record attributes). An empty or missing value expands to "-".
 type templatePart struct {
 	literal string
 	name    string // placeholder name; empty for a literal part
@@ -66,7 +66,7 @@ func (r *Router) expandTemplate(res pcommon.Map, rec recAttrs, host, key string,
 		case placeholderLogType:
 			v = string(typ)
 		default:
-			v, _ = lookup(res, rec, p.name)
+			v, _ = r.lookup(res, rec, p.name)
 		}
 		if v == "" {
 			v = "-"

@@ -17,8 +17,8 @@ const (
 	classNotFound               // the group or stream is missing: create it, then retry
 	classExists                 // a create found the resource already there
 	classThrottle               // retry after a backoff, counted as a throttle
-	classTransient              // 5xx or transport failure: retry after a backoff
-	classCancelled              // the caller's context ended
+	classTransient              // 5xx, transport, credentials or unknown failure: retry after a backoff
+	classCancelled              // the caller's context ended or the sender is stopping
 )
 
 // throttleCodes are the error codes CloudWatch Logs and the AWS SDK use for rate limiting.
@@ -35,22 +35,45 @@ var throttleCodes = map[string]bool{
 	"ProvisionedThroughputExceededException": true,
 }
 
-// transientCodes are error codes worth retrying that are not throttles.
-var transientCodes = map[string]bool{
-	"ServiceUnavailableException": true,
-	"ServiceUnavailable":          true,
-	"InternalFailure":             true,
-	"InternalServerError":         true,
-	"InternalError":               true,
-	"RequestTimeout":              true,
-	"RequestTimeoutException":     true,
-	"ExpiredTokenException":       true, // credentials refresh on the next attempt
-	"ExpiredToken":                true,
+// permanentCodes are the errors that repeating the same request cannot fix: the request
+// itself is wrong, or an account-wide resource count is reached. Every other error, including
+// codes this list does not know, is retried: a batch is dropped only for a known reason.
+// Access and credential errors (AccessDeniedException, UnrecognizedClientException,
+// ExpiredTokenException, InvalidSignatureException) are not here: an IAM change being
+// propagated, an STS outage or a credential refresh fixes them, and until then the queue
+// holds the data.
+var permanentCodes = map[string]bool{
+	"InvalidParameterException":     true,
+	"ValidationException":           true,
+	"SerializationException":        true,
+	"UnsupportedOperationException": true,
+	"InvalidOperationException":     true,
+	"MalformedQueryException":       true,
+	"DataAlreadyAcceptedException":  true,
+	"LimitExceededException":        true,
+	"UnknownOperationException":     true,
+	"MissingAction":                 true,
+	"InvalidAction":                 true,
 }
 
+// errStopping is returned by waits that the sender's Stop cut short.
+var errStopping = errors.New("sender stopping")
+
+// credentialError marks a failure to get credentials (STS, IMDS, web identity, container
+// endpoint): the call never reached CloudWatch, and the provider is asked again next time.
+type credentialError interface{ CredentialError() bool }
+
 func classify(err error) class {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, errStopping) {
 		return classCancelled
+	}
+	var perm *PermanentError
+	if errors.As(err, &perm) {
+		return classPermanent
+	}
+	var credErr credentialError
+	if errors.As(err, &credErr) && credErr.CredentialError() {
+		return classTransient
 	}
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
@@ -62,31 +85,27 @@ func classify(err error) class {
 			return classExists
 		case throttleCodes[code]:
 			return classThrottle
-		case transientCodes[code]:
-			return classTransient
+		case permanentCodes[code]:
+			return classPermanent
 		}
 	}
 	var respErr *smithyhttp.ResponseError
-	if errors.As(err, &respErr) {
-		if respErr.Response == nil || respErr.Response.Response == nil {
-			return classTransient // no response at all
-		}
-		switch status := respErr.HTTPStatusCode(); {
-		case status == 0:
-			// The SDK wraps a request that got no response at all (connection refused or
-			// reset, a server that is down) as a response error without a status.
-			return classTransient
-		case status == http.StatusTooManyRequests:
-			return classThrottle
-		case status >= 500:
-			return classTransient
-		}
-		return classPermanent
+	if errors.As(err, &respErr) && respErr.Response != nil && respErr.Response.Response != nil &&
+		respErr.HTTPStatusCode() == http.StatusTooManyRequests {
+		return classThrottle
 	}
-	if apiErr != nil {
-		return classPermanent
-	}
-	// No HTTP response and no API error: the request did not complete (connection refused,
-	// reset, DNS, TLS). Retrying is safe for PutLogEvents only in the at-least-once sense.
+	// Unknown codes, 5xx, 4xx without a known permanent code, transport failures (connection
+	// refused or reset, DNS, TLS) and HTTP client timeouts: retry. A timeout of the HTTP
+	// client wraps context.DeadlineExceeded too; only the caller's own context ending is a
+	// cancellation, which classifyCtx checks.
 	return classTransient
+}
+
+// classifyCtx classifies err of a call made with ctx: when ctx itself has ended the call was
+// canceled by the caller, whatever the error says.
+func classifyCtx(ctx context.Context, err error) class {
+	if ctx.Err() != nil {
+		return classCancelled
+	}
+	return classify(err)
 }

@@ -1,6 +1,7 @@
 // Package sender writes batches to CloudWatch Logs: it creates groups and streams on demand,
-// applies group settings once per process, retries throttled and failed calls with backoff and
-// jitter, and reports events CloudWatch rejected.
+// applies group settings to the groups it creates (and, when asked, to existing ones) without
+// ever holding a send back, retries throttled and failed calls with backoff and jitter until a
+// deadline or Stop, and reports events CloudWatch rejected.
 package sender
 
 import (
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+	"github.com/aws/smithy-go"
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
 )
@@ -28,6 +30,7 @@ type API interface {
 	PutRetentionPolicy(context.Context, *cloudwatchlogs.PutRetentionPolicyInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutRetentionPolicyOutput, error)
 	AssociateKmsKey(context.Context, *cloudwatchlogs.AssociateKmsKeyInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.AssociateKmsKeyOutput, error)
 	TagResource(context.Context, *cloudwatchlogs.TagResourceInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.TagResourceOutput, error)
+	ListTagsForResource(context.Context, *cloudwatchlogs.ListTagsForResourceInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.ListTagsForResourceOutput, error)
 }
 
 // GroupSettings are applied to every group the sender writes to.
@@ -45,10 +48,25 @@ func (g GroupSettings) empty() bool {
 // Backoff controls retries of one call.
 type Backoff struct {
 	Initial, Max time.Duration
-	// MaxElapsed bounds the retries of one batch; 0 means until the context ends.
-	MaxElapsed time.Duration
+	// Multiplier grows the wait after each failure (values below 1 mean 2).
+	Multiplier float64
+	// Randomization spreads each wait over wait*(1±Randomization) (0 to 1).
+	Randomization float64
 	// Disabled turns retries off: every failure is returned at once.
 	Disabled bool
+}
+
+type deadlineKey struct{}
+
+// WithDeadline returns ctx carrying the time after which calls are no longer retried (the
+// request's max_elapsed_time budget). Unlike a context deadline it never cuts a call short.
+func WithDeadline(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, deadlineKey{}, t)
+}
+
+func retryDeadline(ctx context.Context) time.Time {
+	t, _ := ctx.Value(deadlineKey{}).(time.Time)
+	return t
 }
 
 // Observer receives the sender's events for telemetry. Implementations must be safe for
@@ -65,7 +83,10 @@ type Observer interface {
 // Config configures a Sender.
 type Config struct {
 	Settings GroupSettings
-	Backoff  Backoff
+	// ApplyToExisting also brings groups this process did not create in line with Settings
+	// (DescribeLogGroups, then only the calls for settings that differ), in the background.
+	ApplyToExisting bool
+	Backoff         Backoff
 	// CreateGroupRate and CreateStreamRate bound CreateLogGroup and CreateLogStream calls per second.
 	CreateGroupRate, CreateStreamRate float64
 }
@@ -83,15 +104,26 @@ type Sender struct {
 	streamLocks map[string]*sync.Mutex
 	created     map[string]time.Time // group+stream -> when this process created (or found) it
 	sleep       func(context.Context, time.Duration) error
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	pending  chan settingsJob // groups whose settings the background worker applies
+	workerWG sync.WaitGroup
 }
 
 type groupState struct {
-	mu      sync.Mutex
-	applied bool // settings applied (or nothing to apply) in this process
-	// nextTry is when a failed attempt may be repeated, so a failing group does not slow
-	// every batch down.
-	nextTry time.Time
+	queued bool // a settings job for the group is queued or done in this process
 }
+
+// settingsJob asks the background worker to apply settings to one group.
+type settingsJob struct {
+	group string
+	// created is set for a group this process created without (some of) its settings.
+	created bool
+}
+
+// settingsBudget bounds the retries of one attempt to apply a group's settings.
+const settingsBudget = 5 * time.Second
 
 // settingsRetryDelay is the pause after a failed attempt to apply group settings.
 const settingsRetryDelay = time.Minute
@@ -99,7 +131,7 @@ const settingsRetryDelay = time.Minute
 // New returns a Sender.
 func New(api API, cfg Config, obs Observer, logger *zap.Logger) *Sender {
 	burst := func(r float64) int { return max(1, int(r)) }
-	return &Sender{
+	s := &Sender{
 		api:         api,
 		cfg:         cfg,
 		obs:         obs,
@@ -109,16 +141,35 @@ func New(api API, cfg Config, obs Observer, logger *zap.Logger) *Sender {
 		groups:      map[string]*groupState{},
 		streamLocks: map[string]*sync.Mutex{},
 		created:     map[string]time.Time{},
-		sleep:       sleepCtx,
+		stop:        make(chan struct{}),
+		pending:     make(chan settingsJob, settingsQueue),
 	}
+	s.sleep = s.sleepCtx
+	if !cfg.Settings.empty() {
+		s.workerWG.Add(1)
+		go s.settingsWorker()
+	}
+	return s
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// settingsQueue bounds the groups waiting for their settings; more are tried again later.
+const settingsQueue = 1024
+
+// Stop ends every retry wait at once (calls in flight finish) and stops the settings worker.
+// Sends after Stop fail with a retryable error.
+func (s *Sender) Stop() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.workerWG.Wait()
+}
+
+func (s *Sender) sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-s.stop:
+		return errStopping
 	case <-t.C:
 		return nil
 	}
@@ -141,35 +192,97 @@ func (s *Sender) group(name string) *groupState {
 	defer s.mu.Unlock()
 	g, ok := s.groups[name]
 	if !ok {
-		g = &groupState{applied: s.cfg.Settings.empty()}
+		if len(s.groups) >= createdLimit {
+			clear(s.groups)
+		}
+		g = &groupState{queued: s.cfg.Settings.empty()}
 		s.groups[name] = g
 	}
 	return g
 }
 
-// Prepare applies the group settings to group once per process, creating the group when it
-// is missing. A failure is logged and counted; it is tried again after settingsRetryDelay.
-func (s *Sender) Prepare(ctx context.Context, group string) {
-	g := s.group(group)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.applied || time.Now().Before(g.nextTry) {
+// Prepare asks, once per process and group, for the settings to be applied to an existing
+// group when ApplyToExisting is set. It never waits: the background worker does the calls.
+func (s *Sender) Prepare(group string) {
+	if !s.cfg.ApplyToExisting {
 		return
 	}
-	err := s.ensureGroup(ctx, group)
-	s.obs.SettingsApplied(ctx, err == nil)
-	if err != nil {
-		g.nextTry = time.Now().Add(settingsRetryDelay)
-		s.logger.Warn("Applying log group settings failed; will try again", zap.String("log_group", group),
-			zap.Duration("after", settingsRetryDelay), zap.Error(err))
-		return
-	}
-	g.applied = true
+	s.enqueue(settingsJob{group: group})
 }
 
-// ensureGroup creates group with the settings or, when it exists, brings its settings in line.
-func (s *Sender) ensureGroup(ctx context.Context, group string) error {
+func (s *Sender) enqueue(job settingsJob) {
+	g := s.group(job.group)
+	s.mu.Lock()
+	if g.queued && !job.created {
+		s.mu.Unlock()
+		return
+	}
+	g.queued = true
+	s.mu.Unlock()
+	select {
+	case s.pending <- job:
+	default:
+		// Queue full: forget the group, so a later send asks again.
+		s.mu.Lock()
+		g.queued = false
+		s.mu.Unlock()
+	}
+}
+
+// settingsWorker applies settings one group at a time, so settings calls never run in
+// parallel with themselves and never hold a send back. A failure is logged, counted and tried
+// again settingsRetryDelay later.
+func (s *Sender) settingsWorker() {
+	defer s.workerWG.Done()
+	ctx := context.Background()
+	for {
+		var job settingsJob
+		select {
+		case <-s.stop:
+			return
+		case job = <-s.pending:
+		}
+		for {
+			err := s.reconcile(WithDeadline(ctx, time.Now().Add(settingsBudget)), job.group)
+			if errors.Is(err, errNotListed) && !job.created {
+				// Not created yet: whoever creates it applies the settings.
+				break
+			}
+			s.obs.SettingsApplied(ctx, err == nil)
+			if err == nil || errors.Is(err, errStopping) {
+				break
+			}
+			s.logger.Warn("Applying log group settings failed; will try again", zap.String("log_group", job.group),
+				zap.Duration("after", settingsRetryDelay), zap.Error(err))
+			if s.sleep(ctx, settingsRetryDelay) != nil {
+				return
+			}
+		}
+	}
+}
+
+// createGroup creates a missing group on the send path. It asks for the settings CloudWatch
+// only takes at creation (tags, KMS key, class) and, when the group cannot be created with
+// them (a KMS key or tag problem, no logs:TagResource permission), creates it without them so
+// no batch waits on a settings problem; the worker applies what is missing later. Retention is
+// always left to the worker.
+func (s *Sender) createGroup(ctx context.Context, group string) error {
 	set := s.cfg.Settings
+	create := func(in *cloudwatchlogs.CreateLogGroupInput, withSettings bool) error {
+		return s.retry(ctx, "CreateLogGroup", func() error {
+			if err := s.groupLimit.Wait(ctx); err != nil {
+				return err
+			}
+			_, err := s.api.CreateLogGroup(ctx, in)
+			var apiErr smithy.APIError
+			if withSettings && errors.As(err, &apiErr) && apiErr.ErrorCode() == "AccessDeniedException" {
+				// No permission for the KMS key or for tagging (logs:TagResource): not
+				// worth waiting for with the settings; try without them.
+				return &PermanentError{Err: err}
+			}
+			return err
+		})
+	}
 	in := &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String(group)}
 	if len(set.Tags) > 0 {
 		in.Tags = set.Tags
@@ -180,27 +293,25 @@ func (s *Sender) ensureGroup(ctx context.Context, group string) error {
 	if set.Class != "" {
 		in.LogGroupClass = types.LogGroupClass(set.Class)
 	}
-	err := s.retry(ctx, "CreateLogGroup", func() error {
-		if err := s.groupLimit.Wait(ctx); err != nil {
-			return err
-		}
-		_, err := s.api.CreateLogGroup(ctx, in)
-		return err
-	})
+	withSettings := in.Tags != nil || in.KmsKeyId != nil || in.LogGroupClass != ""
+	err := create(in, withSettings)
+	if err != nil && withSettings && classifyCtx(ctx, err) == classPermanent {
+		s.obs.SettingsApplied(ctx, false)
+		s.logger.Warn("Creating the log group with its settings failed; creating it without them",
+			zap.String("log_group", group), zap.Error(err))
+		err = create(&cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String(group)}, false)
+	}
 	switch {
 	case err == nil:
 		s.obs.GroupCreated(ctx)
-		if set.RetentionDays > 0 {
-			return s.putRetention(ctx, group)
+		if !set.empty() {
+			s.enqueue(settingsJob{group: group, created: true})
 		}
 		return nil
-	case classify(err) != classExists:
-		return fmt.Errorf("create log group %q: %w", group, err)
-	}
-	if set.empty() {
+	case classify(err) == classExists:
 		return nil
 	}
-	return s.reconcile(ctx, group)
+	return fmt.Errorf("create log group %q: %w", group, err)
 }
 
 func (s *Sender) putRetention(ctx context.Context, group string) error {
@@ -212,7 +323,8 @@ func (s *Sender) putRetention(ctx context.Context, group string) error {
 	})
 }
 
-// reconcile applies the settings to an existing group.
+// reconcile brings a group's settings in line: one DescribeLogGroups, then a call only for
+// each setting that differs. Tags are compared through ListTagsForResource.
 func (s *Sender) reconcile(ctx context.Context, group string) error {
 	set := s.cfg.Settings
 	var found *types.LogGroup
@@ -241,7 +353,12 @@ func (s *Sender) reconcile(ctx context.Context, group string) error {
 		return fmt.Errorf("describe log group %q: %w", group, err)
 	}
 	if found == nil {
-		return fmt.Errorf("log group %q exists but is not listed", group)
+		return fmt.Errorf("log group %q: %w", group, errNotListed)
+	}
+	if set.Class != "" && found.LogGroupClass != "" && string(found.LogGroupClass) != set.Class {
+		s.obs.ClassMismatch(ctx)
+		s.logger.Warn("Existing log group has another class; the class of a group cannot be changed",
+			zap.String("log_group", group), zap.String("class", string(found.LogGroupClass)), zap.String("configured", set.Class))
 	}
 	var errs []error
 	if set.RetentionDays > 0 && aws.ToInt32(found.RetentionInDays) != set.RetentionDays {
@@ -265,7 +382,18 @@ func (s *Sender) reconcile(ctx context.Context, group string) error {
 		if arn == "" {
 			arn = strings.TrimSuffix(aws.ToString(found.Arn), ":*")
 		}
-		err := s.retry(ctx, "TagResource", func() error {
+		var have map[string]string
+		err := s.retry(ctx, "ListTagsForResource", func() error {
+			out, err := s.api.ListTagsForResource(ctx, &cloudwatchlogs.ListTagsForResourceInput{ResourceArn: aws.String(arn)})
+			if err == nil {
+				have = out.Tags
+			}
+			return err
+		})
+		if err == nil && tagsContain(have, set.Tags) {
+			return errors.Join(errs...)
+		}
+		err = s.retry(ctx, "TagResource", func() error {
 			_, err := s.api.TagResource(ctx, &cloudwatchlogs.TagResourceInput{ResourceArn: aws.String(arn), Tags: set.Tags})
 			return err
 		})
@@ -273,12 +401,21 @@ func (s *Sender) reconcile(ctx context.Context, group string) error {
 			errs = append(errs, fmt.Errorf("tag resource: %w", err))
 		}
 	}
-	if set.Class != "" && found.LogGroupClass != "" && string(found.LogGroupClass) != set.Class {
-		s.obs.ClassMismatch(ctx)
-		s.logger.Warn("Existing log group has another class; the class of a group cannot be changed",
-			zap.String("log_group", group), zap.String("class", string(found.LogGroupClass)), zap.String("configured", set.Class))
-	}
 	return errors.Join(errs...)
+}
+
+// errNotListed says DescribeLogGroups does not list a group (not created, or created moments
+// ago: the listing is eventually consistent).
+var errNotListed = errors.New("not listed by DescribeLogGroups")
+
+// tagsContain reports whether have holds every tag of want with the same value.
+func tagsContain(have, want map[string]string) bool {
+	for k, v := range want {
+		if hv, ok := have[k]; !ok || hv != v {
+			return false
+		}
+	}
+	return true
 }
 
 // The group is created first when it is missing.
@@ -321,14 +458,7 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 	}
 	err := create()
 	if classify(err) == classNotFound {
-		g := s.group(group)
-		g.mu.Lock()
-		gerr := s.ensureGroup(ctx, group)
-		if gerr == nil {
-			g.applied = true
-		}
-		g.mu.Unlock()
-		if gerr != nil {
+		if gerr := s.createGroup(ctx, group); gerr != nil {
 			return gerr
 		}
 		err = create()
@@ -352,16 +482,20 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 // createdLimit bounds the memory of recently created streams.
 const createdLimit = 10_000
 
-// maxNotFound bounds create-and-retry rounds for one batch (a group deleted while writing).
-const maxNotFound = 3
+// recreateEvery is how many NotFound answers in a row, after the stream was created or found,
+// are taken as eventual consistency (wait and try the call again) before asking to create it
+// again (a group or stream deleted while writing).
+const recreateEvery = 4
 
 // Put writes one batch of events, which must already respect every PutLogEvents rule.
-// It returns a *PermanentError when the batch must not be retried.
+// It returns a *PermanentError when the batch must not be retried; any other error means the
+// retries ran out (the request's deadline, its context, or Stop) and the batch may be retried.
 func (s *Sender) Put(ctx context.Context, group, stream string, events []types.InputLogEvent) (Result, error) {
 	in := &cloudwatchlogs.PutLogEventsInput{
 		LogGroupName: aws.String(group), LogStreamName: aws.String(stream), LogEvents: events,
 	}
 	var res Result
+	var bo backoffState
 	for notFound := 0; ; notFound++ {
 		var out *cloudwatchlogs.PutLogEventsOutput
 		attempt := time.Now()
@@ -374,13 +508,18 @@ func (s *Sender) Put(ctx context.Context, group, stream string, events []types.I
 			res.Rejected = rejected(out.RejectedLogEventsInfo, len(events))
 			return res, nil
 		}
-		switch classify(err) {
+		switch classifyCtx(ctx, err) {
 		case classNotFound:
-			if notFound >= maxNotFound {
-				return res, fmt.Errorf("log stream %q in %q still missing after creating it: %w", stream, group, err)
+			if notFound%recreateEvery != 0 {
+				// Created (by us or another node) moments ago: CloudWatch is eventually
+				// consistent, so wait before the next call.
+				if werr := s.wait(ctx, "PutLogEvents", &bo); werr != nil {
+					return res, fmt.Errorf("log stream %q in %q still missing: %w (%w)", stream, group, werr, err)
+				}
+				continue
 			}
 			if cerr := s.createStream(ctx, group, stream, attempt); cerr != nil {
-				if classify(cerr) == classPermanent {
+				if classifyCtx(ctx, cerr) == classPermanent {
 					return res, &PermanentError{Err: cerr}
 				}
 				return res, cerr
@@ -393,7 +532,9 @@ func (s *Sender) Put(ctx context.Context, group, stream string, events []types.I
 	}
 }
 
-// rejected turns rejectedLogEventsInfo into counts by reason.
+// rejected turns rejectedLogEventsInfo into counts by reason. Each of the n events is counted
+// at most once: the leading too-old or expired range first, then the trailing too-new range
+// from where the leading one ends.
 func rejected(info *types.RejectedLogEventsInfo, n int) map[string]int {
 	if info == nil {
 		return nil
@@ -408,34 +549,69 @@ func rejected(info *types.RejectedLogEventsInfo, n int) map[string]int {
 		expired = clamp(*info.ExpiredLogEventEndIndex)
 	}
 	// The two leading ranges overlap; count each event once, as the wider reason's.
+	lead := max(tooOld, expired)
 	if expired > tooOld {
 		out["expired"] = expired
 	} else if tooOld > 0 {
 		out["too_old"] = tooOld
 	}
 	if info.TooNewLogEventStartIndex != nil {
-		if start := clamp(*info.TooNewLogEventStartIndex); start < n {
+		if start := max(clamp(*info.TooNewLogEventStartIndex), lead); start < n {
 			out["too_new"] = n - start
 		}
 	}
 	return out
 }
 
-// retry calls fn until it succeeds, fails for a reason other than throttling or a transient
-// failure, or the backoff budget or ctx runs out. Waits grow exponentially with jitter.
-func (s *Sender) retry(ctx context.Context, op string, fn func() error) error {
-	b := s.cfg.Backoff
-	var deadline time.Time
-	if b.MaxElapsed > 0 {
-		deadline = time.Now().Add(b.MaxElapsed)
+// backoffState is the growing wait of one retry loop.
+type backoffState struct{ wait time.Duration }
+
+// next returns the next wait: Initial, then times Multiplier up to Max, each spread by
+// Randomization.
+func (b *backoffState) next(cfg Backoff) time.Duration {
+	mult := cfg.Multiplier
+	if mult < 1 {
+		mult = 2
 	}
-	wait := max(b.Initial, time.Millisecond)
+	if b.wait == 0 {
+		b.wait = max(cfg.Initial, time.Millisecond)
+	} else {
+		b.wait = min(time.Duration(float64(b.wait)*mult), max(cfg.Max, b.wait))
+	}
+	r := min(max(cfg.Randomization, 0), 1)
+	delta := r * float64(b.wait)
+	return time.Duration(float64(b.wait) - delta + rand.Float64()*2*delta) //nolint:gosec // retry jitter, not a secret
+}
+
+// wait sleeps for the next backoff unless that would pass the request's deadline; it returns
+// an error when the retries must end (deadline, context, Stop).
+func (s *Sender) wait(ctx context.Context, op string, b *backoffState) error {
+	if s.cfg.Backoff.Disabled {
+		return errors.New("retries disabled")
+	}
+	d := b.next(s.cfg.Backoff)
+	if dl := retryDeadline(ctx); !dl.IsZero() && time.Now().Add(d).After(dl) {
+		return fmt.Errorf("%s: %w", op, ErrRetriesExhausted)
+	}
+	return s.sleep(ctx, d)
+}
+
+// ErrRetriesExhausted says a call still failed when the request's retry budget ran out.
+var ErrRetriesExhausted = errors.New("retries exhausted")
+
+// retry calls fn until it succeeds, fails for a reason that retrying does not fix, or the
+// request's deadline, ctx or Stop ends the retries. Waits grow by the backoff's multiplier,
+// spread by its randomization.
+func (s *Sender) retry(ctx context.Context, op string, fn func() error) error {
+	var b backoffState
 	for {
+		// After Stop every call is still tried once (a memory queue drains at shutdown);
+		// only the waits between tries end.
 		err := fn()
 		if err == nil {
 			return nil
 		}
-		switch classify(err) {
+		switch classifyCtx(ctx, err) {
 		case classThrottle:
 			s.obs.Throttled(ctx, op)
 		case classTransient:
@@ -443,17 +619,8 @@ func (s *Sender) retry(ctx context.Context, op string, fn func() error) error {
 		default:
 			return err
 		}
-		if b.Disabled {
-			return err
+		if werr := s.wait(ctx, op, &b); werr != nil {
+			return fmt.Errorf("%w (last error: %w)", werr, err)
 		}
-		// Equal jitter: half the wait fixed, half random, so parallel callers spread out.
-		d := wait/2 + rand.N(wait/2+1) //nolint:gosec // retry jitter, not a secret
-		if !deadline.IsZero() && time.Now().Add(d).After(deadline) {
-			return fmt.Errorf("%s: retries exhausted: %w", op, err)
-		}
-		if serr := s.sleep(ctx, d); serr != nil {
-			return fmt.Errorf("%s: %w (last error: %w)", op, serr, err)
-		}
-		wait = min(wait*2, max(b.Max, wait))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -34,15 +35,24 @@ func TestClassify(t *testing.T) {
 		{apiErr("ThrottlingException"), classThrottle},
 		{apiErr("ServiceUnavailableException"), classTransient},
 		{apiErr("InvalidParameterException"), classPermanent},
-		{apiErr("AccessDeniedException"), classPermanent},
+		{apiErr("AccessDeniedException"), classTransient},
+		{apiErr("UnrecognizedClientException"), classTransient},
+		{apiErr("ExpiredTokenException"), classTransient},
+		{apiErr("OperationAbortedException"), classTransient},
+		{apiErr("SomeNewException"), classTransient},
 		{apiErr("LimitExceededException"), classPermanent},
+		{&PermanentError{Err: apiErr("AccessDeniedException")}, classPermanent},
+		{fmt.Errorf("op: %w", errStopping), classCancelled},
+		{credErr{errors.New("get identity: sts: 400 IDPCommunicationError")}, classTransient},
 		{httpErr(503), classTransient},
 		{httpErr(429), classThrottle},
-		{httpErr(400), classPermanent},
+		{httpErr(400), classTransient},
 		{errors.New("connection reset by peer"), classTransient},
 		{httpErr(0), classTransient},
 		{&smithyhttp.ResponseError{Response: &smithyhttp.Response{}, Err: errors.New("dial tcp: connection refused")}, classTransient},
-		{context.DeadlineExceeded, classCancelled},
+		// An HTTP client timeout wraps DeadlineExceeded; only the caller's context ending
+		// is a cancellation (classifyCtx).
+		{context.DeadlineExceeded, classTransient},
 	}
 	for _, tt := range tests {
 		if got := classify(tt.err); got != tt.want {
@@ -81,6 +91,45 @@ func TestClassifyServerDown(t *testing.T) {
 	}
 }
 
+type credErr struct{ error }
+
+func (credErr) CredentialError() bool { return true }
+
+func TestClassifyCtx(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if got := classifyCtx(ctx, context.DeadlineExceeded); got != classTransient {
+		t.Fatalf("live context: %d", got)
+	}
+	cancel()
+	if got := classifyCtx(ctx, apiErr("ThrottlingException")); got != classCancelled {
+		t.Fatalf("canceled context: %d", got)
+	}
+}
+
+// TestClassifyClientTimeout classifies the error of a real SDK call whose HTTP client timed
+// out: transient, not a cancellation by the caller.
+func TestClassifyClientTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+	defer srv.Close()
+	defer close(release)
+	client := cloudwatchlogs.New(cloudwatchlogs.Options{
+		Region:           "us-east-1",
+		BaseEndpoint:     aws.String(srv.URL),
+		Credentials:      credentials.NewStaticCredentialsProvider("id", "secret", ""),
+		RetryMaxAttempts: 1,
+		HTTPClient:       &http.Client{Timeout: 50 * time.Millisecond},
+	})
+	ctx := t.Context()
+	_, err := client.CreateLogStream(ctx, &cloudwatchlogs.CreateLogStreamInput{LogGroupName: aws.String("g"), LogStreamName: aws.String("s")})
+	if err == nil {
+		t.Fatal("call to a hanging server succeeded")
+	}
+	if got := classifyCtx(ctx, err); got != classTransient {
+		t.Fatalf("classify(%v) = %d, want transient", err, got)
+	}
+}
+
 func TestRejected(t *testing.T) {
 	tests := []struct {
 		name string
@@ -91,13 +140,21 @@ func TestRejected(t *testing.T) {
 		{name: "too old", info: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(3)}, want: map[string]int{"too_old": 3}},
 		{name: "too new", info: &types.RejectedLogEventsInfo{TooNewLogEventStartIndex: aws.Int32(8)}, want: map[string]int{"too_new": 2}},
 		{name: "expired wider", info: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(2), ExpiredLogEventEndIndex: aws.Int32(4)}, want: map[string]int{"expired": 4}},
-		{name: "out of range clamped", info: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(99), TooNewLogEventStartIndex: aws.Int32(-1)}, want: map[string]int{"too_old": 10, "too_new": 10}},
+		{name: "out of range clamped", info: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(99), TooNewLogEventStartIndex: aws.Int32(-1)}, want: map[string]int{"too_old": 10}},
+		{name: "overlapping ranges count once", info: &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: aws.Int32(6), TooNewLogEventStartIndex: aws.Int32(4)}, want: map[string]int{"too_old": 6, "too_new": 4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := rejected(tt.info, 10)
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) && (len(got) != 0 || len(tt.want) != 0) {
 				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+			total := 0
+			for _, n := range got {
+				total += n
+			}
+			if total > 10 {
+				t.Fatalf("%d of 10 events rejected", total)
 			}
 		})
 	}
@@ -119,7 +176,7 @@ func TestRetry(t *testing.T) {
 		elapsed   time.Duration
 		wantErr   bool
 		wantCalls int
-		wantWaits []time.Duration // upper bounds of each wait
+		wantWaits []time.Duration // each wait before randomization (±50 %)
 	}{
 		{name: "success", errs: []error{nil}, wantCalls: 1},
 		{name: "throttled then ok", errs: []error{apiErr("ThrottlingException"), httpErr(500), nil}, wantCalls: 3, wantWaits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}},
@@ -129,7 +186,7 @@ func TestRetry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obs := &countingObserver{}
-			s := New(nil, Config{Backoff: Backoff{Initial: 100 * time.Millisecond, Max: 300 * time.Millisecond, MaxElapsed: tt.elapsed}}, obs, zap.NewNop())
+			s := New(nil, Config{Backoff: Backoff{Initial: 100 * time.Millisecond, Max: 300 * time.Millisecond, Multiplier: 2, Randomization: 0.5}}, obs, zap.NewNop())
 			var waits []time.Duration
 			var slept time.Duration
 			s.sleep = func(_ context.Context, d time.Duration) error {
@@ -138,7 +195,11 @@ func TestRetry(t *testing.T) {
 				return nil
 			}
 			calls := 0
-			err := s.retry(context.Background(), "op", func() error {
+			ctx := context.Background()
+			if tt.elapsed > 0 {
+				ctx = WithDeadline(ctx, time.Now().Add(tt.elapsed))
+			}
+			err := s.retry(ctx, "op", func() error {
 				calls++
 				if calls > len(tt.errs) {
 					return apiErr("ThrottlingException")
@@ -152,8 +213,8 @@ func TestRetry(t *testing.T) {
 				t.Fatalf("calls = %d, want %d", calls, tt.wantCalls)
 			}
 			for i, w := range tt.wantWaits {
-				if waits[i] > w || waits[i] < w/2 {
-					t.Fatalf("wait %d = %v, want in [%v, %v]", i, waits[i], w/2, w)
+				if waits[i] > w*3/2 || waits[i] < w/2 {
+					t.Fatalf("wait %d = %v, want in [%v, %v]", i, waits[i], w/2, w*3/2)
 				}
 			}
 		})

@@ -143,7 +143,7 @@ func (j *jsonScanner) next() bool {
 // parseJSON parses a component-base JSON line.
 func (p *Parser) parseJSON(line string, rec *Record) bool {
 	j := jsonScanner{s: line, pos: 1}
-	var haveTS, haveMsg bool
+	var haveTS, haveMsg, numericTS, haveLevel bool
 	var level string
 	j.skipSpace()
 	if j.pos < len(j.s) && j.s[j.pos] == '}' {
@@ -172,7 +172,7 @@ func (p *Parser) parseJSON(line string, rec *Record) bool {
 		}
 		switch {
 		case k == "ts" && !haveTS && (v.Kind == KindDouble || v.Kind == KindInt):
-			haveTS = true
+			haveTS, numericTS = true, true
 			if t, ok := epochTime(v); ok {
 				rec.Time, rec.HasTime = t, true
 			} else {
@@ -199,8 +199,8 @@ func (p *Parser) parseJSON(line string, rec *Record) bool {
 					rec.File, rec.Line, rec.HasLine = v.Str[:c], n, true
 				}
 			}
-		case k == "level" && level == "" && v.Kind == KindString:
-			level = v.Str
+		case k == "level" && !haveLevel && v.Kind == KindString:
+			level, haveLevel = v.Str, true
 		default:
 			rec.Fields = append(rec.Fields, Field{Key: k, Value: v})
 		}
@@ -228,24 +228,52 @@ func (p *Parser) parseJSON(line string, rec *Record) bool {
 	if !haveTS || !haveMsg {
 		return false
 	}
-	rec.Format = FormatJSON
-	rec.Severity = jsonSeverity(level, rec)
+	switch {
+	case !haveLevel && numericTS && rec.Caller != "" && !p.SkipJSON:
+		// component-base's JSON: klog's own keys, and no level (zapr's convention below).
+		rec.Format = FormatJSON
+		rec.Severity = jsonSeverity(rec)
+	case haveLevel && p.Zap:
+		rec.Format = FormatZap
+		rec.Level = level
+		rec.Severity = zapSeverity(level, rec)
+	default:
+		return false // a JSON log of another kind: an application's, not klog's
+	}
 	return true
 }
 
-// jsonSeverity maps the zap level when present; otherwise zapr's convention applies: info
-// records carry "v", error records do not.
-func jsonSeverity(level string, rec *Record) Severity {
+// zapSeverity maps a zap level. zapr logs V(n) at zap level -n, which zap writes as "debug"
+// for n = 1 and "Level(-n)" beyond: a verbosity, kept in rec.Verbosity.
+func zapSeverity(level string, rec *Record) Severity {
 	switch strings.ToLower(level) {
-	case "debug", "info":
+	case "debug":
+		return SeverityDebug
+	case "info":
 		return SeverityInfo
 	case "warn", "warning":
 		return SeverityWarning
-	case "error", "dpanic":
+	case "error":
 		return SeverityError
-	case "panic", "fatal":
+	case "dpanic", "panic", "fatal":
 		return SeverityFatal
 	}
+	if n, ok := strings.CutPrefix(level, "Level(-"); ok {
+		if v, ok := strings.CutSuffix(n, ")"); ok {
+			if lvl, ok := parseLineNumber(v); ok {
+				if !rec.HasVerbose {
+					rec.Verbosity, rec.HasVerbose = lvl, true
+				}
+				return SeverityDebug
+			}
+		}
+	}
+	return SeverityUnset
+}
+
+// jsonSeverity follows zapr's convention for component-base JSON: info records carry "v",
+// error records do not.
+func jsonSeverity(rec *Record) Severity {
 	if rec.HasVerbose {
 		return SeverityInfo
 	}

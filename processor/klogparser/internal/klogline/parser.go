@@ -10,6 +10,9 @@ type Parser struct {
 	// SkipText and SkipJSON disable a format.
 	SkipText bool
 	SkipJSON bool
+	// Zap also recognizes zap production JSON (with a level key), which applications write
+	// too; off by default.
+	Zap bool
 }
 
 // Parse parses line into rec and returns its format; FormatNone means the line is not klog
@@ -25,8 +28,8 @@ func (p *Parser) Parse(line string, ref time.Time, rec *Record) Format {
 			return FormatText
 		}
 	case '{':
-		if !p.SkipJSON && p.parseJSON(line, rec) {
-			return FormatJSON
+		if (!p.SkipJSON || p.Zap) && p.parseJSON(line, rec) {
+			return rec.Format
 		}
 	}
 	rec.reset()

@@ -210,11 +210,6 @@ func TestParseJSON(t *testing.T) {
 			fields: []Field{kv("pod", Value{Kind: KindMap, Items: []Field{kv("name", str("nginx-1")), kv("namespace", str("default"))}}), kv("status", str("ready"))},
 		},
 		{
-			name: "kep seconds with level", line: `{"level":"info","ts":1580306777.04728,"caller":"zapr@v0.1.1/zapr.go:69","msg":"HTTP","method":"GET","status":200,"status-stack":"","latency":"1.512ms"}`,
-			sev: SeverityInfo, time: time.Unix(1580306777, 47280000), msg: "HTTP", file: "zapr@v0.1.1/zapr.go", lineNo: 69,
-			fields: []Field{kv("method", str("GET")), kv("status", i64(200)), kv("status-stack", str("")), kv("latency", str("1.512ms"))},
-		},
-		{
 			name: "error", line: `{"ts":1700000000000.5,"caller":"x.go:1","msg":"failed","err":"boom \u003cx\u003e","list":[1,"a",null,true,2.5],"empty":{}}` + "\n",
 			sev: SeverityError, time: time.Unix(1700000000, 500000), msg: "failed", file: "x.go", lineNo: 1,
 			err: &Value{Kind: KindString, Str: "boom <x>"},
@@ -224,12 +219,12 @@ func TestParseJSON(t *testing.T) {
 			},
 		},
 		{
-			name: "ts out of range", line: `{"ts":1e300,"msg":"far","v":0}`,
-			sev: SeverityInfo, hasV: true, msg: "far", problem: "ts out of range",
+			name: "ts out of range", line: `{"ts":1e300,"caller":"x.go:1","msg":"far","v":0}`,
+			sev: SeverityInfo, hasV: true, msg: "far", file: "x.go", lineNo: 1, problem: "ts out of range",
 		},
 		{
-			name: "truncated", line: `{"ts":1700000000000,"msg":"cut","v":0,"a":1,"b":"unterm`,
-			sev: SeverityInfo, time: time.Unix(1700000000, 0), hasV: true, msg: "cut",
+			name: "truncated", line: `{"ts":1700000000000,"caller":"x.go:1","msg":"cut","v":0,"a":1,"b":"unterm`,
+			sev: SeverityInfo, time: time.Unix(1700000000, 0), hasV: true, msg: "cut", file: "x.go", lineNo: 1,
 			fields: []Field{kv("a", i64(1))}, problem: "invalid JSON",
 		},
 	}
@@ -259,8 +254,52 @@ func TestParseJSON(t *testing.T) {
 	}
 }
 
+// TestJSONIsKlogOnlyWithItsOwnKeys: component-base JSON has a numeric ts, a caller and no level;
+// other JSON logs with ts and msg (zap production, applications) are not klog unless zap is
+// allowed, and logrus (time, no ts) never is.
+func TestJSONIsKlogOnlyWithItsOwnKeys(t *testing.T) {
+	zapLine := `{"level":"info","ts":1580306777.04728,"caller":"zapr@v0.1.1/zapr.go:69","msg":"HTTP","method":"GET","status":200}`
+	tests := []struct {
+		line    string
+		zap     bool
+		want    Format
+		sev     Severity
+		verbose int64
+	}{
+		{zapLine, false, FormatNone, SeverityUnset, -1},
+		{zapLine, true, FormatZap, SeverityInfo, -1},
+		{`{"level":"debug","ts":1580306777.1,"caller":"a.go:1","msg":"m"}`, true, FormatZap, SeverityDebug, -1},
+		{`{"level":"Level(-2)","ts":1580306777.1,"caller":"a.go:1","msg":"m"}`, true, FormatZap, SeverityDebug, 2},
+		{`{"level":"Level(-10)","ts":1580306777.1,"msg":"m"}`, true, FormatZap, SeverityDebug, 10},
+		{`{"level":"warn","ts":1580306777.1,"msg":"m"}`, true, FormatZap, SeverityWarning, -1},
+		{`{"level":"error","ts":"2026-03-10T00:00:00Z","msg":"m"}`, true, FormatZap, SeverityError, -1},
+		{`{"level":"dpanic","ts":1580306777.1,"msg":"m"}`, true, FormatZap, SeverityFatal, -1},
+		{`{"level":"nonsense","ts":1580306777.1,"msg":"m"}`, true, FormatZap, SeverityUnset, -1},
+		{`{"level":"info","msg":"logrus","time":"2026-03-10T00:00:00Z"}`, true, FormatNone, SeverityUnset, -1},
+		{`{"ts":1700000000000,"msg":"no caller"}`, false, FormatNone, SeverityUnset, -1},
+		{`{"ts":"2026-03-10T00:00:00Z","caller":"a.go:1","msg":"string ts"}`, false, FormatNone, SeverityUnset, -1},
+		{`{"ts":1700000000000,"caller":"a.go:1","msg":"klog","v":0}`, false, FormatJSON, SeverityInfo, 0},
+		{`{"ts":1700000000000,"caller":"a.go:1","msg":"klog error"}`, true, FormatJSON, SeverityError, -1},
+	}
+	for _, tt := range tests {
+		p := Parser{Zap: tt.zap}
+		var rec Record
+		got := p.Parse(tt.line, ref2026, &rec)
+		if got != tt.want || rec.Severity != tt.sev {
+			t.Errorf("%s (zap %v): format %v severity %v, want %v %v", tt.line, tt.zap, got, rec.Severity, tt.want, tt.sev)
+		}
+		if rec.HasVerbose {
+			if rec.Verbosity != tt.verbose {
+				t.Errorf("%s: verbosity %d, want %d", tt.line, rec.Verbosity, tt.verbose)
+			}
+		} else if tt.verbose != -1 {
+			t.Errorf("%s: no verbosity, want %d", tt.line, tt.verbose)
+		}
+	}
+}
+
 func TestNestingLimit(t *testing.T) {
-	line := `{"ts":1,"msg":"m","deep":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "}"
+	line := `{"ts":1,"caller":"x.go:1","msg":"m","deep":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "}"
 	var p Parser
 	var rec Record
 	if f := p.Parse(line, ref2026, &rec); f != FormatJSON || !rec.Partial() {

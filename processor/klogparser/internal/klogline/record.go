@@ -13,8 +13,11 @@ const (
 	FormatNone Format = iota
 	// FormatText is the klog text format (`I0102 15:04:05.000000 1 file.go:1] ...`).
 	FormatText
-	// FormatJSON is the component-base JSON format.
+	// FormatJSON is the component-base JSON format: numeric ts, caller, msg, no level key.
 	FormatJSON
+	// FormatZap is a zap (or zapr) production JSON line: ts, msg and a level key. Only
+	// recognized when the Parser allows it: application logs use it too.
+	FormatZap
 )
 
 // String returns "text", "json" or "none".
@@ -24,6 +27,8 @@ func (f Format) String() string {
 		return "text"
 	case FormatJSON:
 		return "json"
+	case FormatZap:
+		return "zap"
 	}
 	return "none"
 }
@@ -42,6 +47,8 @@ const (
 	SeverityError
 	// SeverityFatal is klog's F.
 	SeverityFatal
+	// SeverityDebug is zap's debug level and zapr's V(2) and above (Level(-n)).
+	SeverityDebug
 )
 
 // String returns klog's name for the severity.
@@ -55,6 +62,8 @@ func (s Severity) String() string {
 		return "ERROR"
 	case SeverityFatal:
 		return "FATAL"
+	case SeverityDebug:
+		return "DEBUG"
 	}
 	return ""
 }
@@ -105,6 +114,8 @@ type Record struct {
 	File string
 	// Caller is the raw JSON caller.
 	Caller string
+	// Level is a zap line's level as written ("info", "Level(-2)"); it is the severity text.
+	Level string
 	// Problem describes why the record is partial; empty when the line parsed fully.
 	Problem string
 	// Unparsed is the part of the line that could not be parsed (partial records only).

@@ -25,11 +25,13 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // metadata.yaml.
 type TelemetryBuilder struct {
 	meter metric.Meter
+	// ProcessorKlogParserPairsRenamed: Key/value pairs whose key is a reserved attribute name (k8s.*, otelcol_k8s.*, log.*, ...), written under otelcol_k8s.klog.pair.<key> instead. [{pairs}]
+	ProcessorKlogParserPairsRenamed metric.Int64Counter
 	// ProcessorKlogParserRecordsNotKlog: Log records that are not klog (or not a string) and passed through unchanged. [{records}]
 	ProcessorKlogParserRecordsNotKlog metric.Int64Counter
-	// ProcessorKlogParserRecordsParsed: Log records parsed as klog, by format (text or json). [{records}]
+	// ProcessorKlogParserRecordsParsed: Log records parsed as klog, by format (text, json or zap). [{records}]
 	ProcessorKlogParserRecordsParsed metric.Int64Counter
-	// ProcessorKlogParserRecordsPartial: Klog records parsed only in part; they keep what parsed and are flagged with klog.parse_error. [{records}]
+	// ProcessorKlogParserRecordsPartial: Klog records parsed only in part; they keep what parsed and are flagged with otelcol_k8s.klog.parse_error, by format. [{records}]
 	ProcessorKlogParserRecordsPartial metric.Int64Counter
 }
 
@@ -55,6 +57,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ProcessorKlogParserPairsRenamed, err = builder.meter.Int64Counter(
+		"otelcol_processor_klog_parser_pairs_renamed",
+		metric.WithDescription("Key/value pairs whose key is a reserved attribute name (k8s.*, otelcol_k8s.*, log.*, ...), written under otelcol_k8s.klog.pair.<key> instead."),
+		metric.WithUnit("{pairs}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorKlogParserRecordsNotKlog, err = builder.meter.Int64Counter(
 		"otelcol_processor_klog_parser_records_not_klog",
 		metric.WithDescription("Log records that are not klog (or not a string) and passed through unchanged."),
@@ -63,13 +71,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorKlogParserRecordsParsed, err = builder.meter.Int64Counter(
 		"otelcol_processor_klog_parser_records_parsed",
-		metric.WithDescription("Log records parsed as klog, by format (text or json)."),
+		metric.WithDescription("Log records parsed as klog, by format (text, json or zap)."),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorKlogParserRecordsPartial, err = builder.meter.Int64Counter(
 		"otelcol_processor_klog_parser_records_partial",
-		metric.WithDescription("Klog records parsed only in part; they keep what parsed and are flagged with klog.parse_error."),
+		metric.WithDescription("Klog records parsed only in part; they keep what parsed and are flagged with otelcol_k8s.klog.parse_error, by format."),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)

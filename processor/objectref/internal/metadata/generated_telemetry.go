@@ -25,15 +25,17 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // metadata.yaml.
 type TelemetryBuilder struct {
 	meter metric.Meter
-	// ProcessorObjectRefRecordsCorrelated: Log records given the trace and span id of their subject object by the trace context extension. [{records}]
+	// ProcessorObjectRefRecordsCorrelated: Log records given the trace and span id of an object they name by the trace context extension. [{records}]
 	ProcessorObjectRefRecordsCorrelated metric.Int64Counter
-	// ProcessorObjectRefRecordsProcessed: Log records the processor examined. [{records}]
+	// ProcessorObjectRefRecordsIgnored: Log records passed on untouched because they are not declared input (match). [{records}]
+	ProcessorObjectRefRecordsIgnored metric.Int64Counter
+	// ProcessorObjectRefRecordsProcessed: Log records the processor received. [{records}]
 	ProcessorObjectRefRecordsProcessed metric.Int64Counter
 	// ProcessorObjectRefReferencesNormalized: Object references accepted and written in the canonical form. [{references}]
 	ProcessorObjectRefReferencesNormalized metric.Int64Counter
 	// ProcessorObjectRefReferencesRejected: Object references left unchanged because they are malformed or ambiguous, by attribute reason (empty, malformed, missing_namespace, unexpected_namespace, unknown_kind, kind_mismatch). [{references}]
 	ProcessorObjectRefReferencesRejected metric.Int64Counter
-	// ProcessorObjectRefSubjectConflicts: Subject attributes not written because values disagree, by attribute reason (namespace, attribute). [{records}]
+	// ProcessorObjectRefSubjectConflicts: Subject or related objects not written because the record carries a different one already, by attribute reason (attribute). [{records}]
 	ProcessorObjectRefSubjectConflicts metric.Int64Counter
 }
 
@@ -61,13 +63,19 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.ProcessorObjectRefRecordsCorrelated, err = builder.meter.Int64Counter(
 		"otelcol_processor_object_ref_records_correlated",
-		metric.WithDescription("Log records given the trace and span id of their subject object by the trace context extension."),
+		metric.WithDescription("Log records given the trace and span id of an object they name by the trace context extension."),
+		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorObjectRefRecordsIgnored, err = builder.meter.Int64Counter(
+		"otelcol_processor_object_ref_records_ignored",
+		metric.WithDescription("Log records passed on untouched because they are not declared input (match)."),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorObjectRefRecordsProcessed, err = builder.meter.Int64Counter(
 		"otelcol_processor_object_ref_records_processed",
-		metric.WithDescription("Log records the processor examined."),
+		metric.WithDescription("Log records the processor received."),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
@@ -85,7 +93,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorObjectRefSubjectConflicts, err = builder.meter.Int64Counter(
 		"otelcol_processor_object_ref_subject_conflicts",
-		metric.WithDescription("Subject attributes not written because values disagree, by attribute reason (namespace, attribute)."),
+		metric.WithDescription("Subject or related objects not written because the record carries a different one already, by attribute reason (attribute)."),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)

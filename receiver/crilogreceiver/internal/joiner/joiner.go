@@ -21,6 +21,9 @@ const (
 	Flushed
 	// InvalidUTF8: invalid bytes were replaced with U+FFFD.
 	InvalidUTF8
+	// Continued: a multi-line record continues the previous record of its stream, which
+	// reached the maximum size (records are split there, never cut).
+	Continued
 )
 
 // Streams are numbered 0 and 1 (stdout and stderr); the joiner does not interpret them.
@@ -177,28 +180,36 @@ func (j *Joiner) finish(st *stream, e *Entry, now int64, emit func(*Entry)) {
 		return
 	}
 	m := &st.multi
-	if m.active && !j.cfg.IsStart(e.Content) {
-		before := len(m.buf)
-		m.appendLimited([]byte{'\n'}, j.cfg.MaxLogSize)
-		m.appendLimited(e.Content, j.cfg.MaxLogSize)
-		if m.flags&Truncated != 0 {
-			// Never leave a cut character at the end of valid text.
-			n := len(m.buf) - incompleteTail(m.buf[before:])
-			m.dropped += len(m.buf) - n
-			m.buf = m.buf[:n]
+	if !j.cfg.IsStart(e.Content) {
+		switch {
+		case !m.active:
+			// Not a start and no record open: the entry is not part of a multi-line record (a
+			// container that never writes a start line). It is emitted as it is, at once.
+			emit(e)
+		case len(m.buf)+1+len(e.Content) <= j.cfg.MaxLogSize:
+			m.buf = append(m.buf, '\n')
+			m.buf = append(m.buf, e.Content...)
+			m.pieces += e.Pieces
+			m.dropped += e.Dropped
+			m.flags |= e.Flags
+			m.last = now
+		default:
+			// The record is full: it is emitted whole and the entry opens a continuation.
+			j.emitMulti(st, e.Stream, emit)
+			j.openMulti(m, e, now, Continued)
 		}
-		m.pieces += e.Pieces
-		m.dropped += e.Dropped
-		m.flags |= e.Flags
-		m.last = now
 		return
 	}
 	if m.active {
 		j.emitMulti(st, e.Stream, emit)
 	}
+	j.openMulti(m, e, now, 0)
+}
+
+func (j *Joiner) openMulti(m *pending, e *Entry, now int64, extra Flags) {
 	m.start(e.Time, now, e.Tags)
 	m.buf = append(m.buf, e.Content...)
-	m.pieces, m.dropped, m.flags = e.Pieces, e.Dropped, e.Flags
+	m.pieces, m.dropped, m.flags = e.Pieces, e.Dropped, e.Flags|extra
 }
 
 func (j *Joiner) emitMulti(st *stream, idx int, emit func(*Entry)) {

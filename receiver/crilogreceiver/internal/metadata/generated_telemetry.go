@@ -37,15 +37,19 @@ type TelemetryBuilder struct {
 	ReceiverCriLogCopytruncations metric.Int64Counter
 	// ReceiverCriLogFilesOpen: Log files currently open (being read or drained after rotation or deletion). [{files}]
 	ReceiverCriLogFilesOpen metric.Int64Gauge
+	// ReceiverCriLogFilesVanished: Matched log files gone (rotated away or deleted) before they could be opened; their lines could not be read. [{files}]
+	ReceiverCriLogFilesVanished metric.Int64Counter
 	// ReceiverCriLogFilesWaiting: Matched log files not opened yet because max_concurrent_files is reached. [{files}]
 	ReceiverCriLogFilesWaiting metric.Int64Gauge
-	// ReceiverCriLogFlushes: Unfinished partial entries emitted after flush_timeout (flagged log.cri.flushed). [{records}]
+	// ReceiverCriLogFlushes: Unfinished partial entries emitted after flush_timeout (flagged otelcol_k8s.cri.flushed). [{records}]
 	ReceiverCriLogFlushes metric.Int64Counter
-	// ReceiverCriLogInvalidUtf8: Records whose invalid UTF-8 bytes were replaced (flagged log.cri.invalid_utf8). [{records}]
+	// ReceiverCriLogInvalidUtf8: Records whose invalid UTF-8 bytes were replaced (flagged otelcol_k8s.cri.invalid_utf8). [{records}]
 	ReceiverCriLogInvalidUtf8 metric.Int64Counter
 	// ReceiverCriLogLinesRead: Physical lines read from log files. [{lines}]
 	ReceiverCriLogLinesRead metric.Int64Counter
-	// ReceiverCriLogParseFailures: Lines in neither CRI nor Docker json-file format, passed through flagged log.cri.parse_error. [{lines}]
+	// ReceiverCriLogOpenErrors: Matched log files that could not be opened (permissions, I/O errors). [{files}]
+	ReceiverCriLogOpenErrors metric.Int64Counter
+	// ReceiverCriLogParseFailures: Lines in neither CRI nor Docker json-file format, passed through flagged otelcol_k8s.cri.parse_error. [{lines}]
 	ReceiverCriLogParseFailures metric.Int64Counter
 	// ReceiverCriLogPartialJoins: Entries joined from more than one partial line. [{records}]
 	ReceiverCriLogPartialJoins metric.Int64Counter
@@ -53,9 +57,11 @@ type TelemetryBuilder struct {
 	ReceiverCriLogRecordsDropped metric.Int64Counter
 	// ReceiverCriLogRecordsEmitted: Log records produced (after joining partial lines and multi-line records). [{records}]
 	ReceiverCriLogRecordsEmitted metric.Int64Counter
+	// ReceiverCriLogResumeFailures: Rotated files found at a restart that could not be read (a corrupt compressed file); their checkpoints are kept for the next start. [{files}]
+	ReceiverCriLogResumeFailures metric.Int64Counter
 	// ReceiverCriLogTruncatedBytes: Bytes discarded from entries longer than max_log_size. [By]
 	ReceiverCriLogTruncatedBytes metric.Int64Counter
-	// ReceiverCriLogTruncations: Entries cut to max_log_size (flagged log.cri.truncated). [{records}]
+	// ReceiverCriLogTruncations: Entries cut to max_log_size (flagged otelcol_k8s.cri.truncated). [{records}]
 	ReceiverCriLogTruncations metric.Int64Counter
 }
 
@@ -117,6 +123,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{files}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogFilesVanished, err = builder.meter.Int64Counter(
+		"otelcol_receiver_cri_log_files_vanished",
+		metric.WithDescription("Matched log files gone (rotated away or deleted) before they could be opened; their lines could not be read."),
+		metric.WithUnit("{files}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogFilesWaiting, err = builder.meter.Int64Gauge(
 		"otelcol_receiver_cri_log_files_waiting",
 		metric.WithDescription("Matched log files not opened yet because max_concurrent_files is reached."),
@@ -125,13 +137,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogFlushes, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_flushes",
-		metric.WithDescription("Unfinished partial entries emitted after flush_timeout (flagged log.cri.flushed)."),
+		metric.WithDescription("Unfinished partial entries emitted after flush_timeout (flagged otelcol_k8s.cri.flushed)."),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogInvalidUtf8, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_invalid_utf8",
-		metric.WithDescription("Records whose invalid UTF-8 bytes were replaced (flagged log.cri.invalid_utf8)."),
+		metric.WithDescription("Records whose invalid UTF-8 bytes were replaced (flagged otelcol_k8s.cri.invalid_utf8)."),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
@@ -141,9 +153,15 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{lines}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogOpenErrors, err = builder.meter.Int64Counter(
+		"otelcol_receiver_cri_log_open_errors",
+		metric.WithDescription("Matched log files that could not be opened (permissions, I/O errors)."),
+		metric.WithUnit("{files}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogParseFailures, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_parse_failures",
-		metric.WithDescription("Lines in neither CRI nor Docker json-file format, passed through flagged log.cri.parse_error."),
+		metric.WithDescription("Lines in neither CRI nor Docker json-file format, passed through flagged otelcol_k8s.cri.parse_error."),
 		metric.WithUnit("{lines}"),
 	)
 	errs = errors.Join(errs, err)
@@ -165,6 +183,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogResumeFailures, err = builder.meter.Int64Counter(
+		"otelcol_receiver_cri_log_resume_failures",
+		metric.WithDescription("Rotated files found at a restart that could not be read (a corrupt compressed file); their checkpoints are kept for the next start."),
+		metric.WithUnit("{files}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogTruncatedBytes, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_truncated_bytes",
 		metric.WithDescription("Bytes discarded from entries longer than max_log_size."),
@@ -173,7 +197,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogTruncations, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_truncations",
-		metric.WithDescription("Entries cut to max_log_size (flagged log.cri.truncated)."),
+		metric.WithDescription("Entries cut to max_log_size (flagged otelcol_k8s.cri.truncated)."),
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)

@@ -11,6 +11,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/criline"
@@ -69,6 +70,8 @@ type Stats struct {
 	ParseErrors, Joins, Truncations, Flushes   int64
 	InvalidUTF8, DroppedBytes, CopyTruncations int64
 	LongLines                                  int64
+	// ResumeFailures counts rotated files found at a restart that could not be read.
+	ResumeFailures int64
 }
 
 // ReadConfig holds the reader settings shared by all files.
@@ -80,6 +83,23 @@ type ReadConfig struct {
 	FlushTimeout          int64
 	MultilineFlushTimeout int64
 	IsStart               func([]byte) bool
+	// MultilineInclude limits IsStart to files whose path matches one of these globs; empty:
+	// every file.
+	MultilineInclude []string
+}
+
+// isStartFor returns the multi-line start rule for the file at path, nil when recombination
+// does not apply to it.
+func (c *ReadConfig) isStartFor(path string) func([]byte) bool {
+	if c.IsStart == nil || len(c.MultilineInclude) == 0 {
+		return c.IsStart
+	}
+	for _, g := range c.MultilineInclude {
+		if ok, _ := filepath.Match(g, path); ok {
+			return c.IsStart
+		}
+	}
+	return nil
 }
 
 // maxLine is the longest physical line kept whole; longer lines are cut and flagged.
@@ -113,6 +133,17 @@ type Reader struct {
 
 	// Draining is set when the file is no longer at a matched path (rotated or deleted).
 	Draining bool
+	// Successor is the next file at the same path (the new file after a rotation); HeldBy is
+	// the previous one. A held reader is not read until its predecessor is done, and then
+	// takes over the predecessor's unfinished entries: an entry split across a rotation is one
+	// record, in order.
+	Successor, HeldBy *Reader
+	// started is set by the first Read.
+	started bool
+	// rotatedAs is the rotated name a file was found under at a restart ("" otherwise).
+	rotatedAs string
+	// gz is set for a compressed rotated file, read through a decompressing stream.
+	gz *gzSource
 	// LastGrowth is when the reader last found new bytes (ns).
 	LastGrowth int64
 	// Size is the file size at the last look.
@@ -127,6 +158,9 @@ func (r *Reader) Close() error {
 	if r.f == nil {
 		return nil
 	}
+	if r.gz != nil {
+		r.gz.release()
+	}
 	err := r.f.Close()
 	r.f = nil
 	return err
@@ -136,7 +170,7 @@ func newReader(path string, f *os.File, id FileID, cfg *ReadConfig, stats *Stats
 	meta, ok := podpath.Parse(path)
 	r := &Reader{Path: path, Meta: meta, MetaOK: ok, ID: id, f: f, fd: int(f.Fd()), cfg: cfg, stats: stats, //nolint:gosec // descriptors fit in int
 
-		j: joiner.New(joiner.Config{MaxLogSize: cfg.MaxLogSize, IsStart: cfg.IsStart})}
+		j: joiner.New(joiner.Config{MaxLogSize: cfg.MaxLogSize, IsStart: cfg.isStartFor(path)})}
 	r.emitFunc = r.emitEntry
 	return r
 }
@@ -162,18 +196,25 @@ func fingerprintOf(f *os.File, n int, buf []byte) (Fingerprint, error) {
 // unterminated last line) is emitted and done is reported; the caller closes the reader once
 // the records are consumed. changed reports that the offset or pending state moved.
 func (r *Reader) Read(now int64, buf []byte, close bool, sink func(*Record)) (changed, done bool, err error) {
+	if r.HeldBy != nil {
+		return false, false, nil // its predecessor at the same path comes first
+	}
 	r.sink = sink
+	r.started = true
 	defer func() { r.sink = nil }()
-	if err := syscall.Fstat(r.fd, &r.stat); err != nil {
+	size, err := r.size()
+	if err != nil {
 		return false, false, err
 	}
-	size := r.stat.Size
 	if size != r.Size {
 		close = false // the file changed since the caller decided: it is not quiet
 		r.LastGrowth = now
 	}
 	r.Size = size
-	truncated, err := r.checkIdentity(size, buf)
+	truncated := false
+	if r.gz == nil { // a compressed file never changes
+		truncated, err = r.checkIdentity(size, buf)
+	}
 	if err != nil {
 		return false, false, err
 	}
@@ -187,7 +228,9 @@ func (r *Reader) Read(now int64, buf []byte, close bool, sink func(*Record)) (ch
 	}
 	if close && r.offset >= size {
 		changed = changed || r.j.Pending()
-		r.j.Flush(now, -1, -1, r.emitFunc)
+		if !r.handOver() {
+			r.j.Flush(now, -1, -1, r.emitFunc)
+		}
 		return changed, true, nil
 	}
 	if r.offset >= size && r.j.Pending() {
@@ -195,6 +238,16 @@ func (r *Reader) Read(now int64, buf []byte, close bool, sink func(*Record)) (ch
 		changed = changed || !r.j.Pending()
 	}
 	return changed, false, nil
+}
+
+func (r *Reader) size() (int64, error) {
+	if r.gz != nil {
+		return r.gz.size, nil
+	}
+	if err := syscall.Fstat(r.fd, &r.stat); err != nil {
+		return 0, err
+	}
+	return r.stat.Size, nil
 }
 
 // checkIdentity detects copytruncate (the file shrank below our offset, or its first bytes
@@ -228,6 +281,21 @@ func (r *Reader) checkIdentity(size int64, buf []byte) (bool, error) {
 	return false, nil
 }
 
+// handOver moves the unfinished entries of a finished file to its successor, which continues
+// them with its first lines. It reports false when there is no successor able to take them
+// (none, or one that has already read or restored state of its own).
+func (r *Reader) handOver() bool {
+	s := r.Successor
+	if s == nil || !r.j.Pending() || s.started || s.offset != 0 || s.j.Pending() {
+		return false
+	}
+	if err := s.j.LoadState(r.j.AppendState(nil)); err != nil {
+		return false
+	}
+	r.j.Reset()
+	return true
+}
+
 func (r *Reader) restartAfterTruncate() {
 	r.stats.CopyTruncations++
 	r.j.Flush(0, -1, -1, r.emitFunc)
@@ -252,7 +320,7 @@ func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, 
 	// A truncation between the identity check and the read would hand us new content at a
 	// stale offset. If the first bytes are still the same after the read, what we read is
 	// valid. The fingerprint is hashed into the spare end of buf, past the data.
-	if r.fp.Len > 0 && len(buf)-len(data) >= r.fp.Len {
+	if r.gz == nil && r.fp.Len > 0 && len(buf)-len(data) >= r.fp.Len {
 		fp, err := fingerprintOf(r.f, r.fp.Len, buf[len(data):])
 		if err != nil {
 			return 0, err
@@ -302,7 +370,13 @@ func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, 
 }
 
 func (r *Reader) readAt(b []byte) ([]byte, error) {
-	n, err := r.f.ReadAt(b, r.offset)
+	var n int
+	var err error
+	if r.gz != nil {
+		n, err = r.gz.ReadAt(b, r.offset)
+	} else {
+		n, err = r.f.ReadAt(b, r.offset)
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}

@@ -2,10 +2,8 @@ package tracker
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -35,6 +33,12 @@ type Tracker struct {
 	// firstStart is true when no checkpoint existed: start_at applies to the first discovery.
 	firstStart bool
 	discovered bool
+	// pinner opens new files outside the read loop; pinned are the ones being adopted.
+	pinner *Pinner
+	pinned map[FileID]pin
+	// retained are checkpoints whose resume failed: never deleted, so that a later start can
+	// still resume them.
+	retained map[FileID]State
 	// Waiting is the number of matched files not opened because of MaxConcurrentFiles.
 	Waiting int
 	Stats   Stats
@@ -50,7 +54,11 @@ func New(cfg Config, known []State, firstStart bool) *Tracker {
 	if cfg.MaxConcurrentFiles <= 0 {
 		cfg.MaxConcurrentFiles = 1024
 	}
-	t := &Tracker{cfg: cfg, readers: map[FileID]*Reader{}, known: map[FileID]State{}, firstStart: firstStart}
+	t := &Tracker{
+		cfg: cfg, readers: map[FileID]*Reader{}, known: map[FileID]State{}, retained: map[FileID]State{},
+		firstStart: firstStart, pinned: map[FileID]pin{},
+	}
+	t.pinner = newPinner(t.Match, cfg.MaxConcurrentFiles)
 	for _, s := range known {
 		t.known[s.ID] = s
 	}
@@ -67,9 +75,24 @@ func (t *Tracker) Readers() []*Reader { return t.order }
 // Len returns the number of open readers.
 func (t *Tracker) Len() int { return len(t.order) }
 
-// Remove closes r and forgets it.
+// Pinner returns the tracker's pinner, for a goroutine of the caller's to run Scan.
+func (t *Tracker) Pinner() *Pinner { return t.pinner }
+
+// Remove closes r and forgets it. Its successor, if any, may be read from now on.
 func (t *Tracker) Remove(r *Reader) {
 	_ = r.Close()
+	defer func() {
+		t.pinner.forget(r.ID)
+		t.pinner.open.Store(int64(len(t.order)))
+	}()
+	if r.Successor != nil {
+		r.Successor.HeldBy = nil
+		r.Successor = nil
+	}
+	if r.HeldBy != nil {
+		r.HeldBy.Successor = nil
+		r.HeldBy = nil
+	}
 	delete(t.readers, r.ID)
 	for i, o := range t.order {
 		if o == r {
@@ -112,6 +135,12 @@ func (t *Tracker) excluded(p string) bool {
 func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 	present := map[FileID]bool{}
 	t.Waiting = 0
+	pins := t.pinner.take()
+	for _, p := range pins {
+		t.pinned[p.id] = p
+	}
+	atEnd := !t.discovered && t.firstStart && t.cfg.StartAtEnd
+	var found []pin
 	for _, p := range t.Match() {
 		st, err := os.Stat(p)
 		if err != nil || !st.Mode().IsRegular() {
@@ -126,13 +155,7 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 			r.Draining = false
 			continue
 		}
-		if len(t.order) >= t.cfg.MaxConcurrentFiles {
-			t.Waiting++
-			continue
-		}
-		if err := t.open(p, id, now, !t.discovered && t.firstStart && t.cfg.StartAtEnd); err != nil {
-			errs = append(errs, err)
-		}
+		found = append(found, pin{path: p, id: id})
 	}
 	for _, r := range t.order {
 		if !present[r.ID] && !r.Draining {
@@ -140,10 +163,48 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 			r.LastGrowth = now
 		}
 	}
+	// Pinned files first, in the order they were pinned: a file pinned before its rotation
+	// comes before the new file at its path. One no longer at a matched path was rotated or
+	// deleted since it was pinned: its descriptor still holds the data, it is read draining.
+	for _, p := range pins {
+		if len(t.order) >= t.cfg.MaxConcurrentFiles {
+			break
+		}
+		if _, ok := t.pinned[p.id]; !ok {
+			continue
+		}
+		if err := t.open(p.path, p.path, p.id, now, atEnd && present[p.id]); err != nil {
+			errs = append(errs, err)
+			t.pinner.forget(p.id)
+			continue
+		}
+		if r := t.readers[p.id]; r != nil && !present[p.id] {
+			r.Draining = true
+		}
+	}
+	for id, p := range t.pinned {
+		// Not adopted (no slot): the next scan finds it again if it is still there.
+		delete(t.pinned, id)
+		_ = p.f.Close() // read-only
+		t.pinner.forget(id)
+	}
+	for _, f := range found {
+		if _, ok := t.readers[f.id]; ok {
+			continue // adopted from the pinner above
+		}
+		if len(t.order) >= t.cfg.MaxConcurrentFiles {
+			t.Waiting++
+			continue
+		}
+		if err := t.open(f.path, f.path, f.id, now, atEnd); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if !t.discovered {
 		t.discovered = true
 		errs = append(errs, t.findRotated(now)...)
 	}
+	t.link()
 	// Checkpoints of files not found are forgotten, but only once every matched file could be
 	// opened: a file waiting for a slot still needs its checkpoint.
 	if t.Waiting == 0 {
@@ -155,9 +216,18 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 	return gone, errs
 }
 
-// open starts a reader for path, resuming a matching checkpoint if there is one.
-func (t *Tracker) open(path string, id FileID, now int64, atEnd bool) error {
+// open starts a reader for path, resuming a matching checkpoint if there is one. name is the
+// path the file's metadata comes from: path itself, or the name a rotated file had.
+func (t *Tracker) open(path, name string, id FileID, now int64, atEnd bool) error {
 	f, err := os.Open(path)
+	if p, ok := t.pinned[id]; ok {
+		// Opened by the pinner already: its descriptor is the one that holds the data.
+		delete(t.pinned, id)
+		if err == nil {
+			_ = f.Close() // read-only; the pinned descriptor is used
+		}
+		f, err = p.f, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -169,18 +239,18 @@ func (t *Tracker) open(path string, id FileID, now int64, atEnd bool) error {
 		}
 		return err
 	}
-	r := newReader(path, f, id, &t.cfg.Read, &t.Stats)
+	r := newReader(name, f, id, &t.cfg.Read, &t.Stats)
 	r.LastGrowth = now
-	if s, ok := t.known[id]; ok {
+	if s, ok := t.known[id]; ok && t.sameFile(f, s) {
 		delete(t.known, id)
-		if t.sameFile(f, s) {
-			if err := r.restore(s); err == nil {
-				t.add(r)
-				return nil
-			}
+		if err := r.restore(s); err == nil {
+			t.add(r)
+			return nil
 		}
-		// An inode reused by another file, or an unreadable state: read the file anew.
+		// An unreadable state: read the file anew.
 	}
+	// An inode reused by another file (ext4 hands a freed inode to the next new file at once)
+	// leaves the checkpoint known: its file may be found among the rotated siblings.
 	if atEnd {
 		off, err := lastLineEnd(f, st.Size(), t.buf)
 		if err != nil {
@@ -193,19 +263,51 @@ func (t *Tracker) open(path string, id FileID, now int64, atEnd bool) error {
 	return nil
 }
 
+// Retained returns the checkpoints whose resume failed. They are not deleted: the caller keeps
+// them in its index so that a later start can resume them.
+func (t *Tracker) Retained() []State {
+	out := make([]State, 0, len(t.retained))
+	for _, s := range t.retained {
+		out = append(out, s)
+	}
+	return out
+}
+
+// link chains the readers of one path: rotated files found at a restart in the order of their
+// names (kubelet's timestamps), then the others in the order they were opened. Each is held
+// until the one before it is done.
+func (t *Tracker) link() {
+	groups := map[string][]*Reader{}
+	var paths []string
+	for _, r := range t.order {
+		if _, ok := groups[r.Path]; !ok {
+			paths = append(paths, r.Path)
+		}
+		groups[r.Path] = append(groups[r.Path], r)
+	}
+	for _, p := range paths {
+		g := groups[p]
+		if len(g) < 2 {
+			continue
+		}
+		sort.SliceStable(g, func(i, j int) bool {
+			return g[i].rotatedAs != "" && (g[j].rotatedAs == "" || g[i].rotatedAs < g[j].rotatedAs)
+		})
+		for i := 1; i < len(g); i++ {
+			prev, r := g[i-1], g[i]
+			if !prev.Draining || prev.Successor != nil || r.HeldBy != nil || r.started {
+				continue
+			}
+			prev.Successor, r.HeldBy = r, prev
+		}
+	}
+}
+
 func (t *Tracker) add(r *Reader) {
 	t.readers[r.ID] = r
 	t.order = append(t.order, r)
-}
-
-func (t *Tracker) moveToFront(r *Reader) {
-	for i, o := range t.order {
-		if o == r {
-			copy(t.order[1:i+1], t.order[:i])
-			t.order[0] = r
-			return
-		}
-	}
+	t.pinner.track(r.ID)
+	t.pinner.open.Store(int64(len(t.order)))
 }
 
 func (t *Tracker) sameFile(f *os.File, s State) bool {
@@ -214,111 +316,6 @@ func (t *Tracker) sameFile(f *os.File, s State) bool {
 	}
 	fp, err := fingerprintOf(f, s.FP.Len, t.buf)
 	return err == nil && fp == s.FP
-}
-
-// findRotated resumes checkpoints whose file was renamed while we were down: it looks for the
-// file among the siblings "<path>.*" (compressed ones excluded) and drains it.
-func (t *Tracker) findRotated(now int64) []error {
-	var errs []error
-	for id, s := range t.known {
-		if len(t.order) >= t.cfg.MaxConcurrentFiles {
-			break
-		}
-		matches, _ := filepath.Glob(globEscape(s.Path) + ".*")
-		for _, p := range matches {
-			base := filepath.Base(p)
-			if !podpath.IsRotated(base) || filepath.Ext(base) == ".gz" {
-				continue
-			}
-			st, err := os.Stat(p)
-			if err != nil || fileID(st) != id {
-				continue
-			}
-			if err := t.open(p, id, now, false); err != nil {
-				errs = append(errs, err)
-				break
-			}
-			if r := t.readers[id]; r != nil {
-				r.Path = s.Path // keep the metadata of the original name
-				r.Meta, r.MetaOK = podpath.Parse(s.Path)
-				r.Draining = true
-				t.moveToFront(r) // older data first: per-stream order across the rotation
-			}
-			break
-		}
-		if _, ok := t.known[id]; !ok {
-			continue // found above
-		}
-		// Not found uncompressed: kubelet may have compressed it while we were down.
-		gz, _ := filepath.Glob(globEscape(s.Path) + ".*.gz")
-		for _, p := range gz {
-			ok, err := t.resumeCompressed(p, s, now)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			if ok {
-				break
-			}
-		}
-	}
-	return errs
-}
-
-// maxDecompressed bounds what resumeCompressed writes to a temporary file; kubelet rotates
-// files at containerLogMaxSize (10 MiB by default), far below it.
-const maxDecompressed = 1 << 30
-
-// resumeCompressed resumes a checkpoint from a compressed rotated file whose decompressed
-// first bytes match the checkpoint's fingerprint. The content is decompressed into an unlinked
-// temporary file that the reader drains like any rotated file.
-func (t *Tracker) resumeCompressed(path string, s State, now int64) (bool, error) {
-	if _, taken := t.readers[s.ID]; taken || s.FP.Len == 0 {
-		return false, nil
-	}
-	in, err := os.Open(path)
-	if err != nil {
-		return false, nil //nolint:nilerr // gone meanwhile: nothing to resume
-	}
-	defer func() { _ = in.Close() }() // read-only: closing cannot lose data
-	zr, err := gzip.NewReader(in)
-	if err != nil {
-		return false, nil //nolint:nilerr // not gzip: not ours to read
-	}
-	head := make([]byte, s.FP.Len)
-	if _, err := io.ReadFull(zr, head); err != nil {
-		return false, nil //nolint:nilerr // shorter than the fingerprint: another file
-	}
-	h := fnv.New64a()
-	_, _ = h.Write(head)
-	if h.Sum64() != s.FP.Hash {
-		return false, nil
-	}
-	tmp, err := os.CreateTemp("", "cri_log-*.log")
-	if err != nil {
-		return false, fmt.Errorf("tracker: decompressing %s: %w", path, err)
-	}
-	_ = os.Remove(tmp.Name()) // unlinked: it disappears when the reader closes it
-	_, err = tmp.Write(head)
-	if err == nil {
-		_, err = io.Copy(tmp, io.LimitReader(zr, maxDecompressed))
-	}
-	if err != nil {
-		// A corrupt or cut compressed file, or a failed write: resuming from a partial copy
-		// would lose the rest without a word, so the caller reports it instead.
-		_ = tmp.Close()
-		return false, fmt.Errorf("tracker: decompressing %s: %w", path, err)
-	}
-	r := newReader(s.Path, tmp, s.ID, &t.cfg.Read, &t.Stats)
-	if err := r.restore(s); err != nil {
-		_ = tmp.Close()
-		return false, nil //nolint:nilerr // an unreadable state: the checkpoint is forgotten
-	}
-	r.Draining = true
-	r.LastGrowth = now
-	delete(t.known, s.ID)
-	t.add(r)
-	t.moveToFront(r)
-	return true, nil
 }
 
 func globEscape(p string) string {

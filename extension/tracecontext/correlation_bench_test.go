@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package tracecontext
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/trace"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref"
+)
+
+const (
+	benchPods        = 10_000
+	benchReplicaSets = 100
+)
+
+// benchObjects are what the Pod and ReplicaSet watches deliver for a cluster of benchPods Pods:
+// every tenth Pod (i%10 == 0) and every tenth ReplicaSet (j%10 == 5) carry a context, every Pod
+// is owned by ReplicaSet i%100 (so the others resolve through the owner walk, or not at all).
+func benchObjects() []*metav1.PartialObjectMetadata {
+	yes := true
+	ctxValue := func(i int) map[string]string {
+		sc := trace.NewSpanContext(trace.SpanContextConfig{
+			TraceID: benchTraceID(i), SpanID: trace.SpanID{byte(i), byte(i >> 8), 2}, TraceFlags: trace.FlagsSampled,
+		})
+		return map[string]string{objecttrace.ContextAnnotation: objecttrace.FormatTraceparent(sc), "deployment.kubernetes.io/revision": "3"}
+	}
+	out := make([]*metav1.PartialObjectMetadata, 0, benchPods+benchReplicaSets)
+	for j := range benchReplicaSets {
+		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("web-%d-7d4b9c8f6", j), Namespace: "default", UID: k8stypes.UID(fmt.Sprintf("3f9a1c2e-0000-4000-8000-%012d", j)),
+		}}
+		m.APIVersion, m.Kind = "apps/v1", "ReplicaSet"
+		if j%10 == 5 {
+			m.Annotations = ctxValue(j)
+		}
+		out = append(out, m)
+	}
+	for i := range benchPods {
+		j := i % benchReplicaSets
+		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("web-%d-7d4b9c8f6-%05d", j, i), Namespace: "default", UID: k8stypes.UID(fmt.Sprintf("6b1b0f4e-9c2b-4c49-9d0e-%012d", i)),
+			Labels: map[string]string{"app": "web", "pod-template-hash": "7d4b9c8f6"},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: fmt.Sprintf("web-%d-7d4b9c8f6", j),
+				UID: k8stypes.UID(fmt.Sprintf("3f9a1c2e-0000-4000-8000-%012d", j)), Controller: &yes,
+			}},
+		}}
+		if i%10 == 0 {
+			m.Annotations = ctxValue(benchReplicaSets + i)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// benchTraceID is the trace id of the context of ReplicaSet i, or of Pod i-benchReplicaSets.
+func benchTraceID(i int) trace.TraceID {
+	return trace.TraceID{byte(i), byte(i >> 8), 1}
+}
+
+// populate feeds objects to e through the path watch events take.
+func populate(e *traceContextExtension, objs []*metav1.PartialObjectMetadata) {
+	for _, m := range objs {
+		r := e.kinds["/Pod"]
+		if m.Kind == "ReplicaSet" {
+			r = e.kinds["apps/ReplicaSet"]
+		}
+		e.observe(r, m, metav1.Now().Time)
+	}
+}
+
+func newBenchExtension(tb testing.TB) *traceContextExtension {
+	e, err := newExtension(createDefaultConfig().(*Config), componenttest.NewNopTelemetrySettings())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	return e
+}
+
+// BenchmarkMemory10kPods reports the heap the extension holds for 10,000 Pods of 100
+// ReplicaSets, 10% of each carrying a context (bytes/store), after the objects themselves are
+// gone, as they are once the watch has delivered them.
+func BenchmarkMemory10kPods(b *testing.B) {
+	var held uint64
+	for range b.N {
+		e := newBenchExtension(b)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		populate(e, benchObjects())
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held = after.HeapAlloc - before.HeapAlloc
+		if e.store.len() != benchPods+benchReplicaSets/10 {
+			b.Fatalf("held %d objects", e.store.len())
+		}
+		runtime.KeepAlive(e)
+	}
+	b.ReportMetric(float64(held), "bytes/store")
+	b.ReportMetric(float64(held)/benchPods, "bytes/pod")
+}
+
+type benchHost map[component.ID]component.Component
+
+func (h benchHost) GetExtensions() map[component.ID]component.Component { return h }
+
+// BenchmarkObjectRef measures object_ref per record (ns/op is per record) alone and with this
+// extension answering for the records' Pods: 10,000 Pods, 10% with their own context and the
+// rest resolved through their ReplicaSet (10% of which carry one) or not at all.
+func BenchmarkObjectRef(b *testing.B) {
+	e := newBenchExtension(b)
+	populate(e, benchObjects())
+	extID := component.MustNewID("trace_context")
+	host := benchHost{extID: e}
+
+	templ := plog.NewLogs()
+	lrs := templ.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for i := range 1000 {
+		j := (i * 7) % benchPods
+		_ = lrs.AppendEmpty().Attributes().FromRaw(map[string]any{
+			"pod":              fmt.Sprintf("default/web-%d-7d4b9c8f6-%05d", j%benchReplicaSets, j),
+			"node":             "node-12",
+			"evaluatedNodes":   int64(6),
+			"code.file.path":   "schedule_one.go",
+			"code.line.number": int64(252),
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		ext  *component.ID
+	}{
+		{"alone", nil},
+		{"with_trace_context", &extID},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			cfg := objectref.NewFactory().CreateDefaultConfig().(*objectref.Config)
+			cfg.Match.All = true
+			cfg.TraceContext = tc.ext
+			p, err := objectref.NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(component.MustNewType("object_ref")), cfg, consumertest.NewNop())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := p.Start(context.Background(), host); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+			consumeCopies(b, p, templ)
+		})
+	}
+}
+
+// consumeCopies runs b.N records through p as fresh copies of templ made outside the timer.
+func consumeCopies(b *testing.B, p processor.Logs, templ plog.Logs) {
+	perBatch := templ.LogRecordCount()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += perBatch {
+		b.StopTimer()
+		batch := plog.NewLogs()
+		templ.CopyTo(batch)
+		b.StartTimer()
+		if err := p.ConsumeLogs(context.Background(), batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestObjectRefCorrelates checks the benchmark measures what it claims: with the extension,
+// records of a Pod with its own context, or whose ReplicaSet has one, get that trace id.
+func TestObjectRefCorrelates(t *testing.T) {
+	e := newBenchExtension(t)
+	populate(e, benchObjects())
+	extID := component.MustNewID("trace_context")
+	cfg := objectref.NewFactory().CreateDefaultConfig().(*objectref.Config)
+	cfg.Match.All = true
+	cfg.TraceContext = &extID
+	sink := &consumertest.LogsSink{}
+	p, err := objectref.NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(component.MustNewType("object_ref")), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), benchHost{extID: e}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	tests := []struct {
+		pod       int
+		wantTrace trace.TraceID // zero: not correlated
+	}{
+		{pod: 10, wantTrace: benchTraceID(benchReplicaSets + 10)},     // its own
+		{pod: 1015, wantTrace: benchTraceID(15)},                      // its ReplicaSet's (15)
+		{pod: 11},                                                     // neither
+		{pod: 9990, wantTrace: benchTraceID(benchReplicaSets + 9990)}, // its own
+	}
+	logs := plog.NewLogs()
+	lrs := logs.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for _, tt := range tests {
+		_ = lrs.AppendEmpty().Attributes().FromRaw(map[string]any{"pod": fmt.Sprintf("default/web-%d-7d4b9c8f6-%05d", tt.pod%benchReplicaSets, tt.pod)})
+	}
+	if err := p.ConsumeLogs(context.Background(), logs); err != nil {
+		t.Fatal(err)
+	}
+	got := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	for i, tt := range tests {
+		if trace.TraceID(got.At(i).TraceID()) != tt.wantTrace {
+			t.Errorf("pod %d: trace id %v, want %v", tt.pod, got.At(i).TraceID(), tt.wantTrace)
+		}
+	}
+}

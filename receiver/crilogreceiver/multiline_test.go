@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package crilogreceiver
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestKlogPresetLeavesJSONContainersAlone: the DaemonSet turns the klog preset on for every
+// file. A JSON-logging container that is never idle must still get one record per entry, at
+// once, and hold nothing pending (nothing for the checkpoints to rewrite).
+func TestKlogPresetLeavesJSONContainersAlone(t *testing.T) {
+	root := t.TempDir()
+	c := &collector{}
+	cfg := testConfig(root)
+	cfg.Multiline.Preset = PresetKlog
+	cfg.Multiline.FlushTimeout = time.Hour // a busy container is never idle
+	startReceiver(t, cfg, c, nil)
+	p := newPodLog(t, root, "ns", "api", "app", 0)
+	var want []string
+	for i := range 500 {
+		want = append(want, fmt.Sprintf(`{"level":"info","ts":%d,"msg":"served","path":"/v1/items/%d"}`, i, i))
+		p.write("stdout", want[i], 0)
+	}
+	requireExactly(t, c, map[string][]string{key("api", "app", "stdout"): want})
+}
+
+// TestKlogPresetScopedByPath: multiline.include limits the preset to matching files; a file
+// outside it is never recombined, whatever it writes.
+func TestKlogPresetScopedByPath(t *testing.T) {
+	root := t.TempDir()
+	c := &collector{}
+	cfg := testConfig(root)
+	cfg.Multiline.Preset = PresetKlog
+	cfg.Multiline.FlushTimeout = 50 * time.Millisecond
+	cfg.Multiline.Include = []string{filepath.Join(root, "kube-system_*", "*", "*.log")}
+	startReceiver(t, cfg, c, nil)
+	sys := newPodLog(t, root, "kube-system", "sched", "scheduler", 0)
+	app := newPodLog(t, root, "ns", "web", "app", 0)
+	lines := []string{`I0501 10:11:12.123456       1 server.go:12] "Config" value=<`, "\tline one", " >"}
+	for _, l := range lines {
+		sys.write("stderr", l, 0)
+		app.write("stderr", l, 0)
+	}
+	requireExactly(t, c, map[string][]string{
+		"kube-system/sched/scheduler/0/stderr": {strings.Join(lines, "\n")},
+		key("web", "app", "stderr"):            lines,
+	})
+}
+
+// TestMultilineRecordAtTheLimitIsContinued: a record that would pass max_log_size is emitted
+// whole and continued in a record flagged otelcol_k8s.cri.continued; no byte is lost.
+func TestMultilineRecordAtTheLimitIsContinued(t *testing.T) {
+	root := t.TempDir()
+	c := &collector{}
+	cfg := testConfig(root)
+	cfg.Multiline.Preset = PresetKlog
+	cfg.Multiline.FlushTimeout = 50 * time.Millisecond
+	cfg.MaxLogSize = 1024
+	startReceiver(t, cfg, c, nil)
+	p := newPodLog(t, root, "ns", "dump", "app", 0)
+	head := `I0501 10:11:12.123456       1 dump.go:1] "State"`
+	p.write("stderr", head, 0)
+	var cont []string
+	for i := range 30 {
+		cont = append(cont, fmt.Sprintf("\tfield %02d %s", i, strings.Repeat("v", 50)))
+		p.write("stderr", cont[i], 0)
+	}
+	// 48 + 30*61 bytes: the record is split after the line that still fits 1024 bytes.
+	fit := 0
+	for n := len(head); n+1+len(cont[fit]) <= 1024; fit++ {
+		n += 1 + len(cont[fit])
+	}
+	first := head + "\n" + strings.Join(cont[:fit], "\n")
+	second := strings.Join(cont[fit:], "\n")
+	requireExactly(t, c, map[string][]string{key("dump", "app", "stderr"): {first, second}})
+	if _, ok := attrsOf(t, c, first)["otelcol_k8s.cri.continued"]; ok {
+		t.Error("the first part is flagged continued")
+	}
+	if attrsOf(t, c, second)["otelcol_k8s.cri.continued"] != true {
+		t.Error("the continuation is not flagged")
+	}
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ShippedNodeConfigMap is the node agent's ConfigMap, relative to the repository root: the
+// collector configuration the DaemonSet runs.
+const ShippedNodeConfigMap = "deploy/kubernetes/configmap.yaml"
+
+// Local says where a local run puts what a node and a cluster give the DaemonSet.
+type Local struct {
+	// NodeRoot stands for the node's "/": absolute include and exclude patterns of cri_log are
+	// moved under it (/var/log/pods/... becomes NodeRoot/var/log/pods/...).
+	NodeRoot string
+	// StateDir replaces the directory of every file_storage extension (the node's hostPath).
+	StateDir string
+	// Endpoint is the CloudWatch Logs endpoint URL (the local server) set on every
+	// cloudwatch_groups exporter.
+	Endpoint string
+	// HealthAddr replaces the health_check endpoint (the pod's own port on a node).
+	HealthAddr string
+	// Env gives the values the DaemonSet's environment provides (K8S_NODE_NAME, AWS_REGION,
+	// ...). Every ${env:NAME} the configuration uses without a default must be here.
+	Env map[string]string
+}
+
+// Shipped is the node agent's configuration prepared for a local run.
+type Shipped struct {
+	// YAML is the configuration to pass to --config.
+	YAML []byte
+	// Env is the environment the configuration needs, as NAME=value.
+	Env []string
+	// Changes lists every change made to the shipped configuration, for a test's log.
+	Changes []string
+}
+
+// clusterOnly are processor types that need a Kubernetes API server. A local run has none, so
+// they are left out of the pipeline (and said so in Changes); everything else is kept as shipped.
+var clusterOnly = []string{"k8s_attributes"}
+
+// LoadShippedNodeConfig reads the node agent's collector configuration from the ConfigMap at
+// configMapPath and returns it with only what depends on the environment swapped for a local run:
+// paths (log directory under NodeRoot, state directory), the CloudWatch endpoint, the health
+// address, the service's own telemetry (off: several collectors share one machine) and the
+// processors that need a cluster (left out). Receiver, processor and exporter settings are
+// otherwise exactly as shipped. A configuration whose shape the loader does not know (no
+// cri_log, no file_storage, an environment variable without a value) is an error rather than
+// a silently friendlier run.
+func LoadShippedNodeConfig(configMapPath string, l Local) (*Shipped, error) {
+	raw, err := os.ReadFile(configMapPath)
+	if err != nil {
+		return nil, err
+	}
+	var cm struct {
+		Kind string            `yaml:"kind"`
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(raw, &cm); err != nil {
+		return nil, fmt.Errorf("%s: %w", configMapPath, err)
+	}
+	text, ok := cm.Data["config.yaml"]
+	if cm.Kind != "ConfigMap" || !ok {
+		return nil, fmt.Errorf("%s: not a ConfigMap with a config.yaml key", configMapPath)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
+		return nil, fmt.Errorf("%s: config.yaml: %w", configMapPath, err)
+	}
+	s := &Shipped{}
+	if err := s.localize(cfg, l); err != nil {
+		return nil, fmt.Errorf("%s: %w", configMapPath, err)
+	}
+	env, err := envFor(text, l.Env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", configMapPath, err)
+	}
+	s.Env = env
+	if s.YAML, err = yaml.Marshal(cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// WriteShippedNodeConfig writes the localized configuration into dir and returns its path.
+func (s *Shipped) WriteShippedNodeConfig(dir string) (string, error) {
+	p := filepath.Join(dir, "shipped-node.yaml")
+	return p, os.WriteFile(p, s.YAML, 0o600)
+}
+
+func (s *Shipped) localize(cfg map[string]any, l Local) error {
+	if l.NodeRoot == "" || l.StateDir == "" || l.Endpoint == "" || l.HealthAddr == "" {
+		return errors.New("NodeRoot, StateDir, Endpoint and HealthAddr are required")
+	}
+	var errs []error
+	components := func(kind, typ string) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		sec, _ := cfg[kind].(map[string]any)
+		for id, v := range sec {
+			if id != typ && !strings.HasPrefix(id, typ+"/") {
+				continue
+			}
+			c, _ := v.(map[string]any)
+			if c == nil {
+				c = map[string]any{}
+				sec[id] = c
+			}
+			out[id] = c
+		}
+		if len(out) == 0 {
+			errs = append(errs, fmt.Errorf("no %s %s: the loader does not know this configuration's shape", typ, kind))
+		}
+		return out
+	}
+	for id, c := range components("extensions", "file_storage") {
+		c["directory"] = l.StateDir
+		s.note("extensions::%s::directory = the test's state directory", id)
+	}
+	for id, c := range components("extensions", "health_check") {
+		c["endpoint"] = l.HealthAddr
+		s.note("extensions::%s::endpoint = a free local port", id)
+	}
+	for id, c := range components("receivers", "cri_log") {
+		for _, key := range []string{"include", "exclude"} {
+			list, _ := c[key].([]any)
+			for i, p := range list {
+				if ps, ok := p.(string); ok && filepath.IsAbs(ps) {
+					list[i] = filepath.Join(l.NodeRoot, ps)
+				}
+			}
+			if len(list) > 0 {
+				s.note("receivers::%s::%s moved under the node root", id, key)
+			}
+		}
+	}
+	for id, c := range components("exporters", "cloudwatch_groups") {
+		c["endpoint"] = l.Endpoint
+		s.note("exporters::%s::endpoint = the local CloudWatch Logs server", id)
+	}
+	s.dropClusterOnly(cfg)
+	service, _ := cfg["service"].(map[string]any)
+	if service == nil {
+		errs = append(errs, errors.New("no service section"))
+	} else {
+		// The collector's own metrics listen on a fixed port by default: several collectors on
+		// one machine would collide. Logs stay at the shipped level.
+		tel, _ := service["telemetry"].(map[string]any)
+		if tel == nil {
+			tel = map[string]any{}
+			service["telemetry"] = tel
+		}
+		tel["metrics"] = map[string]any{"level": "none"}
+		s.note("service::telemetry::metrics::level = none (no fixed port)")
+	}
+	return errors.Join(errs...)
+}
+
+// dropClusterOnly removes the processors that need a Kubernetes API server from the processors
+// section and from every pipeline.
+func (s *Shipped) dropClusterOnly(cfg map[string]any) {
+	procs, _ := cfg["processors"].(map[string]any)
+	isClusterOnly := func(id string) bool {
+		typ, _, _ := strings.Cut(id, "/")
+		return slices.Contains(clusterOnly, typ)
+	}
+	var dropped []string
+	for id := range procs {
+		if isClusterOnly(id) {
+			delete(procs, id)
+			dropped = append(dropped, id)
+		}
+	}
+	sort.Strings(dropped)
+	service, _ := cfg["service"].(map[string]any)
+	pipelines, _ := service["pipelines"].(map[string]any)
+	for _, p := range pipelines {
+		pm, _ := p.(map[string]any)
+		list, _ := pm["processors"].([]any)
+		pm["processors"] = slices.DeleteFunc(list, func(v any) bool {
+			id, _ := v.(string)
+			return isClusterOnly(id)
+		})
+	}
+	for _, id := range dropped {
+		s.note("processors::%s left out: it needs a Kubernetes API server", id)
+	}
+}
+
+func (s *Shipped) note(format string, args ...any) {
+	s.Changes = append(s.Changes, fmt.Sprintf(format, args...))
+}
+
+var envRef = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
+
+// envFor returns vals as NAME=value, and an error naming every variable the configuration text
+// refers to without a default that has no value in vals.
+func envFor(text string, vals map[string]string) ([]string, error) {
+	var missing []string
+	for _, m := range envRef.FindAllStringSubmatch(text, -1) {
+		if _, ok := vals[m[1]]; !ok && m[2] == "" && !slices.Contains(missing, m[1]) {
+			missing = append(missing, m[1])
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, fmt.Errorf("environment variables without a value for the local run: %s", strings.Join(missing, ", "))
+	}
+	env := make([]string, 0, len(vals))
+	for k, v := range vals {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env, nil
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package harness
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+const configMapFromHere = "../../" + ShippedNodeConfigMap
+
+func localForTest(dir string) Local {
+	return Local{
+		NodeRoot: filepath.Join(dir, "node"), StateDir: filepath.Join(dir, "state"),
+		Endpoint: "http://127.0.0.1:4590", HealthAddr: "127.0.0.1:13999",
+		Env: map[string]string{
+			"K8S_NODE_NAME": "node-1", "AWS_REGION": "us-east-1", "CLUSTER_NAME": "local",
+			"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+		},
+	}
+}
+
+// shippedSection returns the shipped config.yaml as parsed YAML, untouched.
+func shippedSection(t *testing.T) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(configMapFromHere)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(raw, &cm); err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func dig(m map[string]any, keys ...string) any {
+	var v any = m
+	for _, k := range keys {
+		mm, _ := v.(map[string]any)
+		v = mm[k]
+	}
+	return v
+}
+
+// TestShippedNodeConfigKeepsShippedSettings checks that only environment-bound values change:
+// every other receiver and exporter setting is the shipped one.
+func TestShippedNodeConfigKeepsShippedSettings(t *testing.T) {
+	dir := t.TempDir()
+	l := localForTest(dir)
+	s, err := LoadShippedNodeConfig(configMapFromHere, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(s.YAML, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := shippedSection(t)
+
+	// The swaps, written out by hand.
+	if v := dig(got, "receivers", "cri_log", "include"); !reflect.DeepEqual(v, []any{filepath.Join(dir, "node", "var/log/pods/*/*/*.log")}) {
+		t.Errorf("cri_log include = %v", v)
+	}
+	if v := dig(got, "extensions", "file_storage", "directory"); v != filepath.Join(dir, "state") {
+		t.Errorf("file_storage directory = %v", v)
+	}
+	if v := dig(got, "extensions", "health_check", "endpoint"); v != "127.0.0.1:13999" {
+		t.Errorf("health_check endpoint = %v", v)
+	}
+	if v := dig(got, "exporters", "cloudwatch_groups", "endpoint"); v != "http://127.0.0.1:4590" {
+		t.Errorf("exporter endpoint = %v", v)
+	}
+	if v := dig(got, "processors", "k8s_attributes"); v != nil {
+		t.Errorf("k8s_attributes kept: %v", v)
+	}
+	if v := dig(got, "service", "pipelines", "logs", "processors"); !reflect.DeepEqual(v, []any{"memory_limiter", "klog_parser", "object_ref"}) {
+		t.Errorf("pipeline processors = %v", v)
+	}
+
+	// Everything else is the shipped configuration: undo the swaps and compare whole sections.
+	rc := dig(got, "receivers", "cri_log").(map[string]any)
+	rc["include"] = dig(want, "receivers", "cri_log", "include")
+	ex := dig(got, "exporters", "cloudwatch_groups").(map[string]any)
+	delete(ex, "endpoint")
+	for _, sec := range []string{"receivers", "exporters"} {
+		if !reflect.DeepEqual(got[sec], want[sec]) {
+			t.Errorf("%s differ from the shipped ones:\n got %v\nwant %v", sec, got[sec], want[sec])
+		}
+	}
+	wantProcs := dig(want, "processors").(map[string]any)
+	delete(wantProcs, "k8s_attributes")
+	if !reflect.DeepEqual(got["processors"], wantProcs) {
+		t.Errorf("processors differ from the shipped ones:\n got %v\nwant %v", got["processors"], wantProcs)
+	}
+	if len(s.Changes) == 0 {
+		t.Error("no changes listed")
+	}
+	for _, c := range s.Changes {
+		t.Log(c)
+	}
+	if !slices.Contains(s.Env, "K8S_NODE_NAME=node-1") || !slices.Contains(s.Env, "AWS_SECRET_ACCESS_KEY=local") {
+		t.Errorf("env = %v", s.Env)
+	}
+}
+
+func TestShippedNodeConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	l := localForTest(dir)
+	delete(l.Env, "K8S_NODE_NAME")
+	if _, err := LoadShippedNodeConfig(configMapFromHere, l); err == nil {
+		t.Error("a variable without a value was accepted")
+	}
+	// A configuration of another shape is refused, not run half-localized.
+	other := filepath.Join(dir, "cm.yaml")
+	if err := os.WriteFile(other, []byte("kind: ConfigMap\ndata:\n  config.yaml: |\n    receivers:\n      otlp: {}\n    service: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadShippedNodeConfig(other, localForTest(dir)); err == nil {
+		t.Error("a configuration without cri_log, file_storage, health_check or cloudwatch_groups was accepted")
+	}
+	if _, err := LoadShippedNodeConfig(filepath.Join(dir, "missing.yaml"), localForTest(dir)); err == nil {
+		t.Error("a missing file was accepted")
+	}
+}
+
+// TestShippedNodeConfigValidates has the distribution validate the localized configuration,
+// when the binary is built (OTELCOL_K8S_BIN, as `make e2e` sets it).
+func TestShippedNodeConfigValidates(t *testing.T) {
+	bin := os.Getenv("OTELCOL_K8S_BIN")
+	if bin == "" {
+		t.Skip("OTELCOL_K8S_BIN is not set")
+	}
+	dir := t.TempDir()
+	s, err := LoadShippedNodeConfig(configMapFromHere, localForTest(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.WriteShippedNodeConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "validate", "--config", p) //nolint:gosec // the binary under test
+	cmd.Env = append(os.Environ(), s.Env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("validate: %v\n%s", err, out)
+	}
+}
