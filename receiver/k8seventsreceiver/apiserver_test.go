@@ -41,7 +41,7 @@ type memStorage struct {
 }
 
 func (m *memStorage) Start(context.Context, component.Host) error { return nil }
-func (m *memStorage) Shutdown(context.Context) error             { return nil }
+func (m *memStorage) Shutdown(context.Context) error              { return nil }
 func (m *memStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
 	return memClient{m}, nil
 }
@@ -283,7 +283,7 @@ func TestRecordersAgainstAPIServer(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "counts: %v", got.counts())
 
 	want := map[string]int{
-		"Probe singleton": 1,
+		"Probe singleton":   1,
 		"BackOff singleton": 1, "BackOff start": 1, "BackOff ongoing": 1, "BackOff finished": 1,
 		"LegacyBackOff singleton": 1, "LegacyBackOff start": 1, "LegacyBackOff finished": 1,
 		"RawLegacy start": 1, "RawLegacy finished": 1,

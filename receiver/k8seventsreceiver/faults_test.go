@@ -13,12 +13,16 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
 )
 
@@ -37,17 +41,40 @@ func createEvents(t *testing.T, client kubernetes.Interface, reason string, n in
 
 // startThroughProxy starts a receiver whose API traffic goes through a fault proxy and waits
 // for its first checkpoint (the list is done, the watch is opening).
-func startThroughProxy(t *testing.T, proxy *kubecluster.Proxy, sink *consumertest.LogsSink) (*kubeEventsReceiver, *memStorage) {
+func startThroughProxy(t *testing.T, proxy *kubecluster.Proxy, sink *consumertest.LogsSink) (*kubeEventsReceiver, *sdkmetric.ManualReader) {
 	t.Helper()
 	storeID := component.MustNewID("mem")
 	mem := &memStorage{data: map[string][]byte{}}
 	host := hostWith{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{storeID: mem}}
-	r := startReceiver(t, testReceiverConfig(proxy.Kubeconfig, &storeID), host, sink)
+	reader := sdkmetric.NewManualReader()
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	r, err := newReceiver(set, testReceiverConfig(proxy.Kubeconfig, &storeID), sink)
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background(), host))
 	require.Eventually(t, func() bool {
 		v, _ := memClient{mem}.Get(context.Background(), checkpointKey)
 		return len(v) > 0 && proxy.OpenWatches() == 1
 	}, 60*time.Second, 20*time.Millisecond)
-	return r, mem
+	return r, reader
+}
+
+// counter is the sum of the receiver's counter name over all attribute sets.
+func counter(t *testing.T, reader *sdkmetric.ManualReader, name string) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	var total int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == name {
+				for _, dp := range sum.DataPoints {
+					total += dp.Value
+				}
+			}
+		}
+	}
+	return total
 }
 
 // TestWatchExpiryRelists runs the API server without a watch cache and with a 1s etcd
@@ -62,7 +89,7 @@ func TestWatchExpiryRelists(t *testing.T) {
 	require.NoError(t, err)
 	sink := &consumertest.LogsSink{}
 	got := seen{sink}
-	r, _ := startThroughProxy(t, proxy, sink)
+	r, reader := startThroughProxy(t, proxy, sink)
 	defer func() { require.NoError(t, r.Shutdown(context.Background())) }()
 
 	createEvents(t, client, "Before", 5)
@@ -85,6 +112,9 @@ func TestWatchExpiryRelists(t *testing.T) {
 		return c["Before singleton"] != 5 || c["During singleton"] != 7 || c["Late singleton"] != 1
 	}, time.Second, 50*time.Millisecond)
 	assert.Positive(t, proxy.Throttled())
+	assert.Positive(t, counter(t, reader, "otelcol_receiver_kube_events_gone"), "the resumed watch got 410 Gone")
+	assert.Equal(t, int64(2), counter(t, reader, "otelcol_receiver_kube_events_relists"), "the start and the 410")
+	assert.Positive(t, counter(t, reader, "otelcol_receiver_kube_events_throttled"))
 }
 
 // TestThrottledAPIServer answers 429 with Retry-After: 1 to every request for a while: the
@@ -99,7 +129,7 @@ func TestThrottledAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	sink := &consumertest.LogsSink{}
 	got := seen{sink}
-	r, _ := startThroughProxy(t, proxy, sink)
+	r, reader := startThroughProxy(t, proxy, sink)
 	defer func() { require.NoError(t, r.Shutdown(context.Background())) }()
 
 	const throttled = 6
@@ -116,4 +146,6 @@ func TestThrottledAPIServer(t *testing.T) {
 	assert.LessOrEqual(t, requests, int64(throttled+4), "requests %d in %s", requests, elapsed)
 	t.Logf("429 phase: %d requests in %s (%.1f/s)", requests, elapsed, float64(requests)/elapsed.Seconds())
 	require.Never(t, func() bool { return got.counts()["Busy singleton"] != 10 }, time.Second, 50*time.Millisecond)
+	assert.Equal(t, int64(throttled), counter(t, reader, "otelcol_receiver_kube_events_throttled"))
+	assert.Equal(t, int64(1), counter(t, reader, "otelcol_receiver_kube_events_relists"), "a throttled watch does not relist")
 }

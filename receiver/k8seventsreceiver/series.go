@@ -156,7 +156,7 @@ func (s *seriesTable) seed(ev event, now time.Time) {
 }
 
 // deleted handles a deleted Event: an open series finishes.
-func (s *seriesTable) deleted(uid string, now time.Time) []transition {
+func (s *seriesTable) deleted(uid string) []transition {
 	if tb, ok := s.tombs[uid]; ok {
 		s.dropTomb(tb)
 	}

@@ -113,7 +113,7 @@ func TestSeriesInference(t *testing.T) {
 				case "mod":
 					got = tab.observe(e, now, false)
 				case "del":
-					got = tab.deleted(s.uid, now)
+					got = tab.deleted(s.uid)
 				case "sweep":
 					got = tab.sweep(now)
 				case "seed":

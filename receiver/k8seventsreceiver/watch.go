@@ -142,7 +142,7 @@ func (t *term) sweepLoop(ctx context.Context) {
 	}
 }
 
-// backoff is an exponential backoff with full jitter that honours a server's Retry-After.
+// backoff is an exponential backoff with full jitter that honors a server's Retry-After.
 type backoff struct {
 	initial, max, cur time.Duration
 }
@@ -230,7 +230,15 @@ func (t *term) relist(ctx context.Context, ns string) (string, error) {
 	opts := t.listOptions()
 	opts.Limit = t.cfg.Client.PageSize
 	var pending []transition
-	seen := map[string]bool{}
+	// The open series before the list: those the list does not return were deleted meanwhile.
+	t.mu.Lock()
+	missing := map[string]bool{}
+	for uid, o := range t.table.open {
+		if ns == "" || o.ev.Namespace == ns {
+			missing[uid] = true
+		}
+	}
+	t.mu.Unlock()
 	listRV := ""
 	for {
 		items, meta, err := t.list(ctx, ns, opts)
@@ -242,9 +250,7 @@ func (t *term) relist(ctx context.Context, ns string) (string, error) {
 		t.mu.Lock()
 		for i := range items {
 			ev := items[i]
-			if _, open := t.table.open[ev.UID]; open {
-				seen[ev.UID] = true
-			}
+			delete(missing, ev.UID)
 			t.tel.ReceiverKubeEventsEventsReceived.Add(ctx, 1)
 			if !t.keep(&ev) {
 				continue
@@ -263,11 +269,8 @@ func (t *term) relist(ctx context.Context, ns string) (string, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := t.now()
-	for uid, o := range t.table.open {
-		if !seen[uid] && (ns == "" || o.ev.Namespace == ns) {
-			pending = append(pending, t.table.deleted(uid, now)...)
-		}
+	for uid := range missing {
+		pending = append(pending, t.table.deleted(uid)...)
 	}
 	for len(pending) > maxBatch {
 		if !t.emitRecords(ctx, pending[:maxBatch]) {
@@ -415,7 +418,7 @@ func (t *term) handleBatch(ctx context.Context, ns string, batch []watch.Event) 
 		case watch.Modified:
 			ts = append(ts, t.table.observe(ev, now, false)...)
 		case watch.Deleted:
-			ts = append(ts, t.table.deleted(ev.UID, now)...)
+			ts = append(ts, t.table.deleted(ev.UID)...)
 		}
 	}
 	if rv == "" {

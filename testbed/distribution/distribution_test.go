@@ -142,30 +142,7 @@ func TestDistributionValidatesLocalConfig(t *testing.T) {
 // TestDistributionValidatesDeployConfig checks the node agent's configuration that
 // deploy/kubernetes/configmap.yaml ships.
 func TestDistributionValidatesDeployConfig(t *testing.T) {
-	bin := binary(t)
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "kubernetes", "configmap.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cm struct {
-		Data map[string]string `yaml:"data"`
-	}
-	if err := yaml.Unmarshal(raw, &cm); err != nil {
-		t.Fatalf("configmap.yaml: %v", err)
-	}
-	config, ok := cm.Data["config.yaml"]
-	if !ok {
-		t.Fatal("configmap.yaml has no data.config.yaml")
-	}
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "validate", "--config", path)
-	cmd.Env = append(os.Environ(), "AWS_REGION=eu-west-1", "K8S_NODE_NAME=node-1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the DaemonSet configuration does not validate: %v\n%s", err, out)
-	}
+	validateShippedConfig(t, "configmap.yaml", "AWS_REGION=eu-west-1", "K8S_NODE_NAME=node-1")
 }
 
 // TestDistributionRunsLocalConfig runs `make run`'s configuration with an added file exporter

@@ -139,5 +139,3 @@ func (p *Proxy) Requests() int64 { return p.requests.Load() }
 
 // Throttled is the number of requests answered 429.
 func (p *Proxy) Throttled() int64 { return p.throttled.Load() }
-
-
