@@ -24,9 +24,9 @@ import (
 )
 
 var (
-	outage        = flag.Duration("e2e.outage", 60*time.Second, "how long the local server is down in TestServerOutage")
-	deliverWait   = flag.Duration("e2e.deliver", 3*time.Minute, "how long to wait for the collector to deliver every line once the node stops")
-	quiet         = flag.Duration("e2e.quiet", 3*time.Second, "how long to keep watching for duplicates once every line arrived")
+	outage      = flag.Duration("e2e.outage", 60*time.Second, "how long the local server is down in TestServerOutage")
+	deliverWait = flag.Duration("e2e.deliver", 3*time.Minute, "how long to wait for the collector to deliver every line once the node stops")
+	quiet       = flag.Duration("e2e.quiet", 3*time.Second, "how long to keep watching for duplicates once every line arrived")
 )
 
 // configMapPath is the shipped node agent configuration, from this directory.
