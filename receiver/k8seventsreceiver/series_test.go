@@ -3,6 +3,7 @@
 package k8seventsreceiver
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -131,4 +132,30 @@ func TestSeriesInference(t *testing.T) {
 			assert.LessOrEqual(t, len(tab.open), 3)
 		})
 	}
+}
+
+// TestSeriesTableBounded feeds 100,000 Events across 1,000 objects, a fifth of them series,
+// through a table of 2,000 open series: it never holds more, counts what it evicted, and keeps
+// no singleton at all.
+func TestSeriesTableBounded(t *testing.T) {
+	timers := testTimers()
+	timers.MaxOpen = 2000
+	tab := newSeriesTable(timers)
+	emitted := 0
+	for i := 0; i < 100000; i++ {
+		count := int32(1)
+		if i%5 == 0 {
+			count = 2
+		}
+		e := event{
+			UID: fmt.Sprintf("ev-%d", i), Namespace: "ns", Count: count,
+			First: t0, Last: t0.Add(time.Duration(i) * time.Millisecond),
+		}
+		e.Regarding.Name = fmt.Sprintf("pod-%d", i%1000)
+		emitted += len(tab.observe(e, e.Last, true))
+		assert.LessOrEqual(t, len(tab.open), 2000)
+	}
+	assert.Equal(t, 100000, emitted, "one record per Event")
+	assert.Len(t, tab.open, 2000)
+	assert.Equal(t, int64(20000-2000), tab.evicted)
 }
