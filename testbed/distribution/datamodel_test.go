@@ -107,6 +107,7 @@ func shippedNodeConfig(t *testing.T, root, state, out string) string {
 // fullRecord is one exported record with every attribute, whatever its type.
 type fullRecord struct {
 	Body     string
+	Severity string
 	Resource map[string]json.RawMessage
 	Attrs    map[string]json.RawMessage
 }
@@ -140,7 +141,8 @@ func readFullRecords(t *testing.T, path string) []fullRecord {
 				} `json:"resource"`
 				ScopeLogs []struct {
 					LogRecords []struct {
-						Body struct {
+						SeverityText string `json:"severityText"`
+						Body         struct {
 							StringValue string `json:"stringValue"`
 						} `json:"body"`
 						Attributes []kv `json:"attributes"`
@@ -155,7 +157,7 @@ func readFullRecords(t *testing.T, path string) []fullRecord {
 			res := toMap(rl.Resource.Attributes)
 			for _, sl := range rl.ScopeLogs {
 				for _, lr := range sl.LogRecords {
-					out = append(out, fullRecord{Body: lr.Body.StringValue, Resource: res, Attrs: toMap(lr.Attributes)})
+					out = append(out, fullRecord{Body: lr.Body.StringValue, Severity: lr.SeverityText, Resource: res, Attrs: toMap(lr.Attributes)})
 				}
 			}
 		}

@@ -7,7 +7,6 @@
 package distribution
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -240,66 +239,21 @@ type record struct {
 	ResourceAttrs map[string]string // string-valued resource attributes
 }
 
-type keyValue struct {
-	Key   string `json:"key"`
-	Value struct {
-		StringValue string `json:"stringValue"`
-	} `json:"value"`
-}
-
-func stringMap(kvs []keyValue) map[string]string {
-	m := make(map[string]string, len(kvs))
-	for _, kv := range kvs {
-		m[kv.Key] = kv.Value.StringValue
-	}
-	return m
-}
-
-// readRecords returns every log record in an OTLP JSON lines file.
+// readRecords returns every log record in an OTLP JSON lines file, with its string-valued
+// attributes.
 func readRecords(t *testing.T, path string) []record {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
+	full := readFullRecords(t, path)
+	records := make([]record, 0, len(full))
+	strs := func(m map[string]json.RawMessage) map[string]string {
+		out := make(map[string]string, len(m))
+		for k, v := range m {
+			out[k] = str(v)
+		}
+		return out
 	}
-	defer func() { _ = f.Close() }() // read-only
-	var records []record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var req struct {
-			ResourceLogs []struct {
-				Resource struct {
-					Attributes []keyValue `json:"attributes"`
-				} `json:"resource"`
-				ScopeLogs []struct {
-					LogRecords []struct {
-						SeverityText string `json:"severityText"`
-						Body         struct {
-							StringValue string `json:"stringValue"`
-						} `json:"body"`
-						Attributes []keyValue `json:"attributes"`
-					} `json:"logRecords"`
-				} `json:"scopeLogs"`
-			} `json:"resourceLogs"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
-			// The exporter may be mid-write; the next poll reads the whole line.
-			break
-		}
-		for _, rl := range req.ResourceLogs {
-			res := stringMap(rl.Resource.Attributes)
-			for _, sl := range rl.ScopeLogs {
-				for _, lr := range sl.LogRecords {
-					records = append(records, record{
-						Body:          lr.Body.StringValue,
-						Severity:      lr.SeverityText,
-						Attributes:    stringMap(lr.Attributes),
-						ResourceAttrs: res,
-					})
-				}
-			}
-		}
+	for _, r := range full {
+		records = append(records, record{Body: r.Body, Severity: r.Severity, Attributes: strs(r.Attrs), ResourceAttrs: strs(r.Resource)})
 	}
 	return records
 }
