@@ -86,7 +86,7 @@ var transformStatements = []any{
 	`set(body, cache["rest"]) where cache["rest"] != nil and cache["msg"] == nil`,
 	`set(body, cache["msg"]) where cache["msg"] != nil`,
 	`merge_maps(attributes, ParseKeyValue(cache["kv"], "=", " "), "upsert") where cache["kv"] != nil`,
-	`set(attributes["error.message"], attributes["err"]) where attributes["err"] != nil`,
+	`set(attributes["exception.message"], attributes["err"]) where attributes["err"] != nil`,
 	`delete_key(attributes, "err")`,
 	// JSON format.
 	`merge_maps(cache, ParseJSON(body), "upsert") where IsString(body) and IsMatch(body, "^\\{")`,
@@ -102,8 +102,8 @@ var transformStatements = []any{
 	`delete_matching_keys(attributes, "^(ts|msg|v|err|caller|level|cfile|cline|klog_json)$") where cache["klog_json"] == true`,
 	`set(attributes["code.file.path"], cache["cfile"]) where cache["cfile"] != nil`,
 	`set(attributes["code.line.number"], Int(cache["cline"])) where cache["cline"] != nil`,
-	`set(attributes["klog.verbosity"], cache["v"]) where cache["klog_json"] == true and cache["v"] != nil`,
-	`set(attributes["error.message"], cache["err"]) where cache["klog_json"] == true and cache["err"] != nil`,
+	`set(attributes["otelcol_k8s.klog.verbosity"], cache["v"]) where cache["klog_json"] == true and cache["v"] != nil`,
+	`set(attributes["exception.message"], cache["err"]) where cache["klog_json"] == true and cache["err"] != nil`,
 }
 
 func newTransform(tb testing.TB, next consumer.Logs) processor.Logs {

@@ -32,7 +32,7 @@ func TestSameJob(t *testing.T) {
 	for i := 0; i < ours.Len(); i++ {
 		a, b := ours.At(i), theirs.At(i)
 		aa, ba := a.Attributes(), b.Attributes()
-		aa.Remove("klog.format")
+		aa.Remove("otelcol_k8s.klog.format")
 		same := a.Body().AsString() == b.Body().AsString() &&
 			a.SeverityNumber() == b.SeverityNumber() &&
 			a.Timestamp().AsTime().UnixMilli() == b.Timestamp().AsTime().UnixMilli() &&
