@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
 )
 
 // podLog is one container's log file in the /var/log/pods layout and the lines written to it.
@@ -49,59 +51,56 @@ var dataModelCorpus = []podLog{
 	}},
 }
 
-// shippedNodeConfig returns the node agent's collector configuration from
-// deploy/kubernetes/configmap.yaml with only paths and addresses swapped, the k8s_attributes
-// processor (it needs a cluster) left out, and the CloudWatch exporter replaced by a file
-// exporter, so the records' attributes can be read.
-func shippedNodeConfig(t *testing.T, root, state, out string) string {
+// shippedNodeConfig returns the node agent's configuration from deploy/kubernetes/configmap.yaml
+// as the e2e scenarios run it (harness.LoadShippedNodeConfig: only paths, addresses and the
+// cluster-only k8s_attributes processor changed), with the CloudWatch exporter replaced by a
+// file exporter so the records' attributes can be read, and the environment it needs.
+func shippedNodeConfig(t *testing.T, root, state, health, out string) (path string, env []string) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "kubernetes", "configmap.yaml"))
+	sh, err := harness.LoadShippedNodeConfig(filepath.Join(repoRoot, harness.ShippedNodeConfigMap), harness.Local{
+		NodeRoot: root, StateDir: state, Endpoint: "http://127.0.0.1:1", HealthAddr: health,
+		Env: map[string]string{"AWS_REGION": "eu-west-1", "K8S_NODE_NAME": "node-1", "CLUSTER_NAME": "test"},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cm struct {
-		Data map[string]string `yaml:"data"`
-	}
-	if err := yaml.Unmarshal(raw, &cm); err != nil {
-		t.Fatal(err)
-	}
 	var cfg map[string]any
-	if err := yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &cfg); err != nil {
+	if err := yaml.Unmarshal(sh.YAML, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	section := func(m map[string]any, key string) map[string]any {
-		v, ok := m[key].(map[string]any)
-		if !ok {
-			t.Fatalf("the shipped configuration has no %s section", key)
-		}
-		return v
-	}
-	cri := section(section(cfg, "receivers"), "cri_log")
-	cri["include"] = []string{filepath.Join(root, "var/log/pods/*/*/*.log")}
-	cri["start_at"] = "beginning"
-	exts := section(cfg, "extensions")
-	section(exts, "file_storage")["directory"] = state
-	section(exts, "health_check")["endpoint"] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	delete(section(cfg, "processors"), "k8s_attributes")
 	cfg["exporters"] = map[string]any{"file": map[string]any{"path": out, "flush_interval": "100ms"}}
-	logs := section(section(section(cfg, "service"), "pipelines"), "logs")
-	var procs []string
-	for _, p := range logs["processors"].([]any) {
-		if p != "k8s_attributes" {
-			procs = append(procs, p.(string))
-		}
+	service, _ := cfg["service"].(map[string]any)
+	pipelines, _ := service["pipelines"].(map[string]any)
+	logs, ok := pipelines["logs"].(map[string]any)
+	if !ok {
+		t.Fatal("the shipped configuration has no logs pipeline")
 	}
-	logs["processors"] = procs
 	logs["exporters"] = []string{"file"}
 	b, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "config.yaml")
+	path = filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	return path, sh.Env
+}
+
+// waitHealthy waits until the collector's health check answers: its pipeline runs and
+// cri_log's first discovery (where the shipped start_at: end applies) is done.
+func waitHealthy(t *testing.T, addr string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/") //nolint:noctx // a local probe in a deadline loop
+		if err == nil {
+			_ = resp.Body.Close() // only the status matters
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+	t.Fatal("the collector's health check did not answer")
 }
 
 // fullRecord is one exported record with every attribute, whatever its type.
@@ -183,29 +182,12 @@ func TestShippedPipelineDataModel(t *testing.T) {
 	bin := binary(t)
 	root, state := t.TempDir(), t.TempDir()
 	out := filepath.Join(t.TempDir(), "records.jsonl")
-	want := 0
-	written := map[string]bool{}
-	base := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
-	for _, p := range dataModelCorpus {
-		dir := filepath.Join(root, "var/log/pods", p.namespace+"_"+p.pod+"_"+p.uid, p.container)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		for i, l := range p.lines {
-			fmt.Fprintf(&b, "%s stdout F %s\n", base.Add(time.Duration(i)*time.Millisecond).Format(time.RFC3339Nano), l)
-			written[l] = true
-			want++
-		}
-		if err := os.WriteFile(filepath.Join(dir, "0.log"), []byte(b.String()), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := shippedNodeConfig(t, root, state, out)
+	health := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cfg, env := shippedNodeConfig(t, root, state, health, out)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
-	cmd.Env = append(os.Environ(), "AWS_REGION=eu-west-1", "K8S_NODE_NAME=node-1", "CLUSTER_NAME=test")
+	cmd.Env = append(os.Environ(), env...)
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -218,6 +200,26 @@ func TestShippedPipelineDataModel(t *testing.T) {
 			t.Logf("collector output:\n%s", logs.String())
 		}
 	}()
+	waitHealthy(t, health)
+
+	// The pods start after the collector, as new containers do (the shipped start_at: end
+	// reads them from their first line).
+	want := 0
+	base := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
+	for _, p := range dataModelCorpus {
+		dir := filepath.Join(root, "var/log/pods", p.namespace+"_"+p.pod+"_"+p.uid, p.container)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for i, l := range p.lines {
+			fmt.Fprintf(&b, "%s stdout F %s\n", base.Add(time.Duration(i)*time.Millisecond).Format(time.RFC3339Nano), l)
+			want++
+		}
+		if err := os.WriteFile(filepath.Join(dir, "0.log"), []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var recs []fullRecord
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		if recs = readFullRecords(t, out); len(recs) >= want {
