@@ -109,3 +109,18 @@ func TestNoOwnNameInsideASemconvNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryNameHasADot keeps Reserved's fast path true: a key without a dot is neither a
+// registered name nor inside a reserved namespace.
+func TestEveryNameHasADot(t *testing.T) {
+	for _, e := range All() {
+		if !strings.Contains(e.Name, ".") {
+			t.Errorf("%s has no dot", e.Name)
+		}
+	}
+	for _, ns := range append(append([]string{}, reservedNamespaces...), families...) {
+		if !strings.HasSuffix(ns, ".") {
+			t.Errorf("namespace %q does not end with a dot", ns)
+		}
+	}
+}
