@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package awsauth loads AWS configuration and credentials for the project's AWS components
-// (the CloudWatch Logs exporter, and later a SigV4 auth extension for traces), in one place.
+// (the CloudWatch Logs exporter and the aws_sigv4_auth extension), in one place.
 //
 // Credential clients (STS for web identity and role_arn, IMDS, the container endpoint) keep
 // the SDK's standard retries whatever a component does with its own client's retries, and a
@@ -30,6 +30,8 @@ type Options struct {
 	RoleARN string
 	// SessionName names the assumed-role session.
 	SessionName string
+	// STSRegion is the Region of the STS endpoint used to assume RoleARN; empty means Region.
+	STSRegion string
 	// HTTPClient, when set, is used by every client built from the configuration.
 	HTTPClient aws.HTTPClient
 }
@@ -57,7 +59,12 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 		return aws.Config{}, errors.New("no AWS region: set region or AWS_REGION")
 	}
 	if o.RoleARN != "" {
-		provider := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), o.RoleARN, func(ao *stscreds.AssumeRoleOptions) {
+		stsClient := sts.NewFromConfig(cfg, func(so *sts.Options) {
+			if o.STSRegion != "" {
+				so.Region = o.STSRegion
+			}
+		})
+		provider := stscreds.NewAssumeRoleProvider(stsClient, o.RoleARN, func(ao *stscreds.AssumeRoleOptions) {
 			if o.SessionName != "" {
 				ao.RoleSessionName = o.SessionName
 			}
