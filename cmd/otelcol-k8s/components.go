@@ -17,6 +17,7 @@ import (
 	otlphttpexporter "go.opentelemetry.io/collector/exporter/otlphttpexporter"
 	fileexporter "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
 	tracecontext "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext"
+	awssigv4authextension "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension"
 	filestorage "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	healthcheckextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension"
 	pprofextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension"
@@ -58,6 +59,7 @@ func components() (otelcol.Factories, error) {
 
 	factories.Extensions, err = otelcol.MakeFactoryMap[extension.Factory](
 		tracecontext.NewFactory(),
+		awssigv4authextension.NewFactory(),
 		filestorage.NewFactory(),
 		healthcheckextension.NewFactory(),
 		pprofextension.NewFactory(),
@@ -68,6 +70,7 @@ func components() (otelcol.Factories, error) {
 	}
 	factories.ExtensionModules = makeModulesMap(factories.Extensions, map[component.Type]string{
 		tracecontext.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.0.0",
+		awssigv4authextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.0.0",
 		filestorage.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.160.0",
 		healthcheckextension.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.160.0",
 		pprofextension.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.160.0",

@@ -16,6 +16,7 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor v0.160.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver v0.160.0
 	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.0.0
@@ -341,6 +342,8 @@ require (
 
 replace github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.0.0 => ../../extension/tracecontext
 
+replace github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.0.0 => ../../extension/awssigv4authextension
+
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.0.0 => ../../receiver/crilogreceiver
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.0.0 => ../../receiver/k8seventsreceiver
@@ -362,3 +365,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ../../test
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
 
 replace github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../pkg/objecttrace
+
+replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../../testbed/sigv4check
