@@ -12,7 +12,10 @@ require (
 	k8s.io/klog/v2 v2.140.0
 )
 
-require github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
+require (
+	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check v0.0.0 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -57,3 +60,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ./testbed/
 replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ./internal/jsonstring
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ./internal/k8smodel
+
+replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ./testbed/sigv4check

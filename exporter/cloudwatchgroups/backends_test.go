@@ -56,6 +56,10 @@ func startMoto(t *testing.T) *backend {
 
 func startLocal(t *testing.T, cfg localcloudwatch.Config) *backend {
 	t.Helper()
+	if cfg.Credentials == nil {
+		// Verify every request's signature: the exporter serializes PutLogEvents itself.
+		cfg.Credentials = map[string]string{"AKIDTEST": "secret"}
+	}
 	srv := localcloudwatch.New(cfg)
 	endpoint, err := srv.Start("127.0.0.1:0")
 	if err != nil {

@@ -32,7 +32,8 @@ func TestRoleARN(t *testing.T) {
 		return false
 	})
 
-	local := startLocal(t, localcloudwatch.Config{})
+	// moto's STS issues credentials the local server does not know: no signature check.
+	local := startLocal(t, localcloudwatch.Config{Credentials: map[string]string{}})
 	cfg := testConfig(local.endpoint)
 	cfg.RoleARN = "arn:aws:iam::123456789012:role/log-writer"
 	exp := newTestExporter(t, cfg, component.NewIDWithName(metadata.Type, "role"), componenttest.NewNopHost())
@@ -67,7 +68,8 @@ func TestCredentialsFailureIsTransient(t *testing.T) {
 		return true
 	})
 
-	local := startLocal(t, localcloudwatch.Config{})
+	// moto's STS issues credentials the local server does not know: no signature check.
+	local := startLocal(t, localcloudwatch.Config{Credentials: map[string]string{}})
 	cfg := testConfig(local.endpoint)
 	cfg.RoleARN = "arn:aws:iam::123456789012:role/log-writer"
 	e, tel := startExporter(t, cfg, nil)

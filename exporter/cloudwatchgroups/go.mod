@@ -41,6 +41,7 @@ require (
 require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.15 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.8 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check v0.0.0 // indirect
 )
 
 require (
@@ -136,3 +137,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k8smodel
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../internal/awsauth
+
+replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../../testbed/sigv4check

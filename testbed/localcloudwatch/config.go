@@ -34,8 +34,14 @@ type Config struct {
 
 	// AllowUnsigned accepts requests without a SigV4 Authorization header. By default
 	// such requests are answered with MissingAuthenticationTokenException, as AWS does.
-	// Signatures are never verified.
 	AllowUnsigned bool
+
+	// Credentials maps access key IDs to secret access keys. When set, every signed request's
+	// SigV4 signature is verified (testbed/sigv4check: service "logs", Region, body hash, a
+	// 5-minute skew against the wall clock) and a wrong one is answered as AWS does
+	// (UnrecognizedClientException, InvalidSignatureException, ...). Without it only the
+	// header's shape is checked. The map must not change after New.
+	Credentials map[string]string
 
 	// DiscardMessages keeps stream metadata and counters but does not store event
 	// messages (Events then returns nothing). For long benchmarks.

@@ -276,6 +276,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, op, &apiError{http.StatusRequestEntityTooLarge, CodeSerialization, "request body too large or unreadable: " + err.Error()})
 		return
 	}
+	if aerr := s.verifySignature(r, body); aerr != nil {
+		s.writeError(w, op, aerr)
+		return
+	}
 
 	fd := s.decideFaults(op)
 	if fd.delay > 0 {
@@ -353,7 +357,8 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 }
 
 // checkSignature accepts any request that carries a SigV4 Authorization header; the
-// signature itself is not verified.
+// signature itself is verified after the body is read (verifySignature), when the server
+// has Credentials.
 func (s *Server) checkSignature(r *http.Request) *apiError {
 	if s.cfg.AllowUnsigned {
 		return nil

@@ -133,3 +133,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../kubeclus
 replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../../internal/awsauth
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../../internal/k8smodel
+
+replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../../sigv4check
