@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/go-logr/logr v1.4.4
 	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000
+	go.opentelemetry.io/collector/pdata v1.66.0
 	go.uber.org/zap v1.27.1
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/mod v0.40.0
@@ -13,8 +14,12 @@ require (
 )
 
 require (
+	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check v0.0.0 // indirect
+	go.opentelemetry.io/collector/featuregate v1.66.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa // indirect
+	google.golang.org/grpc v1.83.2 // indirect
 )
 
 require (
@@ -30,6 +35,7 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/testbed/localxray v0.0.0
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.23.2 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
@@ -42,10 +48,10 @@ require (
 	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
-	golang.org/x/net v0.56.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
-	golang.org/x/text v0.39.0 // indirect
-	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/apimachinery v0.36.4 // indirect
 	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a // indirect
@@ -62,3 +68,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ./internal/jso
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ./internal/k8smodel
 
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ./testbed/sigv4check
+
+replace github.com/otelcol-k8s/otelcol-k8s/testbed/localxray => ./testbed/localxray
