@@ -91,6 +91,18 @@ service:
 	return fmt.Sprintf("http://127.0.0.1:%d/v1/traces", port)
 }
 
+// startXRay runs the local X-Ray OTLP endpoint, knowing the test's key and secret.
+func startXRay(t *testing.T) (*localxray.Server, string) {
+	t.Helper()
+	xr := localxray.New(localxray.Config{Credentials: map[string]string{xrayKey: xraySecret}})
+	base, err := xr.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = xr.Close() })
+	return xr, base
+}
+
 // spans returns n spans of one trace, started now.
 func spans(n int) []byte {
 	td := ptrace.NewTraces()
@@ -138,12 +150,7 @@ func send(t *testing.T, url string, body []byte) int {
 // aws_sigv4_auth (gzip) to the X-Ray OTLP endpoint stand-in, which verifies every signature;
 // throttling and unavailability are retried until the spans arrive, once.
 func TestXRayTracesSigned(t *testing.T) {
-	xr := localxray.New(localxray.Config{Credentials: map[string]string{xrayKey: xraySecret}})
-	base, err := xr.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = xr.Close() })
+	xr, base := startXRay(t)
 	url := xrayCollector(t, base, xraySecret)
 
 	if status := send(t, url, spans(20)); status != http.StatusOK {
@@ -171,12 +178,7 @@ func TestXRayTracesSigned(t *testing.T) {
 // InvalidSignatureException; the exporter treats it as permanent (one request, no retry) and
 // nothing is stored.
 func TestXRayWrongSecret(t *testing.T) {
-	xr := localxray.New(localxray.Config{Credentials: map[string]string{xrayKey: xraySecret}})
-	base, err := xr.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = xr.Close() })
+	xr, base := startXRay(t)
 	url := xrayCollector(t, base, "not-the-secret")
 
 	status := send(t, url, spans(3))

@@ -3,6 +3,7 @@
 package sigv4check
 
 import (
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -134,18 +135,9 @@ func TestPublishedVectors(t *testing.T) {
 // TestSigningKey: the signing key of the IAM user guide's derivation example.
 func TestSigningKey(t *testing.T) {
 	k := SigningKey(suiteSecret, "20150830", "us-east-1", "iam")
-	if want := "c4afb1cc5771d871763a393e44b703571b55cc28424d1a5e86da6ed3c154a4b9"; hexString(k) != want {
-		t.Fatalf("signing key %s, want %s", hexString(k), want)
+	if want := "c4afb1cc5771d871763a393e44b703571b55cc28424d1a5e86da6ed3c154a4b9"; hex.EncodeToString(k) != want {
+		t.Fatalf("signing key %s, want %s", hex.EncodeToString(k), want)
 	}
-}
-
-func hexString(b []byte) string {
-	const d = "0123456789abcdef"
-	out := make([]byte, 0, 2*len(b))
-	for _, c := range b {
-		out = append(out, d[c>>4], d[c&15])
-	}
-	return string(out)
 }
 
 // TestRefusals: each malformed or wrong request is refused with its kind.
