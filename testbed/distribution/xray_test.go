@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,9 +30,9 @@ const (
 
 // xrayCollector runs bin/otelcol-k8s with an otlp receiver and an otlp_http exporter signing
 // with aws_sigv4_auth towards the local X-Ray endpoint, with the given secret in the standard
-// credential chain. The exporter's queue is off, so the receiver's answer is the export's
+// credential chain (or, with secret empty, only the variables of env). The exporter's queue is off, so the receiver's answer is the export's
 // outcome: 200 once delivered (after retries), an error when the exporter gives up.
-func xrayCollector(t *testing.T, xrayBase, secret string) (otlpURL string) {
+func xrayCollector(t *testing.T, xrayBase, secret string, env ...string) (otlpURL string) {
 	t.Helper()
 	bin := binary(t)
 	port := freePort(t)
@@ -71,8 +73,12 @@ service:
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--config", path)
-	cmd.Env = append(os.Environ(),
-		"AWS_ACCESS_KEY_ID="+xrayKey, "AWS_SECRET_ACCESS_KEY="+secret, "AWS_SESSION_TOKEN=",
+	if secret != "" {
+		env = append(env, "AWS_ACCESS_KEY_ID="+xrayKey, "AWS_SECRET_ACCESS_KEY="+secret)
+	} else {
+		env = append(env, "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=")
+	}
+	cmd.Env = append(append(os.Environ(), env...), "AWS_SESSION_TOKEN=",
 		"AWS_REGION=us-east-1", "AWS_PROFILE=", "AWS_EC2_METADATA_DISABLED=true",
 		"AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull)
 	var logs bytes.Buffer
@@ -188,5 +194,41 @@ func TestXRayWrongSecret(t *testing.T) {
 	st := xr.Stats()
 	if st.Errors["InvalidSignatureException"] != 1 || st.Requests != 1 || xr.SpanCount() != 0 {
 		t.Fatalf("stats %+v, stored %d: want exactly one refused request, not retried", st, xr.SpanCount())
+	}
+}
+
+// TestXRayCredentialsOutage: the container credentials endpoint (EKS Pod Identity's kind of
+// source) fails its first calls; the exporter treats the signing failure as transient and
+// retries, nothing reaches X-Ray unsigned, and the spans arrive once, signed with the
+// temporary credentials, when the endpoint recovers.
+func TestXRayCredentialsOutage(t *testing.T) {
+	xr := localxray.New(localxray.Config{
+		Credentials: map[string]string{"ASIATEMPORARY": "temporary/secret"},
+		Tokens:      map[string]string{"ASIATEMPORARY": "temporary-token"},
+	})
+	base, err := xr.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = xr.Close() })
+	var calls atomic.Int64
+	creds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if calls.Add(1) <= 4 { // more than one credentials refresh's own retries
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"AccessKeyId":"ASIATEMPORARY","SecretAccessKey":"temporary/secret","Token":"temporary-token","Expiration":%q}`,
+			time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+	}))
+	t.Cleanup(creds.Close)
+	url := xrayCollector(t, base, "", "AWS_CONTAINER_CREDENTIALS_FULL_URI="+creds.URL+"/creds")
+
+	if status := send(t, url, spans(4)); status != http.StatusOK {
+		t.Fatalf("receiver answered %d: the credentials outage was not retried", status)
+	}
+	st := xr.Stats()
+	if calls.Load() <= 4 || xr.SpanCount() != 4 || st.Requests != 1 || len(st.Errors) != 0 {
+		t.Fatalf("credential calls %d, stored %d, stats %+v: want the spans once, after the outage, in one signed request", calls.Load(), xr.SpanCount(), st)
 	}
 }
