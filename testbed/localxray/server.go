@@ -31,14 +31,22 @@ type Limits struct {
 	MaxSpans int
 	// MaxBytes of the uncompressed request: 5 MB.
 	MaxBytes int
+	// MaxSpanBytes is the largest single span (its protobuf encoding): 200 KB.
+	MaxSpanBytes int
 	// MaxAge and MaxFuture bound every span's start time: 14 days in the past, 2 hours in the
 	// future.
 	MaxAge, MaxFuture time.Duration
+	// MaxSpread is the largest time between the earliest and the latest span start of one
+	// request: 24 hours.
+	MaxSpread time.Duration
 }
 
 // DefaultLimits returns the documented limits.
 func DefaultLimits() Limits {
-	return Limits{MaxSpans: 10_000, MaxBytes: 5 << 20, MaxAge: 14 * 24 * time.Hour, MaxFuture: 2 * time.Hour}
+	return Limits{
+		MaxSpans: 10_000, MaxBytes: 5 << 20, MaxSpanBytes: 200 << 10,
+		MaxAge: 14 * 24 * time.Hour, MaxFuture: 2 * time.Hour, MaxSpread: 24 * time.Hour,
+	}
 }
 
 // Config configures a Server.
@@ -104,8 +112,14 @@ func New(cfg Config) *Server {
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = d.MaxBytes
 	}
+	if l.MaxSpanBytes <= 0 {
+		l.MaxSpanBytes = d.MaxSpanBytes
+	}
 	if l.MaxAge <= 0 {
 		l.MaxAge = d.MaxAge
+	}
+	if l.MaxSpread <= 0 {
+		l.MaxSpread = d.MaxSpread
 	}
 	if l.MaxFuture <= 0 {
 		l.MaxFuture = d.MaxFuture
@@ -318,14 +332,32 @@ func (s *Server) check(td ptrace.Traces) (ptrace.Traces, int, *apiError) {
 	}
 	now := s.cfg.Now()
 	oldest, newest := now.Add(-s.limits.MaxAge), now.Add(s.limits.MaxFuture)
+	var first, last time.Time
+	var sizer ptrace.ProtoMarshaler
+	one := ptrace.NewTraces()
+	oneSpan := one.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
 	rejected := 0
 	for _, rs := range td.ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
-				if st := sp.StartTimestamp().AsTime(); st.Before(oldest) || st.After(newest) {
+				st := sp.StartTimestamp().AsTime()
+				if st.Before(oldest) || st.After(newest) {
 					return td, 0, &apiError{
 						http.StatusBadRequest, "InvalidRequestException",
 						fmt.Sprintf("span %s starts at %s, outside [now-%s, now+%s]", sp.SpanID(), st.Format(time.RFC3339), s.limits.MaxAge, s.limits.MaxFuture),
+					}
+				}
+				if first.IsZero() || st.Before(first) {
+					first = st
+				}
+				if st.After(last) {
+					last = st
+				}
+				sp.CopyTo(oneSpan)
+				if n := sizer.TracesSize(one); n > s.limits.MaxSpanBytes {
+					return td, 0, &apiError{
+						http.StatusBadRequest, "InvalidRequestException",
+						fmt.Sprintf("span %s is %d bytes; at most %d", sp.SpanID(), n, s.limits.MaxSpanBytes),
 					}
 				}
 			}
@@ -336,6 +368,12 @@ func (s *Server) check(td ptrace.Traces) (ptrace.Traces, int, *apiError) {
 				}
 				return bad
 			})
+		}
+	}
+	if last.Sub(first) > s.limits.MaxSpread {
+		return td, 0, &apiError{
+			http.StatusBadRequest, "InvalidRequestException",
+			fmt.Sprintf("the spans' start times span %s; at most %s in one request", last.Sub(first), s.limits.MaxSpread),
 		}
 	}
 	return td, rejected, nil

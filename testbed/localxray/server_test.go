@@ -47,6 +47,20 @@ func makeTraces(n, zeroIDs int, start time.Time) ptrace.Traces {
 	return td
 }
 
+// bigSpan is one span with a name of n bytes.
+func bigSpan(n int, start time.Time) ptrace.Traces {
+	td := makeTraces(1, 0, start)
+	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).SetName(strings.Repeat("n", n))
+	return td
+}
+
+// spread is two requests' worth of spans in one: two started now, two started d earlier.
+func spread(now time.Time, d time.Duration) ptrace.Traces {
+	td := makeTraces(2, 0, now)
+	makeTraces(2, 0, now.Add(-d)).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	return td
+}
+
 type call struct {
 	body        []byte
 	contentType string
@@ -149,6 +163,10 @@ func TestAnswers(t *testing.T) {
 		{"10,000 spans", call{body: gz(protoBody(t, makeTraces(10_000, 0, now))), encoding: "gzip"}, 200, "", 10_000},
 		{"15 days old", call{body: protoBody(t, makeTraces(1, 0, now.Add(-15*24*time.Hour)))}, 400, "InvalidRequestException", 0},
 		{"3 hours ahead", call{body: protoBody(t, makeTraces(1, 0, now.Add(3*time.Hour)))}, 400, "InvalidRequestException", 0},
+		{"a 250 KB span", call{body: gz(protoBody(t, bigSpan(250<<10, now))), encoding: "gzip"}, 400, "InvalidRequestException", 0},
+		{"a 190 KB span", call{body: gz(protoBody(t, bigSpan(190<<10, now))), encoding: "gzip"}, 200, "", 1},
+		{"starts 25 hours apart", call{body: protoBody(t, spread(now, 25*time.Hour))}, 400, "InvalidRequestException", 0},
+		{"starts 23 hours apart", call{body: protoBody(t, spread(now, 23*time.Hour))}, 200, "", 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
