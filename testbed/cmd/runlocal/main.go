@@ -60,7 +60,7 @@ func run() error {
 		}
 	}
 
-	srv := localcloudwatch.New(localcloudwatch.Config{})
+	srv := localcloudwatch.New(localcloudwatch.Config{Credentials: map[string]string{"local": "local"}}) // verifies the collector's signatures
 	endpoint, err := srv.Start(*addr)
 	if err != nil {
 		return fmt.Errorf("local CloudWatch Logs server: %w", err)
