@@ -9,12 +9,14 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -326,9 +328,49 @@ func TestKillAndRestart(t *testing.T) {
 	if e.starts != 3 {
 		t.Errorf("collector started %d times, want 3 (two kills)", e.starts)
 	}
-	if acc.Duplicated > 0 {
-		t.Logf("duplicates after kill -9 (at least once): %d of %d lines", acc.Duplicated, acc.Written)
+	// The bound of design.md (cloudwatch_groups, section 6): a kill re-sends at most the
+	// requests in flight, one batch per stream, so in every stream the copies stored a second
+	// time came in at most one PutLogEvents call per kill (a call's events share an ingestion
+	// time).
+	const kills = 2
+	for stream, calls := range resentCalls(t, e.srv) {
+		if calls > kills {
+			t.Errorf("stream %s: copies stored again in %d calls, more than one per kill (%d)", stream, calls, kills)
+		}
 	}
+	t.Logf("duplicates after kill -9 (at least once): %d of %d lines", acc.Duplicated, acc.Written)
+}
+
+// resentCalls returns, per stream with duplicates, in how many PutLogEvents calls (distinct
+// ingestion times) the copies of events stored before arrived.
+func resentCalls(t *testing.T, srv *localcloudwatch.Server) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, g := range srv.Groups() {
+		streams, err := srv.Streams(g.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range streams {
+			evs, err := srv.Events(g.Name, st.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.SortStableFunc(evs, func(a, b localcloudwatch.Event) int { return cmp.Compare(a.IngestionTime, b.IngestionTime) })
+			seen := map[string]bool{}
+			calls := map[int64]bool{}
+			for _, ev := range evs {
+				if seen[ev.Message] {
+					calls[ev.IngestionTime] = true
+				}
+				seen[ev.Message] = true
+			}
+			if len(calls) > 0 {
+				out[g.Name+" "+st.Name] = len(calls)
+			}
+		}
+	}
+	return out
 }
 
 // TestThrottlingAndServerErrors answers 30% of requests with ThrottlingException and 10% with
