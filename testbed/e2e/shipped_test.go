@@ -39,6 +39,7 @@ var credentialFailures = []string{"ExpiredTokenException", "UnrecognizedClientEx
 // DaemonSet's exporter settings. The answers come before anything is stored, so the accounting
 // is exact: every line once, none dropped as a permanent 400.
 func TestCredentialsFailure(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, localcloudwatch.Config{Seed: 10})
 	n := steadyNode()
 	n.Seed = 10
