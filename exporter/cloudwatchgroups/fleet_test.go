@@ -75,7 +75,11 @@ func TestFleetStartControlPlane(t *testing.T) {
 	settings := req["DescribeLogGroups"] + req["PutRetentionPolicy"] + req["TagResource"] + req["ListTagsForResource"] + req["AssociateKmsKey"]
 	t.Logf("every node delivered within %s; control plane: CreateLogGroup %d, CreateLogStream %d, settings calls %d, quota throttles %d (%v)",
 		slowest.Round(time.Millisecond), req["CreateLogGroup"], req["CreateLogStream"], settings, st.QuotaThrottles, req)
-	require.LessOrEqual(t, req["CreateLogGroup"], int64(20), "CreateLogGroup: a few per group, not one per node and group")
+	// The nodes that still find a group missing on their second look are those looking before
+	// the first creation is visible: about nodes x (creation delay + round trip) / the initial
+	// interval per group, 10 to 25 here (7 to 16 measured); one per node and group (400) and
+	// the 186 measured before the second look are far above.
+	require.LessOrEqual(t, req["CreateLogGroup"], int64(40), "CreateLogGroup: a few per group, not one per node and group")
 	require.LessOrEqual(t, req["CreateLogStream"], int64(4*nodes*len(sources)), "CreateLogStream: a few per stream")
 	require.LessOrEqual(t, settings, int64(20), "settings calls: a few per group, not one round per node and group")
 }
