@@ -130,9 +130,9 @@ func (e *cwExporter) start(ctx context.Context, _ component.Host) error {
 	return nil
 }
 
-// stopRetries ends every retry wait of the sender and its settings worker. It runs after
-// exporterhelper has stopped the queue (design.md, section 6: ending the waits earlier made a
-// persistent queue re-send delivered batches after a restart).
+// stopRetries ends every retry wait of the sender and its settings worker. It runs first in
+// shutdown, before exporterhelper stops its retry and the queue (stopRetriesFirst), and again
+// (a no-op) in the exporter's own shutdown.
 func (e *cwExporter) stopRetries() {
 	e.senderMu.Lock()
 	s := e.sender

@@ -111,5 +111,26 @@ func createLogsExporter(ctx context.Context, set exporter.Settings, cfg componen
 	if err != nil {
 		return nil, err
 	}
+	if c.QueueConfig.HasValue() && c.QueueConfig.Get().StorageID != nil {
+		return stopRetriesFirst{Logs: exp, stop: e.stopRetries}, nil
+	}
+	// A memory queue loses what it holds at a stop: keep retrying while it drains (each
+	// request bounded by timeout), as exporterhelper does.
 	return exp, nil
+}
+
+// stopRetriesFirst ends the exporter's retry waits before exporterhelper's shutdown begins,
+// when the queue is persistent (design.md, section 6). A push retrying through an outage then
+// returns at once with its undelivered events; exporterhelper's retry, stopped next, answers
+// with a shutdown error, which makes the persistent queue keep the whole request for the next
+// start instead of removing it. Shutdown therefore takes one try per pending batch, not a
+// request's timeout.
+type stopRetriesFirst struct {
+	exporter.Logs
+	stop func()
+}
+
+func (s stopRetriesFirst) Shutdown(ctx context.Context) error {
+	s.stop()
+	return s.Logs.Shutdown(ctx)
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
@@ -40,7 +41,9 @@ func startFileStorage(t *testing.T, dir string) (component.ID, extension.Extensi
 
 // TestFaultsAndRestart sends through a server that throttles 30% and fails 5% of all calls
 // with 503, and restarts the exporter once with a persistent file_storage queue. Every event
-// must be stored exactly once.
+// must be stored. Shutdown stops retrying at once and leaves every request it did not finish
+// in the queue, whole, so events of batches already delivered from such a request are stored
+// again after the restart: at most the queue items dispatched at the stop (design.md, 6).
 func TestFaultsAndRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long fault test")
@@ -77,13 +80,7 @@ func TestFaultsAndRestart(t *testing.T) {
 		push := func(i int) {
 			ld := makeLogs(sources, perSource, end.Add(-time.Duration(calls-i)*perSource*time.Second), host)
 			// Make every body unique across calls.
-			rls := ld.ResourceLogs()
-			for r := 0; r < rls.Len(); r++ {
-				lrs := rls.At(r).ScopeLogs().At(0).LogRecords()
-				for k := 0; k < lrs.Len(); k++ {
-					lrs.At(k).Body().SetStr(fmt.Sprintf("call %d %s", i, lrs.At(k).Body().Str()))
-				}
-			}
+			setBodies(ld, func(body string) string { return fmt.Sprintf("call %d %s", i, body) })
 			require.NoError(t, exp.ConsumeLogs(context.Background(), ld))
 		}
 		return stop, push
@@ -102,8 +99,15 @@ func TestFaultsAndRestart(t *testing.T) {
 	for i := calls / 2; i < calls; i++ {
 		push(i)
 	}
-	total := int64(calls * perSource * len(sources))
-	require.Eventually(t, func() bool { return b.local.Stats().EventsAccepted >= total }, 3*time.Minute, 50*time.Millisecond)
+	total := calls * perSource * len(sources)
+	distinct := func() map[string]int {
+		seen := map[string]int{}
+		for _, ev := range b.storedEvents(t) {
+			seen[bodyOf(t, ev.Message)]++
+		}
+		return seen
+	}
+	require.Eventually(t, func() bool { return len(distinct()) >= total }, 3*time.Minute, 100*time.Millisecond)
 	stop()
 
 	st := b.local.Stats()
@@ -111,26 +115,34 @@ func TestFaultsAndRestart(t *testing.T) {
 	assert.Positive(t, st.InjectedThrottles)
 	assert.Positive(t, st.InjectedServerErrors)
 
-	seen := map[string]int{}
-	for _, ev := range b.storedEvents(t) {
-		seen[bodyOf(t, ev.Message)]++
-	}
-	missing, dup := 0, 0
+	seen := distinct()
+	missing, dupEvents, dupBytes := 0, 0, 0
 	for i := range calls {
 		for _, s := range sources {
 			for k := range perSource {
-				switch n := seen[fmt.Sprintf("call %d %s#%d", i, s.filePath(), k)]; {
+				body := fmt.Sprintf("call %d %s#%d", i, s.filePath(), k)
+				switch n := seen[body]; {
 				case n == 0:
 					missing++
 				case n > 1:
-					dup++
+					dupEvents += n - 1
 				}
 			}
 		}
 	}
+	for _, ev := range b.storedEvents(t) {
+		if seen[bodyOf(t, ev.Message)] > 1 {
+			dupBytes += len(ev.Message) + 26
+		}
+	}
 	assert.Zero(t, missing, "events lost")
-	assert.Zero(t, dup, "events stored more than once")
-	assert.Len(t, seen, int(total))
+	assert.Len(t, seen, total)
+	// Duplicates come only from requests dispatched at the stop: the num_consumers being sent,
+	// the batch collecting (one partition here: the pushes mix streams) and an item split
+	// between a delivered and an undelivered batch, each at most max_size.
+	bound := (q.NumConsumers + 2) * int(q.Batch.Get().MaxSize)
+	t.Logf("stored again after the restart: %d events, %d bytes (bound %d)", dupEvents, dupBytes, bound)
+	assert.LessOrEqual(t, dupBytes, bound, "duplicates beyond the requests dispatched at the stop")
 }
 
 func bodyOf(t *testing.T, message string) string {
@@ -140,4 +152,18 @@ func bodyOf(t *testing.T, message string) string {
 	}
 	require.NoError(t, json.Unmarshal([]byte(message), &msg), message)
 	return msg.Body
+}
+
+// setBodies replaces the body of every record of ld with f of it.
+func setBodies(ld plog.Logs, f func(string) string) {
+	rls := ld.ResourceLogs()
+	for r := 0; r < rls.Len(); r++ {
+		sls := rls.At(r).ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				lrs.At(k).Body().SetStr(f(lrs.At(k).Body().Str()))
+			}
+		}
+	}
 }

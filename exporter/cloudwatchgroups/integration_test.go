@@ -189,7 +189,8 @@ func runIntegration(t *testing.T, b *backend) {
 				require.NoError(t, json.Unmarshal([]byte(aws.ToString(ev.Message)), &msg))
 				require.Equal(t, fmt.Sprintf("%s#%d", s.filePath(), i), msg.Body)
 				require.Equal(t, s.filePath(), msg.Resource["log.file.path"])
-				require.NotEmpty(t, msg.Attributes["otelcol_k8s.log.type"])
+				require.NotEmpty(t, msg.Resource["otelcol_k8s.log.type"], "the routed type, a resource attribute")
+				require.NotContains(t, msg.Attributes, "otelcol_k8s.log.type")
 				require.Equal(t, host, msg.Resource["host.name"])
 				require.Equal(t, now.Add(time.Duration(i-perSource)*time.Second).UnixMilli(), aws.ToInt64(ev.Timestamp))
 			}

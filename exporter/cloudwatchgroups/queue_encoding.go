@@ -15,19 +15,41 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 )
 
-// queueMagic starts every request the exporter writes to a persistent queue. Version 1 is
-// the magic followed by one S2 block (github.com/klauspost/compress/s2) of the body:
+// queueMagic starts every request the exporter writes to a persistent queue; its last byte
+// is the format version and changes with every change of the format (TestQueueFormatVersions
+// pins the bytes of each version in testdata/queue). Version 2 is the magic, one mode byte
+// (queueS2 or queuePlain) and the body, as one S2 block (github.com/klauspost/compress/s2)
+// or as is:
 //
 //	uvarint streams, then per stream: uvarint len + group, uvarint len + stream,
 //	uvarint events, then per event: varint timestamp (ms), uvarint len + message.
 //
+// Version 1 had no mode byte: first the plain body, later one S2 block under the same byte;
+// both are still read.
+//
 // Compression matters more than its CPU: JSON messages shrink several times, and the
 // storage rewrites each queued value several times (bbolt copies neighboring values when a
 // leaf page changes), so every stored byte is paid for again and again.
-var queueMagic = []byte("cwg\x01")
+var queueMagic = []byte("cwg\x02")
 
-// maxQueuedBody bounds the decoded size a queued item may claim.
-const maxQueuedBody = 1 << 30
+// Version 2 mode bytes.
+const (
+	queuePlain = 'p'
+	queueS2    = 's'
+)
+
+// maxQueueRatio bounds how much larger than its S2 block a body may be. Marshal stores a body
+// that compresses better than this uncompressed, so the decoder can reject a larger claim (a
+// corrupt length) before allocating it: a stored item never makes the decoder allocate more
+// than maxQueueRatio times its own size.
+const maxQueueRatio = 64
+
+// maxQueuedBody bounds the decoded size a queued item of version 1 may claim, on top of
+// maxQueueRatioV1 times its size (version 1 wrote no mode byte and no ratio guarantee).
+const (
+	maxQueuedBody   = 1 << 30
+	maxQueueRatioV1 = 1024
+)
 
 // queueEncoding writes requests to a persistent queue (sending_queue.storage) and reads
 // them back. Items an earlier version queued as OTLP logs are read and converted.
@@ -45,7 +67,8 @@ func (queueEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]by
 // Unmarshal decodes a queued request.
 func (q queueEncoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
 	ctx := context.Background()
-	if len(b) >= len(queueMagic) && string(b[:len(queueMagic)]) == string(queueMagic) {
+	if len(b) >= len(queueMagic) && string(b[:len(queueMagic)-1]) == string(queueMagic[:len(queueMagic)-1]) &&
+		b[len(queueMagic)-1] >= 1 && b[len(queueMagic)-1] <= queueMagic[len(queueMagic)-1] {
 		req, err := unmarshalRequest(b)
 		return ctx, req, err
 	}
@@ -76,9 +99,16 @@ func marshalRequest(r *eventsRequest) []byte {
 			b = appendString(b, ev.Message)
 		}
 	}
-	out := make([]byte, len(queueMagic), len(queueMagic)+s2.MaxEncodedLen(len(b)))
+	out := make([]byte, len(queueMagic)+1, len(queueMagic)+1+s2.MaxEncodedLen(len(b)))
 	copy(out, queueMagic)
-	return append(out, s2.Encode(out[len(out):cap(out)], b)...)
+	out[len(queueMagic)] = queueS2
+	out = append(out, s2.Encode(out[len(out):cap(out)], b)...)
+	if block := len(out) - len(queueMagic) - 1; len(b) > maxQueueRatio*block {
+		// Too compressible for the decoder's bound: store the body as is.
+		out = append(out[:len(queueMagic)], queuePlain)
+		out = append(out, b...)
+	}
+	return out
 }
 
 func appendString(b []byte, s string) []byte {
@@ -88,19 +118,48 @@ func appendString(b []byte, s string) []byte {
 
 var errCorruptRequest = errors.New("cloudwatch_groups: corrupt queued request")
 
-// unmarshalRequest decodes b, which starts with queueMagic. Messages share the decompressed
-// body, which nothing else references.
+// unmarshalRequest decodes b, which starts with "cwg" and a version byte. Messages share the
+// decoded body, which nothing else references.
 func unmarshalRequest(b []byte) (*eventsRequest, error) {
-	block := b[len(queueMagic):]
+	if len(b) < len(queueMagic)+1 {
+		return nil, errCorruptRequest
+	}
+	rest := b[len(queueMagic):]
+	switch b[len(queueMagic)-1] {
+	case 1:
+		// Version 1: an S2 block, or (before compression) the plain body.
+		if body, err := decodeBlock(rest, min(maxQueuedBody, maxQueueRatioV1*len(rest))); err == nil {
+			if req, err := decodeBody(body); err == nil {
+				return req, nil
+			}
+		}
+		return decodeBody(append([]byte(nil), rest...))
+	case 2:
+		switch rest[0] {
+		case queuePlain:
+			return decodeBody(append([]byte(nil), rest[1:]...))
+		case queueS2:
+			body, err := decodeBlock(rest[1:], maxQueueRatio*len(rest[1:]))
+			if err != nil {
+				return nil, err
+			}
+			return decodeBody(body)
+		}
+	}
+	return nil, errCorruptRequest
+}
+
+// decodeBlock decompresses one S2 block whose decoded length may be at most limit.
+func decodeBlock(block []byte, limit int) ([]byte, error) {
 	n, err := s2.DecodedLen(block)
-	if err != nil || n > maxQueuedBody {
+	if err != nil || n > limit {
 		return nil, errCorruptRequest
 	}
 	body, err := s2.Decode(make([]byte, n), block)
 	if err != nil {
 		return nil, errCorruptRequest
 	}
-	return decodeBody(body)
+	return body, nil
 }
 
 // decodeBody decodes the uncompressed body; the messages share body, which the caller must

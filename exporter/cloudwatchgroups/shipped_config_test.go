@@ -74,19 +74,9 @@ func TestShippedConfigSurvivesOutage(t *testing.T) {
 	require.True(t, cfg.QueueConfig.Get().BlockOnOverflow, "a full queue pauses the receiver")
 	require.NotNil(t, cfg.QueueConfig.Get().StorageID, "the queue survives restarts")
 
-	target, err := url.Parse(b.endpoint)
-	require.NoError(t, err)
 	var down atomic.Bool
 	var refused atomic.Int64
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	cfg.Endpoint = serveOnLoopback(t, &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
-			refused.Add(1)
-			http.Error(w, `{"__type":"ServiceUnavailableException","message":"down"}`, http.StatusServiceUnavailable)
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	})})
+	cfg.Endpoint = outageProxy(t, b.endpoint, &down, &refused)
 
 	fsID, ext := startFileStorage(t, t.TempDir())
 	cfg.QueueConfig.Get().StorageID = &fsID
@@ -116,4 +106,21 @@ func TestShippedConfigSurvivesOutage(t *testing.T) {
 	require.Len(t, b.storedEvents(t), perSource*len(testSources), "every event once")
 	_, err = tel.GetMetric("otelcol_exporter_cloudwatch_groups_events_rejected")
 	require.Error(t, err, "nothing rejected")
+}
+
+// outageProxy serves endpoint through a loopback proxy that answers every call 503 (as an
+// unreachable service or VPC endpoint is) while down is set, counting them in refused.
+func outageProxy(t *testing.T, endpoint string, down *atomic.Bool, refused *atomic.Int64) string {
+	t.Helper()
+	target, err := url.Parse(endpoint)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	return serveOnLoopback(t, &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			refused.Add(1)
+			http.Error(w, `{"__type":"ServiceUnavailableException","message":"down"}`, http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})})
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // Config configures a Server. The zero value is a valid configuration: region
-// us-east-1, account 123456789012, the wall clock, no quotas and no faults.
+// us-east-1, account 123456789012, the wall clock, AWS's default request-rate quotas, new
+// groups and streams usable at once, and no faults.
 type Config struct {
 	// Region and AccountID appear in the ARNs the server returns.
 	Region    string
@@ -24,9 +25,14 @@ type Config struct {
 	// Faults are the faults injected from the start; change them with SetFaults.
 	Faults Faults
 
-	// Quotas are the request-rate quotas answered with ThrottlingException.
-	// The zero value has no quotas; AWSQuotas returns the service defaults.
+	// Quotas are the request-rate quotas answered with ThrottlingException. The zero value
+	// means AWS's defaults (AWSQuotas); a test that needs none says so with Unlimited.
 	Quotas Quotas
+
+	// CreationDelay models CloudWatch's eventual consistency: for this long after a group or
+	// stream is created, every operation but its own Create answers ResourceNotFoundException
+	// for it and DescribeLogGroups / DescribeLogStreams do not list it. Zero: usable at once.
+	CreationDelay time.Duration
 
 	// Limits are the account and PutLogEvents limits. The zero value means the
 	// documented CloudWatch Logs limits (DefaultLimits).
@@ -114,14 +120,30 @@ func (l Limits) withDefaults() Limits {
 }
 
 // Quotas are request-rate quotas. A rate of 0 means unlimited. Each quota is a token
-// bucket that holds one second of requests (at least one).
+// bucket that holds one second of requests (at least one). The zero value means AWSQuotas.
 type Quotas struct {
+	// Unlimited turns every quota off (benchmarks, and tests that count on no throttling).
+	Unlimited bool
 	// PerAccount maps an operation name (for example "PutLogEvents") to the requests
 	// per second the whole account may make.
 	PerAccount map[string]float64
 	// PutLogEventsPerStream is the PutLogEvents requests per second per log stream.
 	// AWS removed this quota (it was 5) in 2023; it is kept for old-behavior tests.
 	PutLogEventsPerStream float64
+}
+
+// Unlimited returns quotas that never throttle.
+func Unlimited() Quotas { return Quotas{Unlimited: true} }
+
+// withDefaults returns AWSQuotas for the zero value, nothing when Unlimited, else q.
+func (q Quotas) withDefaults() Quotas {
+	switch {
+	case q.Unlimited:
+		return Quotas{Unlimited: true}
+	case q.PerAccount == nil && q.PutLogEventsPerStream == 0:
+		return AWSQuotas()
+	}
+	return q
 }
 
 // AWSQuotas returns the default CloudWatch Logs per-account, per-Region quotas of the

@@ -377,9 +377,10 @@ func filterThreeStreams(t *testing.T, c *cloudwatchlogs.Client) []string {
 	return got
 }
 
-// TestConformance runs the same checks against localcloudwatch and moto.
+// TestConformance runs the same checks against localcloudwatch and moto (API semantics: no
+// quotas in the way).
 func TestConformance(t *testing.T) {
-	srv, local := start(t, localcloudwatch.Config{})
+	srv, local := start(t, localcloudwatch.Config{Quotas: localcloudwatch.Unlimited()})
 	t.Run("localcloudwatch", func(t *testing.T) {
 		for _, ch := range conformanceChecks {
 			t.Run(ch.name, func(t *testing.T) {

@@ -123,7 +123,7 @@ func TestPutLogEventsMissingTargets(t *testing.T) {
 }
 
 func TestDescribePagination(t *testing.T) {
-	_, c := start(t, localcloudwatch.Config{})
+	_, c := start(t, localcloudwatch.Config{Quotas: localcloudwatch.Unlimited()})
 	var streams []string
 	for i := range 7 {
 		streams = append(streams, fmt.Sprintf("s-%02d", i))

@@ -30,7 +30,7 @@ func describeGroup(t *testing.T, c *cloudwatchlogs.Client, name string) types.Lo
 }
 
 func TestRetentionPolicy(t *testing.T) {
-	srv, c := start(t, localcloudwatch.Config{})
+	srv, c := start(t, localcloudwatch.Config{Quotas: localcloudwatch.Unlimited()})
 	mustCreate(t, c, "r")
 	for _, days := range localcloudwatch.RetentionDays {
 		if _, err := c.PutRetentionPolicy(ctx(t), &cloudwatchlogs.PutRetentionPolicyInput{LogGroupName: aws.String("r"), RetentionInDays: aws.Int32(days)}); err != nil {
@@ -62,7 +62,7 @@ func TestRetentionPolicy(t *testing.T) {
 }
 
 func TestLogGroupClassAndKMS(t *testing.T) {
-	srv, c := start(t, localcloudwatch.Config{})
+	srv, c := start(t, localcloudwatch.Config{Quotas: localcloudwatch.Unlimited()})
 	if _, err := c.CreateLogGroup(ctx(t), &cloudwatchlogs.CreateLogGroupInput{
 		LogGroupName: aws.String("ia"), LogGroupClass: types.LogGroupClassInfrequentAccess, KmsKeyId: aws.String(kmsARN),
 	}); err != nil {
@@ -106,7 +106,7 @@ func TestLogGroupClassAndKMS(t *testing.T) {
 }
 
 func TestTags(t *testing.T) {
-	srv, c := start(t, localcloudwatch.Config{})
+	srv, c := start(t, localcloudwatch.Config{Quotas: localcloudwatch.Unlimited()})
 	if _, err := c.CreateLogGroup(ctx(t), &cloudwatchlogs.CreateLogGroupInput{
 		LogGroupName: aws.String("t"), Tags: map[string]string{"team": "logs", "env": "dev"},
 	}); err != nil {

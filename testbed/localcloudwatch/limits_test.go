@@ -129,7 +129,7 @@ func TestPutLogEventsLimits(t *testing.T) {
 }
 
 func TestNameRules(t *testing.T) {
-	_, c := start(t, localcloudwatch.Config{})
+	_, c := start(t, localcloudwatch.Config{Quotas: localcloudwatch.Unlimited()})
 	long := strings.Repeat("a", 512)
 	groups := []struct {
 		name string

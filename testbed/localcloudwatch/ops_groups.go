@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 type createLogGroupInput struct {
@@ -58,6 +59,9 @@ func (s *Server) createLogGroup(in *createLogGroupInput) (any, *apiError) {
 	if in.KmsKeyID != nil {
 		g.kmsKeyID = *in.KmsKeyID
 	}
+	if s.cfg.CreationDelay > 0 {
+		g.visibleAt = time.Now().Add(s.cfg.CreationDelay)
+	}
 	s.groups[g.name] = g
 	return empty{}, nil
 }
@@ -75,7 +79,7 @@ func (s *Server) lookupGroup(name *string) (*logGroup, *apiError) {
 		return nil, err
 	}
 	g, ok := s.groups[*name]
-	if !ok {
+	if !ok || !visible(g.visibleAt) {
 		return nil, errGroupNotFound
 	}
 	return g, nil
@@ -184,7 +188,8 @@ func (s *Server) describeLogGroups(in *describeLogGroupsInput) (any, *apiError) 
 			in.LogGroupNamePrefix != nil && !strings.HasPrefix(name, *in.LogGroupNamePrefix),
 			in.LogGroupNamePattern != nil && !strings.Contains(strings.ToLower(name), strings.ToLower(*in.LogGroupNamePattern)),
 			in.LogGroupClass != nil && g.class != *in.LogGroupClass,
-			wanted != nil && !wanted[name]:
+			wanted != nil && !wanted[name],
+			!visible(g.visibleAt):
 			continue
 		}
 		if len(page) == limit {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 type streamInput struct {
@@ -23,7 +24,7 @@ func lookupStream(g *logGroup, name *string) (*logStream, *apiError) {
 		return nil, err
 	}
 	st, ok := g.streams[*name]
-	if !ok {
+	if !ok || !visible(st.visibleAt) {
 		return nil, errStreamNotFound
 	}
 	return st, nil
@@ -45,7 +46,11 @@ func (s *Server) createLogStream(in *streamInput) (any, *apiError) {
 	if _, ok := g.streams[*in.LogStreamName]; ok {
 		return nil, errStreamExists
 	}
-	g.streams[*in.LogStreamName] = &logStream{name: *in.LogStreamName, created: s.nowMillis(), sorted: true}
+	st := &logStream{name: *in.LogStreamName, created: s.nowMillis(), sorted: true}
+	if s.cfg.CreationDelay > 0 {
+		st.visibleAt = time.Now().Add(s.cfg.CreationDelay)
+	}
+	g.streams[*in.LogStreamName] = st
 	return empty{}, nil
 }
 
@@ -158,7 +163,7 @@ func (s *Server) describeLogStreams(in *describeLogStreamsInput) (any, *apiError
 		if after != nil && compare(k, *after) <= 0 {
 			continue
 		}
-		if in.LogStreamNamePrefix != nil && !strings.HasPrefix(st.name, *in.LogStreamNamePrefix) {
+		if in.LogStreamNamePrefix != nil && !strings.HasPrefix(st.name, *in.LogStreamNamePrefix) || !visible(st.visibleAt) {
 			continue
 		}
 		if len(page) == limit {

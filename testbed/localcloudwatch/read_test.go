@@ -108,7 +108,7 @@ func TestGetLogEventsPaging(t *testing.T) {
 }
 
 func TestFilterLogEvents(t *testing.T) {
-	_, c := start(t, localcloudwatch.Config{})
+	_, c := start(t, localcloudwatch.Config{Quotas: localcloudwatch.Unlimited()})
 	mustCreate(t, c, "f", "a-1", "a-2", "b-1")
 	base := time.Now().Add(-time.Hour).UnixMilli()
 	put(t, c, "f", "a-1", []int64{base, base + 2, base + 4}, "INFO start", "ERROR boom", "debug detail")

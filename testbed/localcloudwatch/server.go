@@ -61,6 +61,7 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cfg.Quotas = cfg.Quotas.withDefaults()
 	cfg.Quotas.PerAccount = maps.Clone(cfg.Quotas.PerAccount)
 	cfg.Faults.Operations = slices.Clone(cfg.Faults.Operations)
 	s := &Server{

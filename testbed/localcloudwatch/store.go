@@ -5,7 +5,11 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"time"
 )
+
+// visible reports whether a resource created to become visible at t can be seen now.
+func visible(t time.Time) bool { return t.IsZero() || !time.Now().Before(t) }
 
 // Event is one stored log event.
 type Event struct {
@@ -48,6 +52,7 @@ type StreamInfo struct {
 type logGroup struct {
 	name      string
 	created   int64
+	visibleAt time.Time // CreationDelay: not found by other operations before
 	retention int32
 	kmsKeyID  string
 	class     string
@@ -58,7 +63,8 @@ type logGroup struct {
 type logStream struct {
 	name          string
 	created       int64
-	first, last   int64 // event timestamps; valid when count > 0
+	visibleAt     time.Time // CreationDelay: not found by other operations before
+	first, last   int64     // event timestamps; valid when count > 0
 	lastIngestion int64
 	count         int64
 	storedBytes   int64

@@ -93,7 +93,7 @@ func run() error {
 	corpusMiB := float64(ledger.Bytes) / (1 << 20)
 	fmt.Fprintf(os.Stderr, "corpus: %d lines, %.1f MiB\n", ledger.Lines, corpusMiB)
 
-	srv := localcloudwatch.New(localcloudwatch.Config{DiscardMessages: true})
+	srv := localcloudwatch.New(localcloudwatch.Config{DiscardMessages: true, Quotas: localcloudwatch.Unlimited()})
 	endpoint, err := srv.Start("127.0.0.1:0")
 	if err != nil {
 		return err

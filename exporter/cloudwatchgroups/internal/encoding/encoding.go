@@ -29,8 +29,9 @@ const (
 	Raw Format = "raw"
 )
 
-// Extra is an attribute added to the record's attributes in the JSON format unless the record
-// already has the key.
+// Extra is a resource attribute the JSON format writes into the message's resource object,
+// replacing any value the resource has for the key (the exporter's routed log type: a fact
+// about where the record came from, registered as a resource attribute).
 type Extra struct{ Key, Value string }
 
 // AppendMessage appends the message for rec (with resource attributes res) to dst.
@@ -82,24 +83,27 @@ func AppendMessage(dst []byte, f Format, res pcommon.Map, rec plog.LogRecord, ex
 		dst = hex.AppendEncode(dst, id[:])
 		dst = append(dst, '"')
 	}
-	attrs := rec.Attributes()
-	_, hasExtra := attrs.Get(extra.Key)
-	addExtra := extra.Key != "" && !hasExtra
-	if attrs.Len() > 0 || addExtra {
+	if attrs := rec.Attributes(); attrs.Len() > 0 {
 		field("attributes")
-		dst = appendMap(dst, attrs, addExtra, extra)
+		dst = appendMap(dst, attrs, Extra{})
 	}
-	if res.Len() > 0 {
+	if res.Len() > 0 || extra.Key != "" {
 		field("resource")
-		dst = appendMap(dst, res, false, Extra{})
+		dst = appendMap(dst, res, extra)
 	}
 	return append(dst, '}')
 }
 
-func appendMap(dst []byte, m pcommon.Map, addExtra bool, extra Extra) []byte {
+// appendMap writes m as a JSON object; a non-empty extra.Key is written last with its value,
+// in place of m's own value for that key.
+func appendMap(dst []byte, m pcommon.Map, extra Extra) []byte {
 	dst = append(dst, '{')
 	first := true
+	addExtra := extra.Key != ""
 	m.Range(func(k string, v pcommon.Value) bool {
+		if addExtra && k == extra.Key {
+			return true
+		}
 		if !first {
 			dst = append(dst, ',')
 		}
@@ -135,7 +139,7 @@ func appendValue(dst []byte, v pcommon.Value) []byte {
 	case pcommon.ValueTypeBool:
 		return strconv.AppendBool(dst, v.Bool())
 	case pcommon.ValueTypeMap:
-		return appendMap(dst, v.Map(), false, Extra{})
+		return appendMap(dst, v.Map(), Extra{})
 	case pcommon.ValueTypeSlice:
 		s := v.Slice()
 		dst = append(dst, '[')

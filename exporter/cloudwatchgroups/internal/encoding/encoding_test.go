@@ -52,20 +52,30 @@ func TestJSON(t *testing.T) {
 		}
 	}
 	a := m["attributes"].(map[string]any)
-	if a["log.type"] != "application" || a["n"] != float64(42) || a["nan"] != "NaN" || a["b"] != "3q0=" ||
+	if _, ok := a["log.type"]; ok || a["n"] != float64(42) || a["nan"] != "NaN" || a["b"] != "3q0=" ||
 		a["m"].(map[string]any)["k"] != "v" || len(a["s"].([]any)) != 2 {
 		t.Errorf("attributes = %#v", a)
 	}
-	if m["resource"].(map[string]any)["k8s.node.name"] != "node-1" {
+	if r := m["resource"].(map[string]any); r["k8s.node.name"] != "node-1" || r["log.type"] != "application" {
 		t.Errorf("resource = %#v", m["resource"])
 	}
 }
 
-func TestJSONKeepsExistingTypeAndOmitsEmpty(t *testing.T) {
+// The routed type is a resource attribute: it goes into the message's resource, replacing the
+// resource's own value, and a record attribute of the same name (log content) stays as it is
+// without hiding it.
+func TestJSONWritesTypeIntoResourceAndOmitsEmpty(t *testing.T) {
 	rec := plog.NewLogRecord()
 	rec.Attributes().PutStr("log.type", "audit")
 	got := string(AppendMessage(nil, JSON, pcommon.NewMap(), rec, Extra{Key: "log.type", Value: "application"}))
-	if got != `{"attributes":{"log.type":"audit"}}` {
+	if got != `{"attributes":{"log.type":"audit"},"resource":{"log.type":"application"}}` {
+		t.Fatalf("got %s", got)
+	}
+	res := pcommon.NewMap()
+	res.PutStr("log.type", "nonsense")
+	res.PutStr("host.name", "n")
+	got = string(AppendMessage(nil, JSON, res, plog.NewLogRecord(), Extra{Key: "log.type", Value: "application"}))
+	if got != `{"resource":{"host.name":"n","log.type":"application"}}` {
 		t.Fatalf("got %s", got)
 	}
 }

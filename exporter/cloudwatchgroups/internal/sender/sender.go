@@ -125,6 +125,10 @@ type settingsJob struct {
 // settingsBudget bounds the retries of one attempt to apply a group's settings.
 const settingsBudget = 5 * time.Second
 
+// maxUnlisted is how many times the worker waits (with the backoff) for a group it created to
+// be listed by DescribeLogGroups before it counts the attempt as failed.
+const maxUnlisted = 8
+
 // settingsRetryDelay is the pause after a failed attempt to apply group settings.
 const settingsRetryDelay = time.Minute
 
@@ -242,11 +246,20 @@ func (s *Sender) settingsWorker() {
 			return
 		case job = <-s.pending:
 		}
-		for {
+		var bo backoffState
+		for unlisted := 0; ; {
 			err := s.reconcile(WithDeadline(ctx, time.Now().Add(settingsBudget)), job.group)
 			if errors.Is(err, errNotListed) && !job.created {
 				// Not created yet: whoever creates it applies the settings.
 				break
+			}
+			if errors.Is(err, errNotListed) && unlisted < maxUnlisted {
+				// Created moments ago: the listing is eventually consistent.
+				unlisted++
+				if s.sleep(ctx, bo.next(s.cfg.Backoff)) != nil {
+					return
+				}
+				continue
 			}
 			s.obs.SettingsApplied(ctx, err == nil)
 			if err == nil || errors.Is(err, errStopping) {
@@ -418,10 +431,9 @@ func tagsContain(have, want map[string]string) bool {
 	return true
 }
 
-// The group is created first when it is missing.
-// createStream creates the stream unless another call created it after since.
-func (s *Sender) createStream(ctx context.Context, group, stream string, since time.Time) error {
-	key := group + "\x00" + stream
+// lockKey serializes work on one key (a stream, or a group) inside the process and returns
+// the unlock.
+func (s *Sender) lockKey(key string) func() {
 	s.mu.Lock()
 	l, ok := s.streamLocks[key]
 	if !ok {
@@ -430,18 +442,45 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 	}
 	s.mu.Unlock()
 	l.Lock()
-	defer func() {
+	return func() {
 		l.Unlock()
 		s.mu.Lock()
 		delete(s.streamLocks, key)
 		s.mu.Unlock()
-	}()
+	}
+}
+
+// createdSince reports whether this process created (or found) key after since.
+func (s *Sender) createdSince(key string, since time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	created, ok := s.created[key]
+	return ok && created.After(since)
+}
+
+func (s *Sender) markCreated(key string) {
+	s.mu.Lock()
+	if len(s.created) >= createdLimit {
+		clear(s.created)
+	}
+	s.created[key] = time.Now()
+	s.mu.Unlock()
+}
+
+// createStream creates the stream unless another call created it after since. When the group
+// is missing it is created too, but not at once (design.md, section 7): a new group is
+// missing on every node of a fleet at the same moment, so a node first waits a random part of
+// the backoff's initial interval and asks again (the CreateLogStream call is the describe: it
+// has to be made anyway and its quota is ten times CreateLogGroup's); only a node that still
+// finds the group missing creates it. A group created moments ago can still be missing for a
+// while (eventual consistency): that is waited out with the backoff, and only every fourth
+// answer asks to create it again.
+func (s *Sender) createStream(ctx context.Context, group, stream string, since time.Time) error {
+	key := group + "\x00" + stream
+	defer s.lockKey(key)()
 	// Parallel batches of a new stream all see ResourceNotFound; the first creates it, the
 	// others find it created since their call failed and only retry their call.
-	s.mu.Lock()
-	created, ok := s.created[key]
-	s.mu.Unlock()
-	if ok && created.After(since) {
+	if s.createdSince(key, since) {
 		return nil
 	}
 
@@ -456,12 +495,26 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 			return err
 		})
 	}
-	err := create()
-	if classify(err) == classNotFound {
-		if gerr := s.createGroup(ctx, group); gerr != nil {
-			return gerr
-		}
+	var bo backoffState
+	var err error
+	for attempt := 0; ; attempt++ {
+		asked := time.Now()
 		err = create()
+		if classify(err) != classNotFound {
+			break
+		}
+		var werr error
+		switch {
+		case attempt == 0:
+			werr = s.sleep(ctx, s.spread())
+		case attempt%recreateEvery == 1:
+			werr = s.ensureGroup(ctx, group, asked)
+		default:
+			werr = s.wait(ctx, "CreateLogStream", &bo)
+		}
+		if werr != nil {
+			return fmt.Errorf("create log stream %q in %q: %w (%w)", stream, group, werr, err)
+		}
 	}
 	switch {
 	case err == nil:
@@ -470,12 +523,31 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 	default:
 		return fmt.Errorf("create log stream %q in %q: %w", stream, group, err)
 	}
-	s.mu.Lock()
-	if len(s.created) >= createdLimit {
-		clear(s.created)
+	s.markCreated(key)
+	return nil
+}
+
+// spread is the random wait before a node creates a group it found missing: uniform over
+// the backoff's initial interval.
+func (s *Sender) spread() time.Duration {
+	if s.cfg.Backoff.Disabled || s.cfg.Backoff.Initial <= 0 {
+		return 0
 	}
-	s.created[key] = time.Now()
-	s.mu.Unlock()
+	return time.Duration(rand.Int64N(int64(s.cfg.Backoff.Initial))) //nolint:gosec // spreading a fleet's calls, not a secret
+}
+
+// ensureGroup creates the group once per process: callers for other streams of the group wait
+// for the first and skip the call when it created (or found) the group after since.
+func (s *Sender) ensureGroup(ctx context.Context, group string, since time.Time) error {
+	key := group + "\x00"
+	defer s.lockKey(key)()
+	if s.createdSince(key, since) {
+		return nil
+	}
+	if err := s.createGroup(ctx, group); err != nil {
+		return err
+	}
+	s.markCreated(key)
 	return nil
 }
 

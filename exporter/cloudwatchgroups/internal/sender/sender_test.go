@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -218,5 +219,58 @@ func TestRetry(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBackoffJitter: each wait is spread over wait*(1±Randomization), and does spread; the
+// multiplier grows the base up to Max.
+func TestBackoffJitter(t *testing.T) {
+	cfg := Backoff{Initial: time.Second, Max: 4 * time.Second, Multiplier: 1.5, Randomization: 0.5}
+	lo, hi := time.Hour, time.Duration(0)
+	for range 200 {
+		var b backoffState
+		d := b.next(cfg)
+		lo, hi = min(lo, d), max(hi, d)
+		if d < 500*time.Millisecond || d > 1500*time.Millisecond {
+			t.Fatalf("first wait %v outside 1s±50%%", d)
+		}
+	}
+	if hi-lo < 500*time.Millisecond {
+		t.Fatalf("200 first waits within [%v, %v]: no jitter", lo, hi)
+	}
+	var b backoffState
+	var bases []time.Duration
+	for range 6 {
+		b.next(cfg)
+		bases = append(bases, b.wait)
+	}
+	want := []time.Duration{time.Second, 1500 * time.Millisecond, 2250 * time.Millisecond, 3375 * time.Millisecond, 4 * time.Second, 4 * time.Second}
+	for i := range want {
+		if bases[i] != want[i] {
+			t.Fatalf("base waits %v, want %v", bases, want)
+		}
+	}
+}
+
+// TestRejectedNeverMoreThanSent: whatever ranges CloudWatch reports, the counts add up to at
+// most the events of the batch.
+func TestRejectedNeverMoreThanSent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 14))
+	idx := func(n int) *int32 {
+		if rng.IntN(4) == 0 {
+			return nil
+		}
+		return aws.Int32(int32(rng.IntN(n+11) - 5))
+	}
+	for range 10_000 {
+		n := 1 + rng.IntN(20)
+		info := &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: idx(n), ExpiredLogEventEndIndex: idx(n), TooNewLogEventStartIndex: idx(n)}
+		total := 0
+		for _, c := range rejected(info, n) {
+			total += c
+		}
+		if total > n {
+			t.Fatalf("%d of %d events rejected for %+v", total, n, info)
+		}
 	}
 }

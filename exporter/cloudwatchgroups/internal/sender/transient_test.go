@@ -98,7 +98,7 @@ func TestTransientAWSConditionsDropNothing(t *testing.T) {
 			name: "concurrent creation of the group (rollout on every node)",
 			answers: map[string][]error{
 				"PutLogEvents":    {notFound},
-				"CreateLogStream": {notFound},
+				"CreateLogStream": {notFound, notFound},
 				"CreateLogGroup":  {aborted, apiErr("ResourceAlreadyExistsException")},
 			},
 			wantPuts: 2,
@@ -122,7 +122,7 @@ func TestTransientAWSConditionsDropNothing(t *testing.T) {
 			name: "KMS key refused on a new group",
 			answers: map[string][]error{
 				"PutLogEvents":    {notFound},
-				"CreateLogStream": {notFound},
+				"CreateLogStream": {notFound, notFound},
 				"CreateLogGroup":  {apiErr("AccessDeniedException")},
 			},
 			settings:  GroupSettings{KMSKeyID: "arn:aws:kms:us-east-1:1:key/x", RetentionDays: 7},
@@ -133,7 +133,7 @@ func TestTransientAWSConditionsDropNothing(t *testing.T) {
 			name: "no logs:TagResource permission",
 			answers: map[string][]error{
 				"PutLogEvents":    {notFound},
-				"CreateLogStream": {notFound},
+				"CreateLogStream": {notFound, notFound},
 				"CreateLogGroup":  {apiErr("AccessDeniedException")},
 			},
 			settings:  GroupSettings{Tags: map[string]string{"team": "a"}},
@@ -167,6 +167,36 @@ func TestTransientAWSConditionsDropNothing(t *testing.T) {
 				if last.KmsKeyId != nil || last.Tags != nil {
 					t.Fatalf("last CreateLogGroup still carried settings: %+v", last)
 				}
+			}
+		})
+	}
+}
+
+// TestGroupCreatedElsewhereIsNotCreated: a node that finds the group missing looks again after
+// its random wait and, when another node has created the group meanwhile, makes no
+// CreateLogGroup call; one that still finds it missing creates it, once.
+func TestGroupCreatedElsewhereIsNotCreated(t *testing.T) {
+	notFound := apiErr("ResourceNotFoundException")
+	for _, tc := range []struct {
+		name        string
+		streamNF    int // CreateLogStream answers NotFound this many times
+		wantCreates int
+	}{{"created by another node meanwhile", 1, 0}, {"still missing", 2, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := &scriptedAPI{answers: map[string][]error{"PutLogEvents": {notFound, notFound, notFound}}, calls: map[string]int{}}
+			for range tc.streamNF {
+				api.answers["CreateLogStream"] = append(api.answers["CreateLogStream"], notFound)
+			}
+			s := New(api, Config{Backoff: Backoff{Initial: 5 * time.Millisecond, Max: 10 * time.Millisecond}, CreateGroupRate: 1000, CreateStreamRate: 1000}, &countingObserver{}, zap.NewNop())
+			defer s.Stop()
+			for _, stream := range []string{"a", "b", "c"} {
+				ctx := WithDeadline(context.Background(), time.Now().Add(10*time.Second))
+				if _, err := s.Put(ctx, "g", stream, []types.InputLogEvent{{Message: aws.String("m"), Timestamp: aws.Int64(1)}}); err != nil {
+					t.Fatalf("Put %s: %v", stream, err)
+				}
+			}
+			if got := api.count("CreateLogGroup"); got != tc.wantCreates {
+				t.Fatalf("CreateLogGroup calls = %d, want %d", got, tc.wantCreates)
 			}
 		})
 	}

@@ -107,8 +107,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Region: o.region, AccountID: o.account, Seed: o.seed, Faults: o.faults,
 		AllowUnsigned: o.allowUnsigned, DiscardMessages: o.discard,
 	}
-	if o.awsQuotas {
-		cfg.Quotas = localcloudwatch.AWSQuotas()
+	cfg.Quotas = localcloudwatch.AWSQuotas()
+	if !o.awsQuotas {
+		cfg.Quotas = localcloudwatch.Quotas{PerAccount: map[string]float64{}} // none per account
 	}
 	cfg.Quotas.PutLogEventsPerStream = o.perStream
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

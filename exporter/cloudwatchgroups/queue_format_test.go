@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package cloudwatchgroups
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+)
+
+// formatRequest is the fixed request of the queue format files in testdata.
+func formatRequest() *eventsRequest {
+	r := &eventsRequest{}
+	r.append(streamID{"k8s.namespace/shop", "node-1/var/log/pods/shop_web_0a1b/web/0.log"}, []batching.Event{
+		{Timestamp: 1_764_000_000_000, Message: `{"body":"GET /cart 200","resource":{"k8s.namespace.name":"shop"}}`},
+		{Timestamp: 1_764_000_000_001, Message: `{"body":"GET /cart 200","resource":{"k8s.namespace.name":"shop"}}`},
+		{Timestamp: -5, Message: "ü"},
+	})
+	r.append(streamID{"k8s.audit", "node-1/var/log/kube-apiserver/audit.log"}, []batching.Event{
+		{Timestamp: 1_764_000_000_002, Message: `{"kind":"Event"}`},
+	})
+	return r
+}
+
+// TestQueueFormatVersions pins the persistent queue's format: the current version byte's file
+// in testdata is exactly what Marshal writes today, so changing the format without a new
+// version byte (and a new file) fails here; every earlier version's file still decodes.
+// Regenerate the current file only together with a new queueMagic version.
+func TestQueueFormatVersions(t *testing.T) {
+	want := formatRequest()
+	current := filepath.Join("testdata", "queue", "v2.bin")
+	if os.Getenv("CW_WRITE_QUEUE_FORMAT") == "1" {
+		require.NoError(t, os.WriteFile(current, marshalRequest(want), 0o600))
+	}
+	got, err := os.ReadFile(current)
+	require.NoError(t, err)
+	assert.Equal(t, got, marshalRequest(want), "the queue format changed: give it a new version byte (queueMagic) and a new file")
+	assert.Equal(t, byte(2), queueMagic[len(queueMagic)-1])
+
+	for _, name := range []string{"v1-plain.bin", "v1-s2.bin", "v2.bin"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "queue", name))
+		require.NoError(t, err)
+		_, back, err := queueEncoding{}.Unmarshal(b)
+		require.NoError(t, err, name)
+		assert.Equal(t, flatten(want), flatten(back.(*eventsRequest)), name)
+	}
+}
+
+// TestQueueCorruptLengthIsBounded: a queued item whose length field is corrupt (here the S2
+// header claiming 1 GiB) is rejected without allocating what it claims.
+func TestQueueCorruptLengthIsBounded(t *testing.T) {
+	good := marshalRequest(formatRequest())
+	require.Equal(t, byte(queueS2), good[len(queueMagic)])
+	block := good[len(queueMagic)+1:]
+	_, n := binary.Uvarint(block)
+	require.Positive(t, n)
+	// The S2 block with its decoded-length header replaced by 1 GiB.
+	corrupt := append(binary.AppendUvarint(nil, 1<<30), block[n:]...)
+	for _, item := range [][]byte{
+		append(append([]byte(nil), good[:len(queueMagic)+1]...), corrupt...),
+		append([]byte("cwg\x01"), corrupt...),
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, _, err := queueEncoding{}.Unmarshal(item)
+		runtime.ReadMemStats(&after)
+		require.Error(t, err)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "allocated for a corrupt length")
+	}
+}
+
+// TestQueueCompressionRatioIsBounded: a request that compresses better than maxQueueRatio is
+// stored uncompressed, so the decoder's bound never rejects a real item.
+func TestQueueCompressionRatioIsBounded(t *testing.T) {
+	msg := string(make([]byte, 512<<10)) // compresses thousands of times
+	r := &eventsRequest{}
+	r.append(streamID{"g", "s"}, []batching.Event{{Timestamp: 1, Message: msg}, {Timestamp: 2, Message: msg}})
+	b := marshalRequest(r)
+	_, back, err := queueEncoding{}.Unmarshal(b)
+	require.NoError(t, err)
+	assert.Equal(t, flatten(r), flatten(back.(*eventsRequest)))
+
+	small := marshalRequest(formatRequest())
+	assert.Equal(t, byte(queueS2), small[len(queueMagic)], "ordinary requests are compressed")
+}
