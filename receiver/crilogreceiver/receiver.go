@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -304,7 +305,7 @@ func (r *criReceiver) discover(now time.Time) {
 			r.orphans = append(r.orphans, s)
 			continue
 		}
-		r.deletes = append(r.deletes, stateKey(s.ID))
+		r.deletes = append(r.deletes, keyOf(s))
 		r.indexDirty = true
 	}
 	for _, rd := range r.tracker.Readers() {
@@ -315,7 +316,7 @@ func (r *criReceiver) discover(now time.Time) {
 		// (a start_at end position must not become "read from the beginning").
 		st := rd.State()
 		r.files[rd] = &fileState{
-			key: stateKey(rd.ID), resource: resourceFor(rd),
+			key: readerKey(rd, now), resource: resourceFor(rd),
 			committed: tracker.MarshalState(st), dirty: true, savedOffset: st.Offset, readOffset: st.Offset,
 		}
 		r.indexDirty = true
@@ -328,7 +329,7 @@ func (r *criReceiver) emitOrphans(ctx context.Context) {
 	for len(r.orphans) > 0 && ctx.Err() == nil {
 		s := r.orphans[0]
 		now := time.Now()
-		fs := &fileState{key: stateKey(s.ID), resource: resourceOf(s.Path, podpath.Meta{RestartCount: -1})}
+		fs := &fileState{key: keyOf(s), resource: resourceOf(s.Path, podpath.Meta{RestartCount: -1})}
 		if meta, ok := podpath.Parse(s.Path); ok {
 			fs.resource = resourceOf(s.Path, meta)
 		}
@@ -496,7 +497,7 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 		}
 		// Checkpoints whose resume failed stay (index entry and value) for the next start.
 		for _, s := range append(r.tracker.Retained(), r.orphans...) {
-			if k := stateKey(s.ID); !slices.Contains(keys, k) {
+			if k := keyOf(s); !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
 		}
@@ -580,7 +581,24 @@ func (r *criReceiver) report(ctx context.Context) {
 	tb.ReceiverCriLogFilesWaiting.Record(ctx, int64(r.tracker.Waiting))
 }
 
-func stateKey(id tracker.FileID) string { return filePrefixKey + id.String() }
+// readerKey is the storage key of a reader's checkpoint: the key it was resumed from, or a new
+// one unique to this reader. A key is never derived from (device, inode) alone: a new file that
+// takes a freed inode must not overwrite a checkpoint kept for the file that had it (one whose
+// resume failed, or one waiting for its rotated file to be found).
+func readerKey(rd *tracker.Reader, now time.Time) string {
+	if rd.Key != "" {
+		return rd.Key
+	}
+	return filePrefixKey + rd.ID.String() + "." + strconv.FormatInt(now.UnixNano(), 36)
+}
+
+// keyOf is the storage key a checkpoint was loaded from.
+func keyOf(s tracker.State) string {
+	if s.Key != "" {
+		return s.Key
+	}
+	return filePrefixKey + s.ID.String()
+}
 
 // loadCheckpoints reads the index and every state it names. firstStart is true when there is
 // no index at all.
@@ -611,6 +629,7 @@ func loadCheckpoints(ctx context.Context, client storage.Client) (states []track
 		if err != nil {
 			continue // unreadable: the file is read anew rather than skipped
 		}
+		s.Key = op.Key
 		states = append(states, s)
 	}
 	return states, false, nil

@@ -146,6 +146,8 @@ type Reader struct {
 	gz *gzSource
 	// LastGrowth is when the reader last found new bytes (ns).
 	LastGrowth int64
+	// Key is the storage key of the checkpoint this reader resumed ("" for a new file).
+	Key string
 	// Size is the file size at the last look.
 	Size int64
 }
@@ -466,6 +468,9 @@ type State struct {
 	Format   Format
 	Skipping bool
 	Joiner   []byte
+	// Key is the storage key the state was loaded from (not encoded; set by the loader). A
+	// resumed reader keeps it, so a checkpoint is never written under another file's key.
+	Key string
 }
 
 // State returns the reader's current state.
@@ -482,6 +487,7 @@ func (r *Reader) restore(s State) error {
 		return err
 	}
 	r.fp, r.offset, r.format, r.skipping = s.FP, s.Offset, s.Format, s.Skipping
+	r.Key = s.Key
 	return nil
 }
 

@@ -31,6 +31,8 @@ type Tracker struct {
 	readers map[FileID]*Reader
 	order   []*Reader
 	known   map[FileID]State
+	// knownByPath indexes known by path, for the fallback when a device was renumbered.
+	knownByPath map[string][]FileID
 	// firstStart is true when no checkpoint existed: start_at applies to the first discovery.
 	firstStart bool
 	discovered bool
@@ -60,8 +62,10 @@ func New(cfg Config, known []State, firstStart bool) *Tracker {
 		firstStart: firstStart, pinned: map[FileID]pin{},
 	}
 	t.pinner = newPinner(t.Match, cfg.MaxConcurrentFiles)
+	t.knownByPath = map[string][]FileID{}
 	for _, s := range known {
 		t.known[s.ID] = s
+		t.knownByPath[s.Path] = append(t.knownByPath[s.Path], s.ID)
 	}
 	t.buf = make([]byte, max(cfg.Read.MaxBytesPerRead, cfg.Read.maxLine())+1)
 	return t
@@ -267,8 +271,8 @@ func (t *Tracker) open(path, name string, id FileID, now int64, atEnd bool) erro
 	}
 	r := newReader(name, f, id, &t.cfg.Read, &t.Stats)
 	r.LastGrowth = now
-	if s, ok := t.known[id]; ok && t.sameFile(f, s) {
-		delete(t.known, id)
+	if s, ok := t.resumable(f, name, id); ok {
+		delete(t.known, s.ID)
 		if err := r.restore(s); err == nil {
 			t.add(r)
 			return nil
@@ -287,6 +291,23 @@ func (t *Tracker) open(path, name string, id FileID, now int64, atEnd bool) erro
 	}
 	t.add(r)
 	return nil
+}
+
+// resumable returns the checkpoint of the file f (identity id, found at or rotated from name):
+// the one with the same device, inode and fingerprint, or else, when the device number changed
+// (a reboot can renumber devices), one saved for the same path with the same inode and
+// fingerprint.
+func (t *Tracker) resumable(f *os.File, name string, id FileID) (State, bool) {
+	if s, ok := t.known[id]; ok && t.sameFile(f, s) {
+		return s, true
+	}
+	for _, kid := range t.knownByPath[name] {
+		s, ok := t.known[kid]
+		if ok && s.ID.Dev != id.Dev && s.ID.Ino == id.Ino && s.FP.Len > 0 && t.sameFile(f, s) {
+			return s, true
+		}
+	}
+	return State{}, false
 }
 
 // Retained returns the checkpoints whose resume failed. They are not deleted: the caller keeps
