@@ -70,8 +70,10 @@ type criReceiver struct {
 	orphans []tracker.State
 	// vanished and openErrors are the pinner's counts already reported.
 	vanished, openErrors int64
-	mu                   sync.Mutex // guards started
-	start                bool
+	// lastSave is when checkpoints were last written.
+	lastSave time.Time
+	mu       sync.Mutex // guards started
+	start    bool
 }
 
 // fileState is the receiver's view of one reader: its pending batch and checkpoint.
@@ -230,8 +232,12 @@ func (r *criReceiver) run(ctx context.Context) {
 			nextDiscovery = time.Time{} // a waiting file can be opened now
 		}
 		r.slotFreed = false
-		if err := r.saveCheckpoints(ctx); err != nil && ctx.Err() == nil {
-			r.logger.Warn("saving checkpoints failed; retrying at the next poll", zap.Error(err))
+		// While busy, checkpoints are written at most every checkpoint_interval; before the
+		// loop sleeps, at once (an idle node's state is always saved).
+		if !progress || now.Sub(r.lastSave) >= r.cfg.CheckpointInterval {
+			if err := r.saveCheckpoints(ctx); err != nil && ctx.Err() == nil {
+				r.logger.Warn("saving checkpoints failed; retrying at the next poll", zap.Error(err))
+			}
 		}
 		r.report(ctx)
 		if ctx.Err() != nil {
@@ -506,6 +512,7 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 	if len(ops) == 0 {
 		return nil
 	}
+	r.lastSave = time.Now()
 	// Saving must finish even while shutting down: use a context that is not canceled.
 	if err := r.client.Batch(context.WithoutCancel(ctx), ops...); err != nil {
 		r.tb.ReceiverCriLogCheckpointErrors.Add(ctx, 1)
