@@ -70,6 +70,8 @@ type criReceiver struct {
 	orphans []tracker.State
 	// vanished and openErrors are the pinner's counts already reported.
 	vanished, openErrors int64
+	// watchErrors is the watcher's count already reported.
+	watchErrors int64
 	// lastSave is when checkpoints were last written.
 	lastSave time.Time
 	mu       sync.Mutex // guards started
@@ -158,7 +160,8 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 	}, known, firstStart)
 	r.indexDirty = true // the index also records that a first start happened
 	if w, err := tracker.NewWatcher(r.cfg.Include); err != nil {
-		r.logger.Info("directory watching unavailable; relying on polling", zap.Error(err))
+		r.logger.Warn("directory watching unavailable; relying on polling", zap.Error(err))
+		r.tb.ReceiverCriLogWatchErrors.Add(ctx, 1)
 	} else {
 		r.watcher = w
 	}
@@ -386,6 +389,7 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 		b := r.emitter.begin(fs, now)
 		changed, done, err := rd.Read(now.UnixNano(), r.tracker.Buffer(), closing, r.emitter.sink)
 		if err != nil {
+			r.tb.ReceiverCriLogReadErrors.Add(ctx, 1)
 			r.logger.Warn("reading a log file failed", zap.String("path", rd.Path), zap.Error(err))
 			continue
 		}
@@ -550,6 +554,7 @@ func (r *criReceiver) report(ctx context.Context) {
 		{tb.ReceiverCriLogCopytruncations, s.CopyTruncations, p.CopyTruncations},
 		{tb.ReceiverCriLogResumeFailures, s.ResumeFailures, p.ResumeFailures},
 		{tb.ReceiverCriLogLongLines, s.LongLines, p.LongLines},
+		{tb.ReceiverCriLogRotations, s.Rotations, p.Rotations},
 	} {
 		if d := c.now - c.prev; d != 0 {
 			c.counter.Add(ctx, d)
@@ -563,6 +568,14 @@ func (r *criReceiver) report(ctx context.Context) {
 	if v := pn.Errors.Load(); v != r.openErrors {
 		tb.ReceiverCriLogOpenErrors.Add(ctx, v-r.openErrors)
 		r.openErrors = v
+	}
+	if r.watcher != nil {
+		if v := r.watcher.Errors.Load(); v != r.watchErrors {
+			tb.ReceiverCriLogWatchErrors.Add(ctx, v-r.watchErrors)
+			r.watchErrors = v
+			r.logger.Warn("a log directory cannot be watched; its new files are found by polling, every discovery_interval",
+				zap.Int64("failures", v), zap.Error(r.watcher.LastError()))
+		}
 	}
 	var lag int64
 	for _, fs := range r.files {

@@ -72,6 +72,8 @@ type Stats struct {
 	LongLines                                  int64
 	// ResumeFailures counts rotated files found at a restart that could not be read.
 	ResumeFailures int64
+	// Rotations counts open files found no longer at a matched path (rotated or deleted).
+	Rotations int64
 }
 
 // ReadConfig holds the reader settings shared by all files.

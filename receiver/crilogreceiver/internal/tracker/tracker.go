@@ -185,6 +185,7 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 		if !present[r.ID] && !r.Draining {
 			r.Draining = true
 			r.LastGrowth = now
+			t.Stats.Rotations++
 		}
 	}
 	// Pinned files first, in the order they were pinned: a file pinned before its rotation
@@ -210,6 +211,7 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 		}
 		if r := t.readers[p.id]; r != nil && !present[p.id] {
 			r.Draining = true
+			t.Stats.Rotations++
 		}
 	}
 	for id, p := range t.pinned {
