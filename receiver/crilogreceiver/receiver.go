@@ -231,7 +231,7 @@ func (r *criReceiver) run(ctx context.Context) {
 		}
 		r.emitOrphans(ctx)
 		progress := r.cycle(ctx)
-		if r.slotFreed && r.tracker.Waiting > 0 {
+		if r.slotFreed && r.tracker.Limited() {
 			nextDiscovery = time.Time{} // a waiting file can be opened now
 		}
 		r.slotFreed = false
@@ -408,6 +408,15 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			}
 			if done {
 				r.closeFile(rd, fs)
+				continue
+			}
+			if !changed && r.parkable(rd, fs, now) {
+				// Files wait for a slot and this one is idle, read to its end and saved: it
+				// is closed, its checkpoint kept, and opened again when it grows.
+				r.tracker.Park(rd, fs.key)
+				delete(r.files, rd)
+				r.slotFreed = true
+				r.indexDirty = true
 			}
 			continue
 		}
@@ -415,6 +424,13 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 		r.deliver(ctx, rd, fs, b, done)
 	}
 	return progress
+}
+
+// parkable reports whether rd may be closed to free its slot: files are waiting, and rd has
+// been idle at its end for five poll intervals with its state saved.
+func (r *criReceiver) parkable(rd *tracker.Reader, fs *fileState, now time.Time) bool {
+	return r.tracker.Limited() && fs.pending == nil && !fs.dirty &&
+		now.UnixNano()-rd.LastGrowth >= int64(5*r.cfg.PollInterval) && r.tracker.Parkable(rd)
 }
 
 // deliver offers a batch to the next consumer and applies the outcome. It reports success.
@@ -506,7 +522,8 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 			keys = append(keys, fs.key)
 		}
 		// Checkpoints whose resume failed stay (index entry and value) for the next start.
-		for _, s := range append(r.tracker.Retained(), r.orphans...) {
+		// So do those of files parked to free their slot.
+		for _, s := range slices.Concat(r.tracker.Retained(), r.orphans, r.tracker.Parked()) {
 			if k := keyOf(s); !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
