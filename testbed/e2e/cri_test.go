@@ -126,3 +126,28 @@ func TestStoppedAcrossTwoRotations(t *testing.T) {
 		t.Errorf("something created the unwritable TMPDIR's parent: %v", err)
 	}
 }
+
+// TestStalledServerWithShortJobs: the local CloudWatch Logs server answers nothing for 30 s
+// (every request waits 29 s, under the shipped exporter's 30 s timeout) while Job pods are
+// created, finish and are deleted on a busy node. Their files must be found, held and read
+// whatever the pipeline downstream is doing; every line arrives exactly once.
+func TestStalledServerWithShortJobs(t *testing.T) {
+	e := newEnv(t, localcloudwatch.Config{Seed: 12})
+	n := steadyNode()
+	n.Seed, n.Pods = 12, 4
+	n.Phases = []nodesim.Phase{{Duration: 36 * time.Second, LinesPerSecond: 1500}}
+	n.ShortPodsPerSecond, n.ShortPodLifetime, n.ShortPodLines, n.PodDeleteDelay = 2, time.Second, 20, 2*time.Second
+	run(t, e, scenario{node: n, during: func(ctx context.Context, e *env) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(3 * time.Second):
+		}
+		set(e, localcloudwatch.Faults{Latency: localcloudwatch.Duration(29 * time.Second)})
+		select {
+		case <-ctx.Done():
+		case <-time.After(30 * time.Second):
+		}
+		set(e, localcloudwatch.Faults{})
+	}})
+}
