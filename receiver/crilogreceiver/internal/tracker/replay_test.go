@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
 )
 
 func piece(i int, stream, tag, content string) string {
@@ -76,5 +78,58 @@ func TestSmallUnfinishedEntryStaysInline(t *testing.T) {
 	st := tr.Readers()[0].State()
 	if st.Replay != nil || len(st.Joiner) < len("small") {
 		t.Fatalf("state %+v", st)
+	}
+}
+
+// TestUnfinishedContinuedRecordIsReReadAsContinued: with the klog preset, a record that reached
+// max_log_size was emitted and its continuation opened a record flagged continued; that record,
+// unfinished and over InlineMax at the checkpoint, is re-read after a restart and is still one
+// record flagged continued.
+func TestUnfinishedContinuedRecordIsReReadAsContinued(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "ns_p_u", "c", "0.log")
+	body := strings.Repeat("c", 990)
+	var content strings.Builder
+	content.WriteString(piece(0, "stderr", "F", "I0501 10:00:00.000000       1 start.go:1] record"))
+	for i := 1; i <= 12; i++ { // six fill the first record (6,000 bytes), six continue it
+		content.WriteString(piece(i, "stderr", "F", body))
+	}
+	writeFile(t, p, content.String(), false)
+	newTracker := func(known []State, first bool) *Tracker {
+		tr := testTracker(t, root, known, first, false)
+		tr.cfg.Read.MaxLogSize = 6000
+		tr.cfg.Read.IsStart = joiner.KlogStart
+		return tr
+	}
+	tr := newTracker(nil, true)
+	tr.Discover(0)
+	if got := readAll(t, tr, false); len(got) != 1 {
+		t.Fatalf("before the stop: %d records", len(got))
+	}
+	st := tr.Readers()[0].State()
+	if st.Replay == nil || !st.ReplayContinued[1] {
+		t.Fatalf("state: replay %v continued %v", st.Replay, st.ReplayContinued)
+	}
+	for _, r := range tr.Readers() {
+		_ = r.Close()
+	}
+	dec, err := UnmarshalState(MarshalState(st))
+	require(t, err)
+	writeFile(t, p, piece(13, "stderr", "F", "I0501 10:00:01.000000       1 next.go:1] next"), true)
+	tr2 := newTracker([]State{dec}, false)
+	tr2.Discover(0)
+	var flags []joiner.Flags
+	var sizes []int
+	for i := 0; i < 10; i++ {
+		for _, r := range tr2.Readers() {
+			_, _, err := r.Read(int64(i), tr2.Buffer(), false, func(rec *Record) {
+				flags = append(flags, rec.Flags)
+				sizes = append(sizes, len(rec.Body))
+			})
+			require(t, err)
+		}
+	}
+	if len(flags) != 1 || flags[0]&joiner.Continued == 0 || sizes[0] != 6*990+5 {
+		t.Fatalf("after the restart: flags %v sizes %v", flags, sizes)
 	}
 }
