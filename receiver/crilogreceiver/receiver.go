@@ -308,6 +308,11 @@ func (r *criReceiver) discover(now time.Time) {
 		}
 	}
 	for _, s := range gone {
+		if s.Replay != nil {
+			// Over 4 KiB unfinished, named by offset in the file that is gone: not recoverable.
+			r.logger.Warn("a log file was deleted while the collector was down; its unfinished entry is lost with it",
+				zap.String("path", s.Path), zap.Int64s("entry_offsets", s.Replay))
+		}
 		if len(s.Joiner) > 1 {
 			// Unfinished entries read before the stop live only in this checkpoint: they are
 			// emitted (flagged flushed) before it is deleted.
