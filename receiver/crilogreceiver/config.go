@@ -37,6 +37,9 @@ type Config struct {
 	// DrainGrace is how long a rotated or deleted file must stay at its end, unchanged, before
 	// it is closed.
 	DrainGrace time.Duration `mapstructure:"drain_grace"`
+	// CheckpointInterval is the least time between two checkpoint writes while files are busy;
+	// an idle loop saves at once. It bounds what a kill -9 repeats (see README).
+	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
 	// MaxConcurrentFiles bounds the number of open files.
 	MaxConcurrentFiles int `mapstructure:"max_concurrent_files"`
 	// MaxBytesPerPoll bounds the bytes read from one file per turn, for fairness.
@@ -87,6 +90,7 @@ func createDefaultConfig() component.Config {
 		PollInterval:       200 * time.Millisecond,
 		DiscoveryInterval:  2 * time.Second,
 		DrainGrace:         4 * time.Second,
+		CheckpointInterval: time.Second,
 		MaxConcurrentFiles: 1024,
 		MaxBytesPerPoll:    1 << 20,
 		MaxLogSize:         1 << 20,
@@ -115,7 +119,8 @@ func (c *Config) Validate() error {
 	}
 	positive := map[string]time.Duration{
 		"poll_interval": c.PollInterval, "discovery_interval": c.DiscoveryInterval,
-		"flush_timeout": c.FlushTimeout, "multiline.flush_timeout": c.Multiline.FlushTimeout,
+		"checkpoint_interval": c.CheckpointInterval,
+		"flush_timeout":       c.FlushTimeout, "multiline.flush_timeout": c.Multiline.FlushTimeout,
 		"retry_on_failure.initial_interval": c.RetryOnFailure.InitialInterval,
 		"retry_on_failure.max_interval":     c.RetryOnFailure.MaxInterval,
 	}

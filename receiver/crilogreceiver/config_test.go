@@ -23,6 +23,7 @@ func TestLoadConfig(t *testing.T) {
 	custom.PollInterval = 100 * time.Millisecond
 	custom.DiscoveryInterval = time.Second
 	custom.DrainGrace = 10 * time.Second
+	custom.CheckpointInterval = 500 * time.Millisecond
 	custom.MaxConcurrentFiles = 512
 	custom.MaxBytesPerPoll = 256 << 10
 	custom.MaxLogSize = 2 << 20

@@ -32,6 +32,8 @@ type got struct {
 	attrs map[string]any
 	res   map[string]any
 	time  time.Time
+	// accepted is when the batch holding the record was acknowledged.
+	accepted time.Time
 }
 
 // collector is a consumer.Logs that records what it receives. It can refuse batches (like
@@ -81,6 +83,7 @@ func (c *collector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 		return errors.New("memory limit reached, try later")
 	}
 	c.batches++
+	now := time.Now()
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
@@ -103,7 +106,7 @@ func (c *collector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 				}
 				c.records = append(c.records, got{
 					key: prefix + stream, body: lr.Body().Str(),
-					attrs: lr.Attributes().AsRaw(), res: res.AsRaw(), time: lr.Timestamp().AsTime(),
+					attrs: lr.Attributes().AsRaw(), res: res.AsRaw(), time: lr.Timestamp().AsTime(), accepted: now,
 				})
 			}
 		}
@@ -146,6 +149,8 @@ type memStorage struct {
 	component.ShutdownFunc
 	mu   sync.Mutex
 	data map[string][]byte
+	// written counts the bytes of every value set.
+	written int64
 }
 
 func newMemStorage() *memStorage { return &memStorage{data: map[string][]byte{}} }
@@ -185,6 +190,7 @@ func (c *memClient) Batch(_ context.Context, ops ...*storage.Operation) error {
 			op.Value = c.s.data[op.Key]
 		case storage.Set:
 			c.s.data[op.Key] = append([]byte(nil), op.Value...)
+			c.s.written += int64(len(op.Value))
 		case storage.Delete:
 			delete(c.s.data, op.Key)
 		}

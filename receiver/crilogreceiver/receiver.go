@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -69,8 +70,12 @@ type criReceiver struct {
 	orphans []tracker.State
 	// vanished and openErrors are the pinner's counts already reported.
 	vanished, openErrors int64
-	mu                   sync.Mutex // guards started
-	start                bool
+	// watchErrors is the watcher's count already reported.
+	watchErrors int64
+	// lastSave is when checkpoints were last written.
+	lastSave time.Time
+	mu       sync.Mutex // guards started
+	start    bool
 }
 
 // fileState is the receiver's view of one reader: its pending batch and checkpoint.
@@ -155,7 +160,8 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 	}, known, firstStart)
 	r.indexDirty = true // the index also records that a first start happened
 	if w, err := tracker.NewWatcher(r.cfg.Include); err != nil {
-		r.logger.Info("directory watching unavailable; relying on polling", zap.Error(err))
+		r.logger.Warn("directory watching unavailable; relying on polling", zap.Error(err))
+		r.tb.ReceiverCriLogWatchErrors.Add(ctx, 1)
 	} else {
 		r.watcher = w
 	}
@@ -225,12 +231,16 @@ func (r *criReceiver) run(ctx context.Context) {
 		}
 		r.emitOrphans(ctx)
 		progress := r.cycle(ctx)
-		if r.slotFreed && r.tracker.Waiting > 0 {
+		if r.slotFreed && r.tracker.Limited() {
 			nextDiscovery = time.Time{} // a waiting file can be opened now
 		}
 		r.slotFreed = false
-		if err := r.saveCheckpoints(ctx); err != nil && ctx.Err() == nil {
-			r.logger.Warn("saving checkpoints failed; retrying at the next poll", zap.Error(err))
+		// While busy, checkpoints are written at most every checkpoint_interval; before the
+		// loop sleeps, at once (an idle node's state is always saved).
+		if !progress || now.Sub(r.lastSave) >= r.cfg.CheckpointInterval {
+			if err := r.saveCheckpoints(ctx); err != nil && ctx.Err() == nil {
+				r.logger.Warn("saving checkpoints failed; retrying at the next poll", zap.Error(err))
+			}
 		}
 		r.report(ctx)
 		if ctx.Err() != nil {
@@ -298,13 +308,18 @@ func (r *criReceiver) discover(now time.Time) {
 		}
 	}
 	for _, s := range gone {
+		if s.Replay != nil {
+			// Over 4 KiB unfinished, named by offset in the file that is gone: not recoverable.
+			r.logger.Warn("a log file was deleted while the collector was down; its unfinished entry is lost with it",
+				zap.String("path", s.Path), zap.Int64s("entry_offsets", s.Replay))
+		}
 		if len(s.Joiner) > 1 {
 			// Unfinished entries read before the stop live only in this checkpoint: they are
 			// emitted (flagged flushed) before it is deleted.
 			r.orphans = append(r.orphans, s)
 			continue
 		}
-		r.deletes = append(r.deletes, stateKey(s.ID))
+		r.deletes = append(r.deletes, keyOf(s))
 		r.indexDirty = true
 	}
 	for _, rd := range r.tracker.Readers() {
@@ -315,7 +330,7 @@ func (r *criReceiver) discover(now time.Time) {
 		// (a start_at end position must not become "read from the beginning").
 		st := rd.State()
 		r.files[rd] = &fileState{
-			key: stateKey(rd.ID), resource: resourceFor(rd),
+			key: readerKey(rd, now), resource: resourceFor(rd),
 			committed: tracker.MarshalState(st), dirty: true, savedOffset: st.Offset, readOffset: st.Offset,
 		}
 		r.indexDirty = true
@@ -328,7 +343,7 @@ func (r *criReceiver) emitOrphans(ctx context.Context) {
 	for len(r.orphans) > 0 && ctx.Err() == nil {
 		s := r.orphans[0]
 		now := time.Now()
-		fs := &fileState{key: stateKey(s.ID), resource: resourceOf(s.Path, podpath.Meta{RestartCount: -1})}
+		fs := &fileState{key: keyOf(s), resource: resourceOf(s.Path, podpath.Meta{RestartCount: -1})}
 		if meta, ok := podpath.Parse(s.Path); ok {
 			fs.resource = resourceOf(s.Path, meta)
 		}
@@ -379,6 +394,7 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 		b := r.emitter.begin(fs, now)
 		changed, done, err := rd.Read(now.UnixNano(), r.tracker.Buffer(), closing, r.emitter.sink)
 		if err != nil {
+			r.tb.ReceiverCriLogReadErrors.Add(ctx, 1)
 			r.logger.Warn("reading a log file failed", zap.String("path", rd.Path), zap.Error(err))
 			continue
 		}
@@ -397,6 +413,15 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			}
 			if done {
 				r.closeFile(rd, fs)
+				continue
+			}
+			if !changed && r.parkable(rd, fs, now) {
+				// Files wait for a slot and this one is idle, read to its end and saved: it
+				// is closed, its checkpoint kept, and opened again when it grows.
+				r.tracker.Park(rd, fs.key)
+				delete(r.files, rd)
+				r.slotFreed = true
+				r.indexDirty = true
 			}
 			continue
 		}
@@ -404,6 +429,13 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 		r.deliver(ctx, rd, fs, b, done)
 	}
 	return progress
+}
+
+// parkable reports whether rd may be closed to free its slot: files are waiting, and rd has
+// been idle at its end for five poll intervals with its state saved.
+func (r *criReceiver) parkable(rd *tracker.Reader, fs *fileState, now time.Time) bool {
+	return r.tracker.Limited() && fs.pending == nil && !fs.dirty &&
+		now.UnixNano()-rd.LastGrowth >= int64(5*r.cfg.PollInterval) && r.tracker.Parkable(rd)
 }
 
 // deliver offers a batch to the next consumer and applies the outcome. It reports success.
@@ -495,8 +527,9 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 			keys = append(keys, fs.key)
 		}
 		// Checkpoints whose resume failed stay (index entry and value) for the next start.
-		for _, s := range append(r.tracker.Retained(), r.orphans...) {
-			if k := stateKey(s.ID); !slices.Contains(keys, k) {
+		// So do those of files parked to free their slot.
+		for _, s := range slices.Concat(r.tracker.Retained(), r.orphans, r.tracker.Parked()) {
+			if k := keyOf(s); !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
 		}
@@ -505,6 +538,7 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 	if len(ops) == 0 {
 		return nil
 	}
+	r.lastSave = time.Now()
 	// Saving must finish even while shutting down: use a context that is not canceled.
 	if err := r.client.Batch(context.WithoutCancel(ctx), ops...); err != nil {
 		r.tb.ReceiverCriLogCheckpointErrors.Add(ctx, 1)
@@ -542,6 +576,7 @@ func (r *criReceiver) report(ctx context.Context) {
 		{tb.ReceiverCriLogCopytruncations, s.CopyTruncations, p.CopyTruncations},
 		{tb.ReceiverCriLogResumeFailures, s.ResumeFailures, p.ResumeFailures},
 		{tb.ReceiverCriLogLongLines, s.LongLines, p.LongLines},
+		{tb.ReceiverCriLogRotations, s.Rotations, p.Rotations},
 	} {
 		if d := c.now - c.prev; d != 0 {
 			c.counter.Add(ctx, d)
@@ -555,6 +590,14 @@ func (r *criReceiver) report(ctx context.Context) {
 	if v := pn.Errors.Load(); v != r.openErrors {
 		tb.ReceiverCriLogOpenErrors.Add(ctx, v-r.openErrors)
 		r.openErrors = v
+	}
+	if r.watcher != nil {
+		if v := r.watcher.Errors.Load(); v != r.watchErrors {
+			tb.ReceiverCriLogWatchErrors.Add(ctx, v-r.watchErrors)
+			r.watchErrors = v
+			r.logger.Warn("a log directory cannot be watched; its new files are found by polling, every discovery_interval",
+				zap.Int64("failures", v), zap.Error(r.watcher.LastError()))
+		}
 	}
 	var lag int64
 	for _, fs := range r.files {
@@ -580,7 +623,24 @@ func (r *criReceiver) report(ctx context.Context) {
 	tb.ReceiverCriLogFilesWaiting.Record(ctx, int64(r.tracker.Waiting))
 }
 
-func stateKey(id tracker.FileID) string { return filePrefixKey + id.String() }
+// readerKey is the storage key of a reader's checkpoint: the key it was resumed from, or a new
+// one unique to this reader. A key is never derived from (device, inode) alone: a new file that
+// takes a freed inode must not overwrite a checkpoint kept for the file that had it (one whose
+// resume failed, or one waiting for its rotated file to be found).
+func readerKey(rd *tracker.Reader, now time.Time) string {
+	if rd.Key != "" {
+		return rd.Key
+	}
+	return filePrefixKey + rd.ID.String() + "." + strconv.FormatInt(now.UnixNano(), 36)
+}
+
+// keyOf is the storage key a checkpoint was loaded from.
+func keyOf(s tracker.State) string {
+	if s.Key != "" {
+		return s.Key
+	}
+	return filePrefixKey + s.ID.String()
+}
 
 // loadCheckpoints reads the index and every state it names. firstStart is true when there is
 // no index at all.
@@ -611,6 +671,7 @@ func loadCheckpoints(ctx context.Context, client storage.Client) (states []track
 		if err != nil {
 			continue // unreadable: the file is read anew rather than skipped
 		}
+		s.Key = op.Key
 		states = append(states, s)
 	}
 	return states, false, nil

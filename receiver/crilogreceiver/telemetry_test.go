@@ -48,3 +48,23 @@ func TestReadLagAndDrainingTelemetry(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond, "draining %d files, %d bytes",
 		metricSum(t, tel, "otelcol_receiver_cri_log_files_draining"), metricSum(t, tel, "otelcol_receiver_cri_log_draining_bytes"))
 }
+
+// TestRotationAndLongLineCounters: a rename rotation is counted as a rotation, and a physical
+// line longer than max_log_size plus 64 KiB is counted as a long line; both are exported.
+func TestRotationAndLongLineCounters(t *testing.T) {
+	root := t.TempDir()
+	c := &collector{}
+	cfg := testConfig(root)
+	cfg.MaxLogSize = 1024
+	cfg.MaxBytesPerPoll = 4096 // the read buffer holds max_log_size + 64 KiB: a longer line is cut
+	_, tel := startReceiver(t, cfg, c, nil)
+	p := newPodLog(t, root, "ns", "rot", "app", 0)
+	p.write("stdout", strings.Repeat("L", 1024+64<<10+10), 0)
+	p.write("stdout", "after", 0)
+	waitCount(t, c, 2)
+	require.Eventually(t, func() bool { return metricSum(t, tel, "otelcol_receiver_cri_log_long_lines") == 1 },
+		10*time.Second, 5*time.Millisecond)
+	require.NoError(t, os.Rename(p.path, p.path+".20240501-100000"))
+	require.Eventually(t, func() bool { return metricSum(t, tel, "otelcol_receiver_cri_log_rotations") == 1 },
+		10*time.Second, 5*time.Millisecond)
+}

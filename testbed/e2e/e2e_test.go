@@ -62,6 +62,10 @@ type env struct {
 	// TestMalformedLineStorm for the one scenario that does).
 	runConfig bool
 	starts    int
+	// env is added to the collector's environment (e.g. an unwritable TMPDIR).
+	env []string
+	// sim is the scenario's node, for faults that act on it.
+	sim *nodesim.Sim
 }
 
 func newEnv(t *testing.T, cfg localcloudwatch.Config) *env {
@@ -118,7 +122,7 @@ func (e *env) start() {
 		}
 	}
 	e.starts++
-	col, err := harness.StartCollector(e.bin, config, shipped.Env, e.logPath())
+	col, err := harness.StartCollector(e.bin, config, append(shipped.Env, e.env...), e.logPath())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -214,6 +218,7 @@ func run(t *testing.T, e *env, sc scenario) harness.Account {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.sim = sim
 	e.start()
 	e.waitReady()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -307,8 +312,9 @@ func TestShortLivedPods(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, localcloudwatch.Config{Seed: 4})
 	n := steadyNode()
-	n.Seed, n.Pods = 4, 2
-	n.Phases = []nodesim.Phase{{Duration: 15 * time.Second, LinesPerSecond: 50}}
+	// A busy node: the Jobs' files are found while the read loop is busy with the others.
+	n.Seed, n.Pods = 4, 4
+	n.Phases = []nodesim.Phase{{Duration: 15 * time.Second, LinesPerSecond: 2000}}
 	n.ShortPodsPerSecond, n.ShortPodLifetime, n.ShortPodLines, n.PodDeleteDelay = 5, time.Second, 20, 3*time.Second
 	run(t, e, scenario{node: n})
 }

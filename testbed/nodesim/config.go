@@ -46,6 +46,10 @@ type Config struct {
 	KeepFiles     int   // kubelet containerLogMaxFiles (the current file included)
 	// RotateCheck is how often files are checked for rotation (kubelet: 10s).
 	RotateCheck time.Duration
+	// ReopenDelay is how long after kubelet renames a file the runtime reopens it (kubelet then
+	// calls ReopenContainerLog; containerd creates the new file). Lines written meanwhile go
+	// to the renamed file, and the new file does not exist yet.
+	ReopenDelay time.Duration
 	// Tick is the write granularity: lines due in a tick are written together.
 	Tick time.Duration
 }
@@ -65,6 +69,7 @@ var Defaults = Config{
 	RotateBytes:      10 << 20,
 	KeepFiles:        5,
 	RotateCheck:      10 * time.Second,
+	ReopenDelay:      50 * time.Millisecond,
 	Tick:             10 * time.Millisecond,
 }
 
@@ -90,6 +95,7 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.RotateBytes, d.RotateBytes)
 	orDefault(&c.KeepFiles, d.KeepFiles)
 	orDefault(&c.RotateCheck, d.RotateCheck)
+	orDefault(&c.ReopenDelay, d.ReopenDelay)
 	orDefault(&c.Tick, d.Tick)
 	return c
 }

@@ -10,8 +10,11 @@
 // plain application lines, long lines and, on request, malformed lines.
 //
 // Files rotate like kubelet's container log manager: once a file exceeds RotateBytes it is
-// renamed to <restart>.log.<YYYYMMDD-hhmmss>, a new file is opened, rotated files older than the
-// newest are gzip-compressed, and only KeepFiles files (the current one included) are kept.
+// renamed to <restart>.log.<YYYYMMDD-hhmmss>, and rotated files older than the newest are
+// gzip-compressed (through a .tmp file, at the next rotation: the newest rotation stays plain),
+// and only KeepFiles files (the current one included) are kept. The runtime keeps writing to
+// the renamed file through its descriptor until it reopens, ReopenDelay after the rename
+// (kubelet's ReopenContainerLog call); only then does the new <restart>.log exist.
 // Pods are created and deleted during a run, including pods that live one second; a deleted
 // pod's log directory is removed PodDeleteDelay after its containers stop.
 //

@@ -77,6 +77,9 @@ type container struct {
 	size int64
 	prod *producer
 	line []byte
+	// reopenAt is when the runtime reopens the file after a rotation (zero: not rotating); until
+	// then f is the renamed file.
+	reopenAt time.Time
 }
 
 type shortPod struct {
@@ -219,6 +222,11 @@ func (s *Sim) step(now time.Time, n int64, newShort int) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, c := range s.containers {
+		if err := c.reopenIfDue(now); err != nil {
+			return err
+		}
+	}
 	for ; n > 0 && len(s.live) > 0; n-- {
 		if err := s.writeLine(s.live[s.rnd.IntN(len(s.live))]); err != nil {
 			return err
@@ -442,6 +450,9 @@ func (s *Sim) writeCRI(c *container, stream, tag string, content []byte) error {
 
 // write appends one complete line with one write call, as containerd does.
 func (s *Sim) write(c *container, b []byte) error {
+	if err := c.reopenIfDue(time.Now()); err != nil {
+		return err
+	}
 	n, err := c.f.Write(b)
 	c.size += int64(n)
 	c.rec.Bytes += int64(n)
@@ -471,8 +482,8 @@ func (s *Sim) rotateAll(now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.live {
-		if c.size < s.cfg.RotateBytes {
-			continue
+		if c.size < s.cfg.RotateBytes || !c.reopenAt.IsZero() {
+			continue // small, or the runtime has not reopened since the last rotation
 		}
 		if err := s.rotate(c, now); err != nil {
 			return err
@@ -483,7 +494,8 @@ func (s *Sim) rotateAll(now time.Time) error {
 
 // rotate does what kubelet's container log manager does for one file: remove rotated files
 // beyond KeepFiles-2, compress every rotated file, rename the current file to
-// <n>.log.<YYYYMMDD-hhmmss> and reopen (containerd creates a new <n>.log).
+// <n>.log.<YYYYMMDD-hhmmss>; the runtime reopens ReopenDelay later (containerd creates a new
+// <n>.log then, and writes to the renamed file until then).
 func (s *Sim) rotate(c *container, now time.Time) error {
 	rotatedName := c.path + "." + now.UTC().Format("20060102-150405")
 	if _, err := os.Stat(rotatedName); err == nil {
@@ -510,14 +522,24 @@ func (s *Sim) rotate(c *container, now time.Time) error {
 		}
 		s.ledger.Compressed++
 	}
-	if err := c.f.Close(); err != nil {
-		return err
-	}
 	if err := os.Rename(c.path, rotatedName); err != nil {
 		return err
 	}
 	c.rec.Rotations++
 	s.ledger.Rotations++
+	c.reopenAt = now.Add(s.cfg.ReopenDelay)
+	return nil
+}
+
+// reopenIfDue reopens the container's file once the runtime's reopen is due after a rotation.
+func (c *container) reopenIfDue(now time.Time) error {
+	if c.reopenAt.IsZero() || now.Before(c.reopenAt) || c.f == nil {
+		return nil
+	}
+	c.reopenAt = time.Time{}
+	if err := c.f.Close(); err != nil {
+		return err
+	}
 	return c.open()
 }
 

@@ -199,3 +199,52 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("defaults: %v", err)
 	}
 }
+
+// TestRuntimeWritesToTheRenamedFileUntilReopen: after kubelet renames the file, the runtime goes
+// on writing to it (through its open descriptor) until it reopens, ReopenDelay later; only then
+// does the new file exist.
+func TestRuntimeWritesToTheRenamedFileUntilReopen(t *testing.T) {
+	root := t.TempDir()
+	sim, err := New(Config{Root: root, Seed: 4, Pods: 1, RotateBytes: 1, ReopenDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sim.startPod(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.mu.Lock()
+	defer sim.mu.Unlock()
+	if err := sim.writeLine(c); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := sim.rotate(c, now); err != nil {
+		t.Fatal(err)
+	}
+	rotated := c.path + "." + now.UTC().Format("20060102-150405")
+	before, err := os.Stat(rotated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.writeLine(c); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(rotated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() <= before.Size() {
+		t.Fatal("the line written before the reopen is not in the renamed file")
+	}
+	if _, err := os.Stat(c.path); !os.IsNotExist(err) {
+		t.Fatalf("the new file exists before the runtime reopened: %v", err)
+	}
+	c.reopenAt = now // the reopen is due
+	if err := sim.writeLine(c); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(c.path); err != nil || st.Size() == 0 {
+		t.Fatalf("after the reopen the line is not in the new file: %v", err)
+	}
+}

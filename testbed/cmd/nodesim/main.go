@@ -49,6 +49,7 @@ func run(args []string) error {
 	fs.Int64Var(&cfg.RotateBytes, "rotate-bytes", d.RotateBytes, "kubelet containerLogMaxSize")
 	fs.IntVar(&cfg.KeepFiles, "keep", d.KeepFiles, "kubelet containerLogMaxFiles")
 	fs.DurationVar(&cfg.RotateCheck, "rotate-check", d.RotateCheck, "how often files are checked for rotation")
+	fs.DurationVar(&cfg.ReopenDelay, "reopen-delay", d.ReopenDelay, "how long the runtime writes to a renamed file before it reopens")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "random seed")
 	fs.StringVar(&ledgerPath, "ledger", "", "write the ledger JSON here at the end")
 	if err := fs.Parse(args); err != nil {

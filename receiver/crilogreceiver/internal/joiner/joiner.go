@@ -40,6 +40,8 @@ type Entry struct {
 	Pieces int
 	// Dropped is the number of bytes discarded by truncation.
 	Dropped int
+	// from is the offset (see Mark) of the entry's first piece.
+	from int64
 }
 
 // Config configures a Joiner.
@@ -55,6 +57,9 @@ type Config struct {
 type Joiner struct {
 	cfg Config
 	s   [numStreams]stream
+	// cur is the offset of the piece being added (Mark); pending entries remember the offset of
+	// their first piece, so a checkpoint can name where to re-read them instead of holding them.
+	cur int64
 }
 
 type pending struct {
@@ -66,6 +71,8 @@ type pending struct {
 	flags   Flags
 	tags    []byte
 	buf     []byte
+	// from is the offset of the first piece, -1 when unknown (a state loaded from elsewhere).
+	from int64
 }
 
 type stream struct {
@@ -74,6 +81,9 @@ type stream struct {
 	fix   []byte  // scratch for UTF-8 repair
 	out   Entry   // scratch entries: emit takes a pointer, which must not escape per call
 	mout  Entry
+	// expectContinued makes the next entry, if not a start, open a record flagged Continued
+	// (set when re-reading a record that continued a full one).
+	expectContinued bool
 }
 
 // New returns a Joiner.
@@ -92,7 +102,7 @@ func (j *Joiner) Add(streamIdx int, time int64, partial bool, tags, content []by
 	if !p.active && !partial {
 		// Fast path: a whole entry in one piece.
 		e := &st.out
-		*e = Entry{Time: time, Stream: streamIdx & 1, Tags: tags, Content: content, Pieces: 1}
+		*e = Entry{Time: time, Stream: streamIdx & 1, Tags: tags, Content: content, Pieces: 1, from: j.cur}
 		if len(content) > j.cfg.MaxLogSize {
 			e.Content, e.Dropped = cut(content, j.cfg.MaxLogSize)
 			e.Flags |= Truncated
@@ -102,6 +112,7 @@ func (j *Joiner) Add(streamIdx int, time int64, partial bool, tags, content []by
 	}
 	if !p.active {
 		p.start(time, now, tags)
+		p.from = j.cur
 	}
 	p.last = now
 	p.pieces++
@@ -149,7 +160,7 @@ func (j *Joiner) Reset() {
 func (j *Joiner) finishJoin(st *stream, idx int, extra Flags, now int64, emit func(*Entry)) {
 	p := &st.join
 	e := &st.out
-	*e = Entry{Time: p.time, Stream: idx, Tags: p.tags, Content: p.buf, Pieces: p.pieces, Dropped: p.dropped, Flags: p.flags | extra}
+	*e = Entry{Time: p.time, Stream: idx, Tags: p.tags, Content: p.buf, Pieces: p.pieces, Dropped: p.dropped, Flags: p.flags | extra, from: p.from}
 	if e.Flags&Truncated != 0 {
 		// The byte cut may have split a character: drop its leading bytes.
 		n := len(e.Content) - incompleteTail(e.Content)
@@ -180,8 +191,12 @@ func (j *Joiner) finish(st *stream, e *Entry, now int64, emit func(*Entry)) {
 		return
 	}
 	m := &st.multi
+	expectContinued := st.expectContinued
+	st.expectContinued = false
 	if !j.cfg.IsStart(e.Content) {
 		switch {
+		case !m.active && expectContinued:
+			j.openMulti(m, e, now, Continued)
 		case !m.active:
 			// Not a start and no record open: the entry is not part of a multi-line record (a
 			// container that never writes a start line). It is emitted as it is, at once.
@@ -208,6 +223,7 @@ func (j *Joiner) finish(st *stream, e *Entry, now int64, emit func(*Entry)) {
 
 func (j *Joiner) openMulti(m *pending, e *Entry, now int64, extra Flags) {
 	m.start(e.Time, now, e.Tags)
+	m.from = e.from
 	m.buf = append(m.buf, e.Content...)
 	m.pieces, m.dropped, m.flags = e.Pieces, e.Dropped, e.Flags|extra
 }
@@ -233,7 +249,7 @@ func (p *pending) reset() {
 	if cap(buf) > 64<<10 {
 		buf = nil // do not pin a large entry's buffer for the life of the file
 	}
-	*p = pending{buf: buf, tags: tags}
+	*p = pending{buf: buf, tags: tags, from: -1}
 }
 
 func (p *pending) appendLimited(b []byte, max int) {
@@ -339,6 +355,50 @@ func dig(b []byte) bool {
 	}
 	return true
 }
+
+// Mark sets the offset of the pieces added next (the offset of their line in the file).
+func (j *Joiner) Mark(off int64) { j.cur = off }
+
+// Replay describes where the pending entries of a joiner can be re-read from.
+type Replay struct {
+	// From is, per stream, the offset of the first piece of its oldest pending entry; -1 when
+	// the stream has nothing pending.
+	From [numStreams]int64
+	// Continued marks streams whose pending record continues a full one (see Continued).
+	Continued [numStreams]bool
+	// Bytes is the size of the pending content.
+	Bytes int
+	// OK is false when a pending entry has pieces of unknown offset (loaded from a state, such
+	// as pieces handed over from a rotated file): it cannot be re-read from this file.
+	OK bool
+}
+
+// Replay reports where the pending entries can be re-read from.
+func (j *Joiner) Replay() Replay {
+	r := Replay{OK: true}
+	for i := range j.s {
+		st := &j.s[i]
+		r.From[i] = -1
+		for _, p := range []*pending{&st.multi, &st.join} {
+			if !p.active {
+				continue
+			}
+			r.Bytes += len(p.buf)
+			if p.from < 0 {
+				r.OK = false
+			}
+			if r.From[i] < 0 || p.from < r.From[i] {
+				r.From[i] = p.from
+			}
+		}
+		r.Continued[i] = st.multi.active && st.multi.flags&Continued != 0
+	}
+	return r
+}
+
+// ExpectContinued prepares stream to re-read a record that continued a full one: its next
+// entry, if not a start, opens a record flagged Continued.
+func (j *Joiner) ExpectContinued(streamIdx int) { j.s[streamIdx&1].expectContinued = true }
 
 // ErrState reports a saved state that cannot be decoded.
 var ErrState = errors.New("joiner: corrupt saved state")

@@ -59,6 +59,8 @@ type TelemetryBuilder struct {
 	ReceiverCriLogParseFailures metric.Int64Counter
 	// ReceiverCriLogPartialJoins: Entries joined from more than one partial line. [{records}]
 	ReceiverCriLogPartialJoins metric.Int64Counter
+	// ReceiverCriLogReadErrors: Failed reads of open log files (the file is tried again at the next poll). [{errors}]
+	ReceiverCriLogReadErrors metric.Int64Counter
 	// ReceiverCriLogReadLag: Bytes written to open log files but not read yet (size minus read offset, summed over open files, at their last look). [By]
 	ReceiverCriLogReadLag metric.Int64Gauge
 	// ReceiverCriLogRecordsDropped: Records dropped because the next consumer returned a permanent error. [{records}]
@@ -67,10 +69,14 @@ type TelemetryBuilder struct {
 	ReceiverCriLogRecordsEmitted metric.Int64Counter
 	// ReceiverCriLogResumeFailures: Rotated files found at a restart that could not be read (a corrupt compressed file); their checkpoints are kept for the next start. [{files}]
 	ReceiverCriLogResumeFailures metric.Int64Counter
+	// ReceiverCriLogRotations: Open files found rotated or deleted (no longer at a matched path); each is read to its end through its descriptor. [{files}]
+	ReceiverCriLogRotations metric.Int64Counter
 	// ReceiverCriLogTruncatedBytes: Bytes discarded from entries longer than max_log_size. [By]
 	ReceiverCriLogTruncatedBytes metric.Int64Counter
 	// ReceiverCriLogTruncations: Entries cut to max_log_size (flagged otelcol_k8s.cri.truncated). [{records}]
 	ReceiverCriLogTruncations metric.Int64Counter
+	// ReceiverCriLogWatchErrors: Failures to watch log directories with inotify (watch limits, unsupported filesystems); discovery falls back to polling every discovery_interval for what is not watched. [{errors}]
+	ReceiverCriLogWatchErrors metric.Int64Counter
 }
 
 // TelemetryBuilderOption changes how a TelemetryBuilder is built.
@@ -197,6 +203,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogReadErrors, err = builder.meter.Int64Counter(
+		"otelcol_receiver_cri_log_read_errors",
+		metric.WithDescription("Failed reads of open log files (the file is tried again at the next poll)."),
+		metric.WithUnit("{errors}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogReadLag, err = builder.meter.Int64Gauge(
 		"otelcol_receiver_cri_log_read_lag",
 		metric.WithDescription("Bytes written to open log files but not read yet (size minus read offset, summed over open files, at their last look)."),
@@ -221,6 +233,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{files}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogRotations, err = builder.meter.Int64Counter(
+		"otelcol_receiver_cri_log_rotations",
+		metric.WithDescription("Open files found rotated or deleted (no longer at a matched path); each is read to its end through its descriptor."),
+		metric.WithUnit("{files}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogTruncatedBytes, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_truncated_bytes",
 		metric.WithDescription("Bytes discarded from entries longer than max_log_size."),
@@ -231,6 +249,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_receiver_cri_log_truncations",
 		metric.WithDescription("Entries cut to max_log_size (flagged otelcol_k8s.cri.truncated)."),
 		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogWatchErrors, err = builder.meter.Int64Counter(
+		"otelcol_receiver_cri_log_watch_errors",
+		metric.WithDescription("Failures to watch log directories with inotify (watch limits, unsupported filesystems); discovery falls back to polling every discovery_interval for what is not watched."),
+		metric.WithUnit("{errors}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

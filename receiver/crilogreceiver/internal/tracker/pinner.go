@@ -36,6 +36,8 @@ type Pinner struct {
 	Vanished atomic.Int64
 	// Errors counts paths that could not be opened for another reason.
 	Errors atomic.Int64
+	// limited is the number of new files the last scan left for lack of a slot.
+	limited atomic.Int64
 }
 
 func newPinner(match func() []string, limit int) *Pinner {
@@ -49,6 +51,8 @@ func (p *Pinner) Ready() <-chan struct{} { return p.ready }
 // open-file limit. It is safe to call from any goroutine.
 func (p *Pinner) Scan() {
 	var found []pin
+	limited := int64(0)
+	defer func() { p.limited.Store(limited) }()
 	for _, path := range p.match() {
 		st, err := os.Stat(path)
 		if err != nil {
@@ -62,9 +66,14 @@ func (p *Pinner) Scan() {
 		}
 		id := fileID(st)
 		p.mu.Lock()
-		skip := p.seen[id] || int(p.open.Load())+len(p.queue)+len(found) >= p.limit
+		seen := p.seen[id]
+		full := int(p.open.Load())+len(p.queue)+len(found) >= p.limit
 		p.mu.Unlock()
-		if skip {
+		if seen {
+			continue
+		}
+		if full {
+			limited++
 			continue
 		}
 		f, err := os.Open(path)

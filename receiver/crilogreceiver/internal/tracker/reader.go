@@ -72,6 +72,8 @@ type Stats struct {
 	LongLines                                  int64
 	// ResumeFailures counts rotated files found at a restart that could not be read.
 	ResumeFailures int64
+	// Rotations counts open files found no longer at a matched path (rotated or deleted).
+	Rotations int64
 }
 
 // ReadConfig holds the reader settings shared by all files.
@@ -130,6 +132,15 @@ type Reader struct {
 	emitFunc func(*joiner.Entry)
 	// pendingExtra flags the entry finished by the line being processed.
 	pendingExtra RecordFlags
+	// lineOff is the offset of the line being processed.
+	lineOff int64
+	// A reader resumed from a checkpoint that names where its unfinished entries start re-reads
+	// the file from there up to replayUntil (the checkpoint's offset), feeding only the lines of
+	// those entries: per stream, from replayFrom on (-1: none). resumed is that checkpoint, saved
+	// again as it is until the re-read is done.
+	replayUntil int64
+	replayFrom  [2]int64
+	resumed     State
 
 	// Draining is set when the file is no longer at a matched path (rotated or deleted).
 	Draining bool
@@ -146,6 +157,8 @@ type Reader struct {
 	gz *gzSource
 	// LastGrowth is when the reader last found new bytes (ns).
 	LastGrowth int64
+	// Key is the storage key of the checkpoint this reader resumed ("" for a new file).
+	Key string
 	// Size is the file size at the last look.
 	Size int64
 }
@@ -302,6 +315,7 @@ func (r *Reader) restartAfterTruncate() {
 	r.offset = 0
 	r.fp = Fingerprint{}
 	r.skipping = false
+	r.replayUntil = 0
 }
 
 // readLines reads from the offset and processes complete lines. It returns the bytes consumed.
@@ -350,22 +364,32 @@ func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, 
 			case len(rest) >= r.cfg.maxLine():
 				// A physical line too long to keep whole: keep its head, skip to its end.
 				r.stats.LongLines++
+				r.lineOff = r.offset + int64(consumed)
 				r.processLine(now, rest[:r.cfg.maxLine()], joiner.Truncated)
 				r.stats.DroppedBytes += int64(len(rest) - r.cfg.maxLine())
 				consumed += len(rest)
 				r.skipping = true
 			case final && r.offset+int64(consumed+len(rest)) >= size:
 				// The file ends without a newline and will not grow any more.
+				r.lineOff = r.offset + int64(consumed)
 				r.processLine(now, rest, Unterminated)
 				consumed += len(rest)
 			}
 			break
 		}
+		r.lineOff = r.offset + int64(consumed)
 		r.processLine(now, rest[:nl], 0)
 		consumed += nl + 1
 	}
+	fresh := int64(consumed)
+	if r.replayUntil > r.offset {
+		fresh -= min(fresh, r.replayUntil-r.offset) // re-read bytes were counted before the stop
+	}
 	r.offset += int64(consumed)
-	r.stats.Bytes += int64(consumed)
+	r.stats.Bytes += fresh
+	if r.replayUntil > 0 && r.offset >= r.replayUntil {
+		r.replayUntil = 0
+	}
 	return consumed, nil
 }
 
@@ -384,7 +408,10 @@ func (r *Reader) readAt(b []byte) ([]byte, error) {
 }
 
 func (r *Reader) processLine(now int64, line []byte, extra RecordFlags) {
-	r.stats.Lines++
+	replaying := r.lineOff < r.replayUntil
+	if !replaying {
+		r.stats.Lines++
+	}
 	if r.format == FormatUnknown && len(line) > 0 {
 		r.format = FormatCRI
 		if line[0] == '{' {
@@ -399,6 +426,16 @@ func (r *Reader) processLine(now int64, line []byte, extra RecordFlags) {
 		}
 	} else if err = criline.ParseCRI(line, l); err != nil {
 		err = r.docker.Parse(line, l)
+	}
+	if replaying {
+		// Re-reading up to the checkpoint: only the lines of the entries unfinished at the
+		// checkpoint are fed again; everything else was emitted before the stop.
+		if err != nil {
+			return
+		}
+		if from := r.replayFrom[(l.Stream-1)&1]; from < 0 || r.lineOff < from {
+			return
+		}
 	}
 	if err != nil {
 		r.stats.ParseErrors++
@@ -429,6 +466,7 @@ func (r *Reader) processLine(now int64, line []byte, extra RecordFlags) {
 		l.Partial = false
 		r.pendingExtra = extra
 	}
+	r.j.Mark(r.lineOff)
 	r.j.Add(int(l.Stream-1), l.Time, l.Partial, l.Tags, l.Content, now, r.emitFunc)
 	r.pendingExtra = 0
 }
@@ -466,14 +504,37 @@ type State struct {
 	Format   Format
 	Skipping bool
 	Joiner   []byte
+	// Replay, when set (one offset per stream, -1: nothing pending), replaces Joiner: the
+	// unfinished entries are re-read from the file at these offsets instead of being stored.
+	// ReplayContinued marks streams whose unfinished record continues a full one.
+	Replay          []int64
+	ReplayContinued [2]bool
+	// Key is the storage key the state was loaded from (not encoded; set by the loader). A
+	// resumed reader keeps it, so a checkpoint is never written under another file's key.
+	Key string
 }
+
+// InlineMax is the most pending content a checkpoint holds itself. Beyond it the checkpoint
+// holds only where the unfinished entries start, and a restart re-reads them from the file:
+// saving costs the same whatever the size of an unfinished entry.
+const InlineMax = 4 << 10
 
 // State returns the reader's current state.
 func (r *Reader) State() State {
-	return State{
-		ID: r.ID, Path: r.Path, FP: r.fp, Offset: r.offset, Format: r.format, Skipping: r.skipping,
-		Joiner: r.j.AppendState(nil),
+	if r.replayUntil > r.offset {
+		return r.resumed // still re-reading up to the checkpoint it resumed: that one holds
 	}
+	s := State{
+		ID: r.ID, Path: r.Path, FP: r.fp, Offset: r.offset, Format: r.format, Skipping: r.skipping,
+	}
+	// A compressed file is re-read through a new stream at a restart: offsets are as good there.
+	if rp := r.j.Replay(); rp.OK && rp.Bytes > InlineMax {
+		s.Replay = []int64{rp.From[0], rp.From[1]}
+		s.ReplayContinued = rp.Continued
+		return s
+	}
+	s.Joiner = r.j.AppendState(nil)
+	return s
 }
 
 // restore applies a saved state.
@@ -482,10 +543,27 @@ func (r *Reader) restore(s State) error {
 		return err
 	}
 	r.fp, r.offset, r.format, r.skipping = s.FP, s.Offset, s.Format, s.Skipping
+	r.Key = s.Key
+	if len(s.Replay) == 2 {
+		start := s.Offset
+		for i, from := range s.Replay {
+			if from >= 0 && from < start {
+				start = from
+			}
+			if s.ReplayContinued[i] {
+				r.j.ExpectContinued(i)
+			}
+		}
+		r.replayFrom = [2]int64{s.Replay[0], s.Replay[1]}
+		r.replayUntil = s.Offset
+		r.resumed = s
+		// Lines start at the offsets saved: no line is being skipped there.
+		r.offset, r.skipping = start, false
+	}
 	return nil
 }
 
-const stateVersion = 1
+const stateVersion = 2
 
 // MarshalState encodes s.
 func MarshalState(s State) []byte {
@@ -503,6 +581,19 @@ func MarshalState(s State) []byte {
 	b = binary.AppendUvarint(b, uint64(s.Offset)) //nolint:gosec // a file offset, never negative
 	b = binary.AppendUvarint(b, uint64(len(s.Path)))
 	b = append(b, s.Path...)
+	if len(s.Replay) == 2 {
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(s.Replay[0]+1)) //nolint:gosec // an offset or -1
+		b = binary.AppendUvarint(b, uint64(s.Replay[1]+1)) //nolint:gosec // an offset or -1
+		var cont byte
+		for i, c := range s.ReplayContinued {
+			if c {
+				cont |= 1 << i
+			}
+		}
+		return append(b, cont)
+	}
+	b = append(b, 0)
 	return append(b, s.Joiner...)
 }
 
@@ -512,10 +603,11 @@ var ErrState = errors.New("tracker: corrupt saved state")
 // UnmarshalState decodes a state encoded by MarshalState.
 func UnmarshalState(b []byte) (State, error) {
 	var s State
-	if len(b) < 3 || b[0] != stateVersion || b[2] > 1 {
+	if len(b) < 3 || (b[0] != stateVersion && b[0] != 1) || b[2] > 1 {
 		return s, ErrState
 	}
 	s.Format, s.Skipping = Format(b[1]), b[2] == 1
+	version := b[0]
 	b = b[3:]
 	var vals [3]uint64
 	for i := range vals {
@@ -542,6 +634,29 @@ func UnmarshalState(b []byte) (State, error) {
 	}
 	b = b[n:]
 	s.Path = string(b[:pl])
-	s.Joiner = append([]byte(nil), b[pl:]...)
+	b = b[pl:]
+	if version >= 2 {
+		if len(b) == 0 || b[0] > 1 {
+			return s, ErrState
+		}
+		replay := b[0] == 1
+		b = b[1:]
+		if replay {
+			s.Replay = make([]int64, 2)
+			for i := range s.Replay {
+				v, n := binary.Uvarint(b)
+				if n <= 0 || v > uint64(s.Offset)+1 { //nolint:gosec // Offset is at most 1<<62
+					return s, ErrState
+				}
+				s.Replay[i], b = int64(v)-1, b[n:] //nolint:gosec // v is at most Offset+1
+			}
+			if len(b) != 1 || b[0] > 3 {
+				return s, ErrState
+			}
+			s.ReplayContinued = [2]bool{b[0]&1 != 0, b[0]&2 != 0}
+			return s, nil
+		}
+	}
+	s.Joiner = append([]byte(nil), b...)
 	return s, nil
 }

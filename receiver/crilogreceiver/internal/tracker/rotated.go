@@ -120,7 +120,11 @@ func (t *Tracker) belongsTo(sib string, s State) bool {
 		return err == nil && fp == s.FP
 	}
 	st, err := os.Stat(sib)
-	if err != nil || fileID(st) != s.ID {
+	if err != nil {
+		return false
+	}
+	// The same inode; the device may have been renumbered by a reboot (the fingerprint decides).
+	if id := fileID(st); id.Ino != s.ID.Ino || (id.Dev != s.ID.Dev && s.FP.Len == 0) {
 		return false
 	}
 	f, err := os.Open(sib)
@@ -163,7 +167,7 @@ func (t *Tracker) openRotated(sib, name string, s *State, now int64) error {
 		if _, taken := t.readers[id]; taken {
 			return nil
 		}
-		if s != nil && s.ID != id {
+		if s != nil && s.ID.Ino != id.Ino {
 			return fmt.Errorf("tracker: %s was replaced", sib)
 		}
 		if err := t.open(sib, name, id, now, false); err != nil {

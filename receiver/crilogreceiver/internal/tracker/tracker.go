@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"syscall"
 
@@ -31,6 +32,8 @@ type Tracker struct {
 	readers map[FileID]*Reader
 	order   []*Reader
 	known   map[FileID]State
+	// knownByPath indexes known by path, for the fallback when a device was renumbered.
+	knownByPath map[string][]FileID
 	// firstStart is true when no checkpoint existed: start_at applies to the first discovery.
 	firstStart bool
 	discovered bool
@@ -40,6 +43,11 @@ type Tracker struct {
 	// retained are checkpoints whose resume failed: never deleted, so that a later start can
 	// still resume them.
 	retained map[FileID]State
+	// parked are files closed while idle to free their slot (see Park), by identity.
+	parked map[FileID]State
+	// waitingSince is when a matched path was first found without a slot: the longest waiting
+	// get the next slots, so late-sorting paths are not starved.
+	waitingSince map[string]int64
 	// Waiting is the number of matched files not opened because of MaxConcurrentFiles.
 	Waiting int
 	Stats   Stats
@@ -58,10 +66,13 @@ func New(cfg Config, known []State, firstStart bool) *Tracker {
 	t := &Tracker{
 		cfg: cfg, readers: map[FileID]*Reader{}, known: map[FileID]State{}, retained: map[FileID]State{},
 		firstStart: firstStart, pinned: map[FileID]pin{},
+		parked: map[FileID]State{}, waitingSince: map[string]int64{},
 	}
 	t.pinner = newPinner(t.Match, cfg.MaxConcurrentFiles)
+	t.knownByPath = map[string][]FileID{}
 	for _, s := range known {
 		t.known[s.ID] = s
+		t.knownByPath[s.Path] = append(t.knownByPath[s.Path], s.ID)
 	}
 	t.buf = make([]byte, max(cfg.Read.MaxBytesPerRead, cfg.Read.maxLine())+1)
 	return t
@@ -175,12 +186,41 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 			r.Draining = false
 			continue
 		}
+		if s, ok := t.parked[id]; ok {
+			if st.Size() == s.Offset {
+				continue // parked and not grown: it needs no slot
+			}
+			// Grown: it is opened again like a file with a checkpoint, when a slot is free.
+			delete(t.parked, id)
+			t.known[id] = s
+			t.knownByPath[s.Path] = append(t.knownByPath[s.Path], id)
+		}
 		found = append(found, pin{path: p, id: id})
 	}
+	// A parked file no longer at its path was rotated or deleted: its rotated sibling, if any,
+	// is read from the parked offset.
+	for id, s := range t.parked {
+		if present[id] {
+			continue
+		}
+		delete(t.parked, id)
+		t.pinner.forget(id) // its inode may be reused by a new file
+		t.known[id] = s
+		t.knownByPath[s.Path] = append(t.knownByPath[s.Path], id)
+		errs = append(errs, t.resumePath(s.Path, []State{s}, now)...)
+	}
+	// Slots go to the files waiting longest first, then in path order.
+	for _, f := range found {
+		if _, ok := t.waitingSince[f.path]; !ok {
+			t.waitingSince[f.path] = now
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool { return t.waitingSince[found[i].path] < t.waitingSince[found[j].path] })
 	for _, r := range t.order {
 		if !present[r.ID] && !r.Draining {
 			r.Draining = true
 			r.LastGrowth = now
+			t.Stats.Rotations++
 		}
 	}
 	// Pinned files first, in the order they were pinned: a file pinned before its rotation
@@ -191,6 +231,12 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 			break
 		}
 		if _, ok := t.pinned[p.id]; !ok {
+			continue
+		}
+		if _, parked := t.parked[p.id]; parked {
+			// Pinned before the loop opened, read and parked it: its state is the parked one.
+			delete(t.pinned, p.id)
+			_ = p.f.Close() // read-only
 			continue
 		}
 		if _, tracked := t.readers[p.id]; tracked {
@@ -206,6 +252,7 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 		}
 		if r := t.readers[p.id]; r != nil && !present[p.id] {
 			r.Draining = true
+			t.Stats.Rotations++
 		}
 	}
 	for id, p := range t.pinned {
@@ -222,8 +269,14 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 			t.Waiting++
 			continue
 		}
+		delete(t.waitingSince, f.path)
 		if err := t.open(f.path, f.path, f.id, now, atEnd); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	for p, since := range t.waitingSince {
+		if since != now && !slices.ContainsFunc(found, func(f pin) bool { return f.path == p }) {
+			delete(t.waitingSince, p) // gone, or opened by the pinner
 		}
 	}
 	if !t.discovered {
@@ -267,8 +320,8 @@ func (t *Tracker) open(path, name string, id FileID, now int64, atEnd bool) erro
 	}
 	r := newReader(name, f, id, &t.cfg.Read, &t.Stats)
 	r.LastGrowth = now
-	if s, ok := t.known[id]; ok && t.sameFile(f, s) {
-		delete(t.known, id)
+	if s, ok := t.resumable(f, name, id); ok {
+		delete(t.known, s.ID)
 		if err := r.restore(s); err == nil {
 			t.add(r)
 			return nil
@@ -287,6 +340,23 @@ func (t *Tracker) open(path, name string, id FileID, now int64, atEnd bool) erro
 	}
 	t.add(r)
 	return nil
+}
+
+// resumable returns the checkpoint of the file f (identity id, found at or rotated from name):
+// the one with the same device, inode and fingerprint, or else, when the device number changed
+// (a reboot can renumber devices), one saved for the same path with the same inode and
+// fingerprint.
+func (t *Tracker) resumable(f *os.File, name string, id FileID) (State, bool) {
+	if s, ok := t.known[id]; ok && t.sameFile(f, s) {
+		return s, true
+	}
+	for _, kid := range t.knownByPath[name] {
+		s, ok := t.known[kid]
+		if ok && s.ID.Dev != id.Dev && s.ID.Ino == id.Ino && s.FP.Len > 0 && t.sameFile(f, s) {
+			return s, true
+		}
+	}
+	return State{}, false
 }
 
 // Retained returns the checkpoints whose resume failed. They are not deleted: the caller keeps
@@ -328,6 +398,39 @@ func (t *Tracker) link() {
 		}
 	}
 }
+
+// Parkable reports whether r may be parked: a current file (not draining, not part of a
+// rotation chain, not compressed) that has read everything and holds no unfinished entry.
+func (t *Tracker) Parkable(r *Reader) bool {
+	return !r.Draining && r.Successor == nil && r.HeldBy == nil && r.gz == nil &&
+		r.offset == r.Size && r.replayUntil == 0 && !r.j.Pending() && !r.skipping
+}
+
+// Park closes an idle reader to free its slot for a waiting file, keeping its state (key is its
+// checkpoint's storage key): when the file grows it is opened again and resumed, when it is
+// rotated its rotated sibling is. The pinner keeps ignoring it meanwhile.
+func (t *Tracker) Park(r *Reader, key string) {
+	s := r.State()
+	s.Key = key
+	_ = r.Close()
+	delete(t.readers, r.ID)
+	t.order = slices.DeleteFunc(t.order, func(o *Reader) bool { return o == r })
+	t.pinner.open.Store(int64(len(t.order)))
+	t.parked[r.ID] = s
+}
+
+// Parked returns the states of the parked files, whose checkpoints must be kept.
+func (t *Tracker) Parked() []State {
+	out := make([]State, 0, len(t.parked))
+	for _, s := range t.parked {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Limited reports whether files wait for a slot (found by the loop's discovery or skipped by
+// the pinner at the limit).
+func (t *Tracker) Limited() bool { return t.Waiting > 0 || t.pinner.limited.Load() > 0 }
 
 func (t *Tracker) add(r *Reader) {
 	t.readers[r.ID] = r

@@ -3,7 +3,11 @@
 package tracker
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,7 +23,21 @@ type Watcher struct {
 	watched map[string]int
 	// Discover receives a signal (coalesced) after directory changes.
 	Discover chan struct{}
+	// Errors counts directories that could not be watched; LastError tells the latest.
+	Errors  atomic.Int64
+	errMu   sync.Mutex
+	lastErr error
 }
+
+// LastError returns the latest watch failure (nil if none).
+func (w *Watcher) LastError() error {
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	return w.lastErr
+}
+
+// addWatch is inotify_add_watch; tests replace it to simulate exhausted watch limits.
+var addWatch = unix.InotifyAddWatch
 
 const dirEvents = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE | unix.IN_ONLYDIR
 
@@ -44,9 +62,19 @@ func (w *Watcher) Refresh() int {
 	now := watchDirs(w.include)
 	for d := range now {
 		if _, ok := w.watched[d]; !ok {
-			if wd, err := unix.InotifyAddWatch(w.fd, d, dirEvents); err == nil {
-				w.watched[d] = wd
+			wd, err := addWatch(w.fd, d, dirEvents)
+			if errors.Is(err, unix.ENOENT) {
+				continue // removed since the listing (a pod deleted): nothing to watch
 			}
+			if err != nil {
+				// ENOSPC: fs.inotify.max_user_watches reached. Polling still finds its files.
+				w.errMu.Lock()
+				w.lastErr = fmt.Errorf("watching %s: %w", d, err)
+				w.errMu.Unlock()
+				w.Errors.Add(1)
+				continue
+			}
+			w.watched[d] = wd
 		}
 	}
 	for d, wd := range w.watched {

@@ -2,12 +2,19 @@
 
 package tracker
 
-import "errors"
+import (
+	"errors"
+	"sync/atomic"
+)
 
 // Watcher is not available on this platform; discovery relies on polling.
 type Watcher struct {
 	Discover chan struct{}
+	Errors   atomic.Int64
 }
+
+// LastError returns nil.
+func (*Watcher) LastError() error { return nil }
 
 // NewWatcher reports that watching is not supported.
 func NewWatcher([]string) (*Watcher, error) {
