@@ -148,7 +148,8 @@ func testReceiverConfig(kubeconfig string, store *component.ID) *Config {
 
 func startReceiver(t *testing.T, cfg *Config, host component.Host, sink *consumertest.LogsSink) *kubeEventsReceiver {
 	t.Helper()
-	r, err := newReceiver(receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	r, err := newReceiver(receivertest.NewNopSettings(metadata.Type), cfg)
+	r.nextLogs = sink
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), host))
 	return r

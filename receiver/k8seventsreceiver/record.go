@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
@@ -20,6 +21,9 @@ type recordBuilder struct {
 	putRef func(m pcommon.Map, set attr.ObjectSet, r objref.Ref) string
 	// rejected is called for every reference the model rejects.
 	rejected func(role, reason string)
+	// objectContext answers the regarding object's span context (nil: no trace_context); a
+	// record gets the trace and span id of its regarding object's context.
+	objectContext func(objref.Ref) (trace.SpanContext, bool)
 }
 
 func severity(eventType string) (plog.SeverityNumber, string) {
@@ -97,6 +101,13 @@ func (b *recordBuilder) record(lr plog.LogRecord, tr *transition, observed time.
 	if ev.Related != nil {
 		if reason := b.putRef(m, attr.Related, *ev.Related); reason != "" {
 			b.rejected("related", reason)
+		}
+	}
+	if b.objectContext != nil {
+		if sc, ok := b.objectContext(canonicalRef(ev.Regarding)); ok {
+			lr.SetTraceID(pcommon.TraceID(sc.TraceID()))
+			lr.SetSpanID(pcommon.SpanID(sc.SpanID()))
+			lr.SetFlags(plog.DefaultLogRecordFlags.WithIsSampled(sc.IsSampled()))
 		}
 	}
 }
