@@ -123,8 +123,8 @@ test-dist: build-only ## the built distribution lists every component and runs t
 E2E_ARGS ?=
 
 .PHONY: e2e
-e2e: test-dist ## end-to-end scenarios of the built distribution with exact accounting of every line
-	cd testbed && OTELCOL_K8S_BIN=$(BIN) $(GO) test -count=1 -timeout 20m -v ./e2e/... $(E2E_ARGS)
+e2e: test-dist kube-bin ## end-to-end scenarios of the built distribution with exact accounting of every line
+	cd testbed && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) $(GO) test -count=1 -timeout 20m -v ./e2e/... $(E2E_ARGS)
 
 # make bench-e2e: the system benchmark (testbed/cmd/benche2e): one simulated corpus read from the
 # beginning by bin/otelcol-k8s (config/run.yaml) and by the closest upstream pipeline
