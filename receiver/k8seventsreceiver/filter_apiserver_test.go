@@ -60,9 +60,9 @@ func TestFiltersAgainstAPIServer(t *testing.T) {
 	node := &corev1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "uid-node-1"}}
 	written := []string{"NodeNotReady", "Scheduled", "Noisy", "BackOff"}
 	rec.Eventf(node, nil, corev1.EventTypeWarning, "NodeNotReady", "Check", "node is not ready") // field selector
-	rec.Eventf(web, nil, corev1.EventTypeNormal, "Scheduled", "Bind", "assigned")              // include: type
-	rec.Eventf(web, nil, corev1.EventTypeWarning, "Noisy", "Probe", "probe failed")             // exclude: reason
-	rec.Eventf(web, nil, corev1.EventTypeWarning, "BackOff", "Restart", "back-off")             // kept
+	rec.Eventf(web, nil, corev1.EventTypeNormal, "Scheduled", "Bind", "assigned")                // include: type
+	rec.Eventf(web, nil, corev1.EventTypeWarning, "Noisy", "Probe", "probe failed")              // exclude: reason
+	rec.Eventf(web, nil, corev1.EventTypeWarning, "BackOff", "Restart", "back-off")              // kept
 	// The recorder writes asynchronously and in order; wait until all four exist.
 	require.Eventually(t, func() bool {
 		l, err := client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})

@@ -35,6 +35,13 @@ import (
 // maxBatch bounds the notifications turned into one batch of records (and one checkpoint write).
 const maxBatch = 1000
 
+// batchLinger is how long a batch gathers notifications after its first (design.md rule 5.5).
+const batchLinger = 200 * time.Millisecond
+
+// finishTimeout bounds, at shutdown or loss of the Lease, the wait for a batch already handed
+// to the consumer and for the checkpoint write after it.
+const finishTimeout = 30 * time.Second
+
 // errGone reports a 410 Gone: the resource version was compacted, the watch loop relists.
 var errGone = errors.New("resource version expired (410 Gone)")
 
@@ -372,6 +379,9 @@ func (t *term) watchOnce(ctx context.Context, ns string, rv *string) (delivered 
 			}
 			batch = append(batch, e)
 		}
+		// The watch hands over one notification at a time: gather what arrives within
+		// batchLinger, so a burst costs a few consumer calls and checkpoint writes, not one each.
+		linger := time.NewTimer(batchLinger)
 	drain:
 		for len(batch) < maxBatch {
 			select {
@@ -380,10 +390,13 @@ func (t *term) watchOnce(ctx context.Context, ns string, rv *string) (delivered 
 					break drain
 				}
 				batch = append(batch, e)
-			default:
+			case <-linger.C:
+				break drain
+			case <-ctx.Done():
 				break drain
 			}
 		}
+		linger.Stop()
 		newRV, err := t.handleBatch(ctx, ns, batch)
 		if newRV != "" {
 			*rv = newRV
@@ -523,7 +536,11 @@ func (t *term) emitSpans(ctx context.Context, ts []transition) bool {
 func (t *term) consume(ctx context.Context, n int, send func(context.Context) error) bool {
 	b := &backoff{initial: t.cfg.Client.Backoff.InitialInterval, max: t.cfg.Client.Backoff.MaxInterval}
 	for {
-		err := send(ctx)
+		// A send under way when the term ends is finished, not abandoned: an export canceled
+		// after the data was delivered would be repeated by the next term (rule 8).
+		sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+		err := send(sendCtx)
+		cancel()
 		if err == nil {
 			return true
 		}
@@ -555,7 +572,9 @@ func (t *term) emitAndSave(ctx context.Context, ts []transition, ns, rv string) 
 	if t.store == nil {
 		return true
 	}
-	if err := t.store.Save(ctx, t.cp); err != nil {
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	if err := t.store.Save(saveCtx, t.cp); err != nil {
 		t.tel.ReceiverKubeEventsCheckpointErrors.Add(ctx, 1)
 		t.logger.Warn("saving the checkpoint failed", zap.Error(err))
 	}

@@ -21,6 +21,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -393,4 +394,166 @@ func tail(s string) string {
 		return s[len(s)-max:]
 	}
 	return s
+}
+
+var (
+	scaleEvents  = flag.Int("e2e.events.scale", 2000, "Events TestEventsAtScale creates (the issue's size: 100000)")
+	scaleObjects = flag.Int("e2e.events.scale_objects", 100, "objects they are about (the issue's size: 1000)")
+)
+
+// TestEventsAtScale: one collector with the shipped events configuration while a writer creates
+// -e2e.events.scale singleton Events about -e2e.events.scale_objects Pods (8 writers, raw creates
+// through client-go): throughput (Events stored per second of the run) and the collector's peak
+// RSS are logged. Then a restart on the same checkpoint relists every live Event (paged): its
+// peak RSS is logged and not one record may repeat. CI runs the small default; the issue's size
+// is `E2E_ARGS='-run TestEventsAtScale -e2e.events.scale=100000 -e2e.events.scale_objects=1000'`.
+func TestEventsAtScale(t *testing.T) {
+	bin := binary(t)
+	cluster := kubecluster.StartWith(t, "-watch-cache=false")
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restCfg.QPS, restCfg.Burst = 5000, 5000
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	srv := localcloudwatch.New(localcloudwatch.Config{})
+	endpoint, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Close() }()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	traceSrv := &http.Server{Handler: &traceSink{spans: map[string]int{}}, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = traceSrv.Serve(ln) }()
+	defer func() { _ = traceSrv.Close() }()
+	start := func(name string) *harness.Collector {
+		shipped, err := harness.LoadShippedEventsConfig(eventsConfigMapPath, harness.EventsLocal{
+			Kubeconfig: cluster.Kubeconfig, Endpoint: endpoint,
+			TracesEndpoint: "http://" + ln.Addr().String() + "/v1/traces", HealthAddr: freeAddr(t),
+			Env: map[string]string{
+				"POD_NAME": name, "CLUSTER_NAME": "local", "AWS_REGION": "us-east-1",
+				"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_EC2_METADATA_DISABLED": "true",
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(path, shipped.YAML, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		col, err := harness.StartCollector(bin, path, shipped.Env, filepath.Join(dir, name+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { col.Kill() })
+		return col
+	}
+	stored := func() int {
+		byUID, _ := eventRecords(t, srv)
+		total := 0
+		for _, c := range byUID {
+			total += c
+		}
+		return total
+	}
+	checkpointed := func() bool {
+		_, err := client.CoreV1().ConfigMaps("default").Get(ctx, "otelcol-k8s-events-checkpoint", metav1.GetOptions{})
+		return err == nil
+	}
+	waitUntil := func(what string, timeout time.Duration, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(timeout)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %s", what, timeout)
+			}
+			time.Sleep(200 * time.Millisecond) //nolint:forbidigo // polling a condition
+		}
+	}
+	col := start("events-1")
+	waitUntil("the collector watches", 90*time.Second, checkpointed)
+
+	n, objects := *scaleEvents, *scaleObjects
+	began := time.Now()
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				obj := i % objects
+				_, err := client.EventsV1().Events("default").Create(ctx, &eventsv1.Event{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d.%d", obj, i), Namespace: "default"},
+					EventTime:  metav1.NewMicroTime(time.Now()), ReportingController: "e2e/scale", ReportingInstance: "scale-1",
+					Action: "Probe", Reason: fmt.Sprintf("Check%d", i%7), Type: corev1.EventTypeNormal, Note: "probe " + strconv.Itoa(i),
+					Regarding: corev1.ObjectReference{
+						Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: fmt.Sprintf("web-%d", obj),
+						UID: types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", obj)),
+					},
+				}, metav1.CreateOptions{})
+				if err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	written := time.Since(began)
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	waitUntil("every Event stored", 20*time.Minute, func() bool { return stored() >= n })
+	elapsed := time.Since(began)
+	t.Logf("%d Events about %d objects: written in %s, all stored after %s (%.0f Events/s end to end); collector peak RSS %d KiB",
+		n, objects, written.Round(time.Millisecond), elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), peakRSS(col.Pid()))
+	if err := col.Stop(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	// Restart on the checkpoint: a paged relist of every live Event, nothing emitted again.
+	relisted := time.Now()
+	col = start("events-2")
+	waitUntil("the restarted collector leads", 90*time.Second, func() bool {
+		l, err := client.CoordinationV1().Leases("default").Get(ctx, "otelcol-k8s-events", metav1.GetOptions{})
+		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == "events-2"
+	})
+	// A marker written after the restart: once stored, the relist is behind us.
+	_, err = client.EventsV1().Events("default").Create(ctx, &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: "marker", Namespace: "default"},
+		EventTime:  metav1.NewMicroTime(time.Now()), ReportingController: "e2e/scale", ReportingInstance: "scale-1",
+		Action: "Mark", Reason: "Marker", Type: corev1.EventTypeNormal, Note: "marker",
+		Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: "web-0", UID: "00000000-0000-4000-8000-000000000000"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil("the marker stored", 10*time.Minute, func() bool {
+		_, byReason := eventRecords(t, srv)
+		return byReason["Marker singleton"] == 1
+	})
+	if got := stored(); got != n+1 {
+		t.Errorf("after the restart %d records are stored, want %d: %d repeated", got, n+1, got-n-1)
+	}
+	t.Logf("restart with %d live Events: relisted and caught up in %s; peak RSS %d KiB",
+		n, time.Since(relisted).Round(time.Millisecond), peakRSS(col.Pid()))
 }
