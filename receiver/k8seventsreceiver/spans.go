@@ -90,13 +90,7 @@ func (b *spanBuilder) build(traces ptrace.Traces, ts []transition) int {
 		spans, ok := bySpace[ns]
 		if !ok {
 			rs := traces.ResourceSpans().AppendEmpty()
-			res := rs.Resource().Attributes()
-			if ns != "" {
-				res.PutStr(attr.K8sNamespaceName, ns)
-			}
-			if b.clusterName != "" {
-				res.PutStr(attr.K8sClusterName, b.clusterName)
-			}
+			putResource(rs.Resource().Attributes(), ns, b.clusterName)
 			ss := rs.ScopeSpans().AppendEmpty()
 			ss.Scope().SetName(scopeName)
 			spans = ss.Spans()
@@ -141,19 +135,8 @@ func (b *spanBuilder) span(sp ptrace.Span, tr *transition) {
 		}
 	}
 	m := sp.Attributes()
-	putNonEmpty(m, attr.EventReason, ev.Reason)
-	putNonEmpty(m, attr.EventAction, ev.Action)
-	putNonEmpty(m, attr.EventType, ev.Type)
-	putNonEmpty(m, attr.EventReportingController, ev.ReportingController)
-	putNonEmpty(m, attr.EventReportingInstance, ev.ReportingInstance)
-	putNonEmpty(m, attr.EventUID, ev.UID)
-	putNonEmpty(m, attr.EventName, ev.Name)
+	putEventAttributes(m, tr)
 	putNonEmpty(m, attr.EventNote, ev.Note)
-	m.PutInt(attr.EventCount, int64(ev.Count))
-	m.PutStr(attr.EventSeriesState, tr.State.String())
-	if ev.Legacy {
-		m.PutBool(attr.EventLegacy, true)
-	}
 	// A rejected reference is counted once, by the log record of the same transition.
 	b.putRef(m, attr.Subject, ev.Regarding)
 	if ev.Related != nil {
