@@ -84,9 +84,9 @@ RUN_CONFIG ?= config/run.yaml
 RUN_ARGS   ?=
 
 .PHONY: run
-run: build-only ## simulated node -> bin/otelcol-k8s -> local CloudWatch Logs, then what arrived (no AWS, no cluster); Ctrl-C stops
+run: build-only kube-bin ## simulated node -> bin/otelcol-k8s -> local CloudWatch Logs, and Events from bin/kube-local -> the events collector, then what arrived (no AWS, no cluster); Ctrl-C stops
 	$(GO) build -o bin/runlocal ./testbed/cmd/runlocal
-	bin/runlocal -bin $(BIN) -config $(RUN_CONFIG) $(RUN_ARGS)
+	bin/runlocal -bin $(BIN) -kube-bin $(KUBE_BIN) -config $(RUN_CONFIG) $(RUN_ARGS)
 
 .PHONY: run-samples
 run-samples: build-only ## print the bundled config/samples records with the debug exporter (config/local.yaml)
