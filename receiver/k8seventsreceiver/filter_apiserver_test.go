@@ -9,17 +9,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
-
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
 )
 
 // TestFiltersAgainstAPIServer: a field selector the API server applies (regarding.kind=Pod), an
@@ -27,18 +21,12 @@ import (
 // client-go's new recorder. Only the Events passing all three become records; the watch
 // delivers in order, so the last Event written arriving proves the earlier ones were seen.
 func TestFiltersAgainstAPIServer(t *testing.T) {
-	cluster := kubecluster.Start(t)
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	require.NoError(t, err)
-	client, err := kubernetes.NewForConfig(restCfg)
-	require.NoError(t, err)
+	cluster, client := apiServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const ns = "default"
 
-	storeID := component.MustNewID("mem")
-	mem := &memStorage{data: map[string][]byte{}}
-	host := hostWith{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{storeID: mem}}
+	storeID, mem, host := memHost(nil)
 	sink := &consumertest.LogsSink{}
 	got := seen{sink}
 	cfg := testReceiverConfig(cluster.Kubeconfig, &storeID)
@@ -47,10 +35,7 @@ func TestFiltersAgainstAPIServer(t *testing.T) {
 	cfg.Exclude = Filter{Reasons: []string{"Noisy"}}
 	r := startReceiver(t, cfg, host, sink)
 	defer func() { require.NoError(t, r.Shutdown(context.Background())) }()
-	require.Eventually(t, func() bool {
-		v, _ := memClient{mem}.Get(ctx, checkpointKey)
-		return len(v) > 0
-	}, 60*time.Second, 20*time.Millisecond)
+	waitCheckpoint(t, mem)
 
 	nb := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
 	require.NoError(t, nb.StartRecordingToSinkWithContext(ctx))

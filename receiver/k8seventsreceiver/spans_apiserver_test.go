@@ -21,16 +21,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
 )
 
 // TestSpansAgainstAPIServer: the trace_context extension watches a Pod carrying a context
@@ -40,11 +37,7 @@ import (
 // span id. A restart in the middle finishes the series in the second run with the span id the
 // first run gave the Event.
 func TestSpansAgainstAPIServer(t *testing.T) {
-	cluster := kubecluster.Start(t)
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	require.NoError(t, err)
-	client, err := kubernetes.NewForConfig(restCfg)
-	require.NoError(t, err)
+	cluster, client := apiServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const ns = "default"
@@ -55,7 +48,7 @@ func TestSpansAgainstAPIServer(t *testing.T) {
 	podCtx, podSpan := tp.Tracer("test-controller").Start(ctx, "create pod")
 	podSpan.End()
 	want := podSpan.SpanContext()
-	_, err = client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	_, err := client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
@@ -82,9 +75,7 @@ func TestSpansAgainstAPIServer(t *testing.T) {
 		return ok && sc.TraceID() == want.TraceID() && sc.SpanID() == want.SpanID()
 	}, 30*time.Second, 20*time.Millisecond)
 
-	storeID := component.MustNewID("mem")
-	mem := &memStorage{data: map[string][]byte{}}
-	host := hostWith{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{storeID: mem, extID: ext}}
+	storeID, mem, host := memHost(map[component.ID]component.Component{extID: ext})
 	cfg := testReceiverConfig(cluster.Kubeconfig, &storeID)
 	cfg.TraceContext = &extID
 	// A short finish window, so the recorder's final write (older than the window when written)
@@ -109,10 +100,7 @@ func TestSpansAgainstAPIServer(t *testing.T) {
 		require.NoError(t, r.Shutdown(ctx))
 	}
 	r := start()
-	require.Eventually(t, func() bool {
-		v, _ := memClient{mem}.Get(ctx, checkpointKey)
-		return len(v) > 0
-	}, 60*time.Second, 20*time.Millisecond)
+	waitCheckpoint(t, mem)
 
 	nb := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
 	require.NoError(t, nb.StartRecordingToSinkWithContext(ctx))

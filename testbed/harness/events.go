@@ -38,24 +38,9 @@ func LoadShippedEventsConfig(configMapPath string, l EventsLocal) (*Shipped, err
 	if l.Kubeconfig == "" || l.Endpoint == "" || l.TracesEndpoint == "" || l.HealthAddr == "" {
 		return nil, errors.New("events config: the kubeconfig, CloudWatch endpoint, traces endpoint and health address are required")
 	}
-	raw, err := os.ReadFile(configMapPath)
+	text, cfg, err := readConfigMap(configMapPath)
 	if err != nil {
 		return nil, err
-	}
-	var cm struct {
-		Kind string            `yaml:"kind"`
-		Data map[string]string `yaml:"data"`
-	}
-	if err := yaml.Unmarshal(raw, &cm); err != nil {
-		return nil, fmt.Errorf("%s: %w", configMapPath, err)
-	}
-	text, ok := cm.Data["config.yaml"]
-	if cm.Kind != "ConfigMap" || !ok {
-		return nil, fmt.Errorf("%s: not a ConfigMap with a config.yaml key", configMapPath)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
-		return nil, fmt.Errorf("%s: config.yaml: %w", configMapPath, err)
 	}
 	s := &Shipped{}
 	var errs []error
@@ -99,4 +84,29 @@ func LoadShippedEventsConfig(configMapPath string, l EventsLocal) (*Shipped, err
 		return nil, err
 	}
 	return s, nil
+}
+
+// readConfigMap reads the collector configuration in a ConfigMap's data.config.yaml: its text
+// and its parsed form.
+func readConfigMap(configMapPath string) (string, map[string]any, error) {
+	raw, err := os.ReadFile(configMapPath)
+	if err != nil {
+		return "", nil, err
+	}
+	var cm struct {
+		Kind string            `yaml:"kind"`
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(raw, &cm); err != nil {
+		return "", nil, fmt.Errorf("%s: %w", configMapPath, err)
+	}
+	text, ok := cm.Data["config.yaml"]
+	if cm.Kind != "ConfigMap" || !ok {
+		return "", nil, fmt.Errorf("%s: not a ConfigMap with a config.yaml key", configMapPath)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
+		return "", nil, fmt.Errorf("%s: config.yaml: %w", configMapPath, err)
+	}
+	return text, cfg, nil
 }
