@@ -84,9 +84,9 @@ RUN_CONFIG ?= config/run.yaml
 RUN_ARGS   ?=
 
 .PHONY: run
-run: build-only ## simulated node -> bin/otelcol-k8s -> local CloudWatch Logs, then what arrived (no AWS, no cluster); Ctrl-C stops
+run: build-only kube-bin ## simulated node -> bin/otelcol-k8s -> local CloudWatch Logs, and Events from bin/kube-local -> the events collector, then what arrived (no AWS, no cluster); Ctrl-C stops
 	$(GO) build -o bin/runlocal ./testbed/cmd/runlocal
-	bin/runlocal -bin $(BIN) -config $(RUN_CONFIG) $(RUN_ARGS)
+	bin/runlocal -bin $(BIN) -kube-bin $(KUBE_BIN) -config $(RUN_CONFIG) $(RUN_ARGS)
 
 .PHONY: run-samples
 run-samples: build-only ## print the bundled config/samples records with the debug exporter (config/local.yaml)
@@ -123,8 +123,8 @@ test-dist: build-only ## the built distribution lists every component and runs t
 E2E_ARGS ?=
 
 .PHONY: e2e
-e2e: test-dist ## end-to-end scenarios of the built distribution with exact accounting of every line
-	cd testbed && OTELCOL_K8S_BIN=$(BIN) $(GO) test -count=1 -timeout 20m -v ./e2e/... $(E2E_ARGS)
+e2e: test-dist kube-bin ## end-to-end scenarios of the built distribution with exact accounting of every line
+	cd testbed && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) $(GO) test -count=1 -timeout 20m -v ./e2e/... $(E2E_ARGS)
 
 # make bench-e2e: the system benchmark (testbed/cmd/benche2e): one simulated corpus read from the
 # beginning by bin/otelcol-k8s (config/run.yaml) and by the closest upstream pipeline

@@ -148,7 +148,8 @@ func testReceiverConfig(kubeconfig string, store *component.ID) *Config {
 
 func startReceiver(t *testing.T, cfg *Config, host component.Host, sink *consumertest.LogsSink) *kubeEventsReceiver {
 	t.Helper()
-	r, err := newReceiver(receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	r, err := newReceiver(receivertest.NewNopSettings(metadata.Type), cfg)
+	r.nextLogs = sink
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), host))
 	return r
@@ -188,29 +189,20 @@ func findEvent(t *testing.T, client kubernetes.Interface, ns, reason string) *ev
 // and raw creates of both API versions against a real kube-apiserver, restarts the receiver in
 // the middle, and counts every record: each Event and each series transition exactly once.
 func TestRecordersAgainstAPIServer(t *testing.T) {
-	cluster := kubecluster.Start(t)
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	require.NoError(t, err)
-	client, err := kubernetes.NewForConfig(restCfg)
-	require.NoError(t, err)
+	cluster, client := apiServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const ns = "default"
 
-	storeID := component.MustNewID("mem")
-	mem := &memStorage{data: map[string][]byte{}}
-	host := hostWith{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{storeID: mem}}
+	storeID, mem, host := memHost(nil)
 	sink := &consumertest.LogsSink{}
 	got := seen{sink}
 	cfg := testReceiverConfig(cluster.Kubeconfig, &storeID)
 	r := startReceiver(t, cfg, host, sink)
 	// The first start lists (emitting nothing: there is no checkpoint) and saves the list's
 	// resource version; what is created after that arrives through the watch.
-	require.Eventually(t, func() bool {
-		v, _ := memClient{mem}.Get(ctx, checkpointKey)
-		return len(v) > 0
-	}, 60*time.Second, 20*time.Millisecond)
-	_, err = client.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{
+	waitCheckpoint(t, mem)
+	_, err := client.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: ns},
 		EventTime:  metav1.NowMicro(), ReportingController: "test/probe", ReportingInstance: "probe-1",
 		Action: "Probe", Reason: "Probe", Type: "Normal", Note: "watch is up",
@@ -331,6 +323,38 @@ func TestRecordersAgainstAPIServer(t *testing.T) {
 	assert.Equal(t, ns, nsv.Str())
 	cl, _ := rl.Get(attr.K8sClusterName)
 	assert.Equal(t, "test", cl.Str())
+}
+
+// apiServer starts the local API server of testbed/kubecluster and returns a client for it.
+func apiServer(t *testing.T) (*kubecluster.Cluster, kubernetes.Interface) {
+	t.Helper()
+	cluster := kubecluster.Start(t)
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	require.NoError(t, err)
+	client, err := kubernetes.NewForConfig(restCfg)
+	require.NoError(t, err)
+	return cluster, client
+}
+
+// memHost is a host with an in-memory storage extension (and extra extensions).
+func memHost(extra map[component.ID]component.Component) (component.ID, *memStorage, hostWith) {
+	id := component.MustNewID("mem")
+	mem := &memStorage{data: map[string][]byte{}}
+	ext := map[component.ID]component.Component{id: mem}
+	for k, v := range extra {
+		ext[k] = v
+	}
+	return id, mem, hostWith{Host: componenttest.NewNopHost(), ext: ext}
+}
+
+// waitCheckpoint waits for the first checkpoint: the first start listed (emitting nothing) and
+// watches from the list's resource version.
+func waitCheckpoint(t *testing.T, mem *memStorage) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		v, _ := memClient{mem}.Get(context.Background(), checkpointKey)
+		return len(v) > 0
+	}, 60*time.Second, 20*time.Millisecond)
 }
 
 func equalCounts(a, b map[string]int) bool {

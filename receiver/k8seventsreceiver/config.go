@@ -57,6 +57,12 @@ type Config struct {
 	LeaderElection LeaderElectionConfig `mapstructure:"leader_election"`
 	// Client configures the API client.
 	Client ClientConfig `mapstructure:"client"`
+	// TraceContext names an extension that gives the span context of a Kubernetes object (the
+	// trace_context extension): spans parent or link to the regarding object's context and log
+	// records carry its trace and span id.
+	TraceContext *component.ID `mapstructure:"trace_context"`
+	// Spans configures the spans of a traces pipeline.
+	Spans SpansConfig `mapstructure:"spans"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -104,6 +110,23 @@ type LeaderElectionConfig struct {
 	Identity string `mapstructure:"identity"`
 }
 
+// SpanMode says how a span relates to its regarding object's trace context.
+type SpanMode string
+
+// Span modes.
+const (
+	// SpanModeParent makes the span a child of the object's context (in the object's trace).
+	SpanModeParent SpanMode = "parent"
+	// SpanModeLink keeps the span in its own trace and links it to the object's context.
+	SpanModeLink SpanMode = "link"
+)
+
+// SpansConfig configures the spans (design.md rule 9).
+type SpansConfig struct {
+	// Mode is parent or link; it matters only with trace_context.
+	Mode SpanMode `mapstructure:"mode"`
+}
+
 // ClientConfig configures the API client's pacing.
 type ClientConfig struct {
 	// QPS and Burst limit the requests per second on the client side.
@@ -144,6 +167,7 @@ func createDefaultConfig() component.Config {
 			QPS: 5, Burst: 10, PageSize: 500,
 			Backoff: BackoffConfig{InitialInterval: time.Second, MaxInterval: 5 * time.Minute},
 		},
+		Spans: SpansConfig{Mode: SpanModeParent},
 	}
 }
 
@@ -154,6 +178,11 @@ func (c *Config) Validate() error {
 	case APIAuto, APIEventsV1, APICoreV1:
 	default:
 		errs = append(errs, fmt.Errorf("api: %q is not auto, events.k8s.io/v1 or v1", c.API))
+	}
+	switch c.Spans.Mode {
+	case SpanModeParent, SpanModeLink:
+	default:
+		errs = append(errs, fmt.Errorf("spans.mode: %q is not parent or link", c.Spans.Mode))
 	}
 	for _, s := range c.Series.Emit {
 		switch s {

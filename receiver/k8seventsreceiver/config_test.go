@@ -36,6 +36,9 @@ func TestLoadConfig(t *testing.T) {
 	full.LeaderElection.LeaseName = "events"
 	full.LeaderElection.LeaseNamespace = "observability"
 	full.Client.QPS, full.Client.Burst, full.Client.PageSize = 2, 4, 100
+	traceContext := component.MustNewID("trace_context")
+	full.TraceContext = &traceContext
+	full.Spans.Mode = SpanModeLink
 
 	tests := []struct {
 		id      string
@@ -48,6 +51,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: "bad_emit", wantErr: `series.emit: unknown state "started"`},
 		{id: "bad_heartbeat", wantErr: "series.heartbeat_timeout must exceed series.finish_window"},
 		{id: "bad_lease", wantErr: "lease_duration > renew_deadline > retry_period"},
+		{id: "bad_span_mode", wantErr: `spans.mode: "child" is not parent or link`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

@@ -49,7 +49,8 @@ func startThroughProxy(t *testing.T, proxy *kubecluster.Proxy, sink *consumertes
 	reader := sdkmetric.NewManualReader()
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	r, err := newReceiver(set, testReceiverConfig(proxy.Kubeconfig, &storeID), sink)
+	r, err := newReceiver(set, testReceiverConfig(proxy.Kubeconfig, &storeID))
+	r.nextLogs = sink
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), host))
 	require.Eventually(t, func() bool {

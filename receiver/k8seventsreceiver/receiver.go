@@ -31,11 +31,12 @@ const scopeName = "github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver
 const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 type kubeEventsReceiver struct {
-	cfg    *Config
-	next   consumer.Logs
-	set    receiver.Settings
-	logger *zap.Logger
-	tel    *metadata.TelemetryBuilder
+	cfg        *Config
+	nextLogs   consumer.Logs   // nil without a logs pipeline
+	nextTraces consumer.Traces // nil without a traces pipeline
+	set        receiver.Settings
+	logger     *zap.Logger
+	tel        *metadata.TelemetryBuilder
 
 	cancelTerms    context.CancelFunc // stops the watch loops
 	cancelElection context.CancelFunc // stops campaigning (and releases the Lease)
@@ -45,14 +46,22 @@ type kubeEventsReceiver struct {
 
 	termMu   sync.Mutex
 	termDone chan struct{} // closed when the current leader term ends
+
+	// traceContext answers the regarding object's span context; nil without trace_context.
+	traceContext TraceContextSource
+
+	// A logs and a traces pipeline share one receiver (factory.go): it starts and stops once.
+	startOnce, shutdownOnce sync.Once
+	startErr, shutdownErr   error
+	release                 func() // forgets the shared receiver
 }
 
-func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs) (*kubeEventsReceiver, error) {
+func newReceiver(set receiver.Settings, cfg *Config) (*kubeEventsReceiver, error) {
 	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
-	return &kubeEventsReceiver{cfg: cfg, next: next, set: set, logger: set.Logger, tel: tel}, nil
+	return &kubeEventsReceiver{cfg: cfg, set: set, logger: set.Logger, tel: tel}, nil
 }
 
 // restConfig builds the client configuration: kubeconfig or in-cluster, with the client-side
@@ -87,7 +96,20 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
+// Start starts the receiver once, whichever of its pipelines starts first.
 func (r *kubeEventsReceiver) Start(ctx context.Context, host component.Host) error {
+	r.startOnce.Do(func() { r.startErr = r.start(ctx, host) })
+	return r.startErr
+}
+
+func (r *kubeEventsReceiver) start(ctx context.Context, host component.Host) error {
+	if r.cfg.TraceContext != nil {
+		src, err := findTraceContextSource(host, *r.cfg.TraceContext)
+		if err != nil {
+			return err
+		}
+		r.traceContext = src
+	}
 	rc, err := r.restConfig()
 	if err != nil {
 		return err
@@ -242,7 +264,18 @@ func ownNamespace() string {
 	return strings.TrimSpace(string(b))
 }
 
+// Shutdown stops the receiver once, whichever of its pipelines stops first.
 func (r *kubeEventsReceiver) Shutdown(ctx context.Context) error {
+	r.shutdownOnce.Do(func() {
+		r.shutdownErr = r.shutdown(ctx)
+		if r.release != nil {
+			r.release()
+		}
+	})
+	return r.shutdownErr
+}
+
+func (r *kubeEventsReceiver) shutdown(ctx context.Context) error {
 	if r.cancelTerms != nil {
 		r.cancelTerms()
 		r.terms.Wait()

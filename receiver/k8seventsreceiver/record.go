@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
@@ -20,6 +21,9 @@ type recordBuilder struct {
 	putRef func(m pcommon.Map, set attr.ObjectSet, r objref.Ref) string
 	// rejected is called for every reference the model rejects.
 	rejected func(role, reason string)
+	// objectContext answers the regarding object's span context (nil: no trace_context); a
+	// record gets the trace and span id of its regarding object's context.
+	objectContext func(objref.Ref) (trace.SpanContext, bool)
 }
 
 func severity(eventType string) (plog.SeverityNumber, string) {
@@ -48,13 +52,7 @@ func (b *recordBuilder) build(logs plog.Logs, ts []transition, observed time.Tim
 		records, ok := byNamespace[ns]
 		if !ok {
 			rl := logs.ResourceLogs().AppendEmpty()
-			res := rl.Resource().Attributes()
-			if ns != "" {
-				res.PutStr(attr.K8sNamespaceName, ns)
-			}
-			if b.clusterName != "" {
-				res.PutStr(attr.K8sClusterName, b.clusterName)
-			}
+			putResource(rl.Resource().Attributes(), ns, b.clusterName)
 			sl := rl.ScopeLogs().AppendEmpty()
 			sl.Scope().SetName(scopeName)
 			records = sl.LogRecords()
@@ -74,20 +72,9 @@ func (b *recordBuilder) record(lr plog.LogRecord, tr *transition, observed time.
 	lr.SetSeverityText(text)
 	lr.Body().SetStr(ev.Note)
 	m := lr.Attributes()
-	putNonEmpty(m, attr.EventReason, ev.Reason)
-	putNonEmpty(m, attr.EventAction, ev.Action)
-	putNonEmpty(m, attr.EventType, ev.Type)
-	putNonEmpty(m, attr.EventReportingController, ev.ReportingController)
-	putNonEmpty(m, attr.EventReportingInstance, ev.ReportingInstance)
-	putNonEmpty(m, attr.EventUID, ev.UID)
-	putNonEmpty(m, attr.EventName, ev.Name)
-	m.PutInt(attr.EventCount, int64(ev.Count))
+	putEventAttributes(m, tr)
 	putNonEmpty(m, attr.EventFirstObserved, timeString(ev.First))
 	putNonEmpty(m, attr.EventLastObserved, timeString(ev.Last))
-	m.PutStr(attr.EventSeriesState, tr.State.String())
-	if ev.Legacy {
-		m.PutBool(attr.EventLegacy, true)
-	}
 	if rate, ok := seriesRate(tr); ok {
 		m.PutDouble(attr.EventSeriesRate, rate)
 	}
@@ -97,6 +84,13 @@ func (b *recordBuilder) record(lr plog.LogRecord, tr *transition, observed time.
 	if ev.Related != nil {
 		if reason := b.putRef(m, attr.Related, *ev.Related); reason != "" {
 			b.rejected("related", reason)
+		}
+	}
+	if b.objectContext != nil {
+		if sc, ok := b.objectContext(canonicalRef(ev.Regarding)); ok {
+			lr.SetTraceID(pcommon.TraceID(sc.TraceID()))
+			lr.SetSpanID(pcommon.SpanID(sc.SpanID()))
+			lr.SetFlags(plog.DefaultLogRecordFlags.WithIsSampled(sc.IsSampled()))
 		}
 	}
 }
@@ -111,6 +105,33 @@ func seriesRate(tr *transition) (float64, bool) {
 		return 0, false
 	}
 	return float64(tr.Event.Count-tr.PrevCount) / span, true
+}
+
+// putResource writes the resource attributes of an Event's records and spans.
+func putResource(res pcommon.Map, namespace, clusterName string) {
+	if namespace != "" {
+		res.PutStr(attr.K8sNamespaceName, namespace)
+	}
+	if clusterName != "" {
+		res.PutStr(attr.K8sClusterName, clusterName)
+	}
+}
+
+// putEventAttributes writes the Event's own attributes, shared by records and spans.
+func putEventAttributes(m pcommon.Map, tr *transition) {
+	ev := &tr.Event
+	putNonEmpty(m, attr.EventReason, ev.Reason)
+	putNonEmpty(m, attr.EventAction, ev.Action)
+	putNonEmpty(m, attr.EventType, ev.Type)
+	putNonEmpty(m, attr.EventReportingController, ev.ReportingController)
+	putNonEmpty(m, attr.EventReportingInstance, ev.ReportingInstance)
+	putNonEmpty(m, attr.EventUID, ev.UID)
+	putNonEmpty(m, attr.EventName, ev.Name)
+	m.PutInt(attr.EventCount, int64(ev.Count))
+	m.PutStr(attr.EventSeriesState, tr.State.String())
+	if ev.Legacy {
+		m.PutBool(attr.EventLegacy, true)
+	}
 }
 
 func putNonEmpty(m pcommon.Map, k, v string) {

@@ -14,8 +14,10 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -26,11 +28,19 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver/internal/metadata"
 )
 
 // maxBatch bounds the notifications turned into one batch of records (and one checkpoint write).
 const maxBatch = 1000
+
+// batchLinger is how long a batch gathers notifications after its first (design.md rule 5.5).
+const batchLinger = 200 * time.Millisecond
+
+// finishTimeout bounds, at shutdown or loss of the Lease, the wait for a batch already handed
+// to the consumer and for the checkpoint write after it.
+const finishTimeout = 30 * time.Second
 
 // errGone reports a 410 Gone: the resource version was compacted, the watch loop relists.
 var errGone = errors.New("resource version expired (410 Gone)")
@@ -38,16 +48,18 @@ var errGone = errors.New("resource version expired (410 Gone)")
 // term is one run of the watch loops: from a start (or the acquisition of the Lease) to
 // shutdown (or the loss of the Lease). Its series table starts empty and is rebuilt by the list.
 type term struct {
-	cfg      *Config
-	client   kubernetes.Interface
-	eventsV1 bool
-	next     consumer.Logs
-	store    checkpointStore // nil: no checkpoint
-	tel      *metadata.TelemetryBuilder
-	logger   *zap.Logger
-	builder  recordBuilder
-	emit     map[state]bool
-	now      func() time.Time
+	cfg        *Config
+	client     kubernetes.Interface
+	eventsV1   bool
+	nextLogs   consumer.Logs   // nil without a logs pipeline
+	nextTraces consumer.Traces // nil without a traces pipeline
+	store      checkpointStore // nil: no checkpoint
+	tel        *metadata.TelemetryBuilder
+	logger     *zap.Logger
+	builder    recordBuilder
+	spans      spanBuilder
+	emit       map[state]bool
+	now        func() time.Time
 
 	mu    sync.Mutex // guards table, cp and the emit path
 	table *seriesTable
@@ -56,7 +68,7 @@ type term struct {
 
 func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, store checkpointStore) *term {
 	t := &term{
-		cfg: r.cfg, client: client, eventsV1: eventsV1, next: r.next, store: store,
+		cfg: r.cfg, client: client, eventsV1: eventsV1, nextLogs: r.nextLogs, nextTraces: r.nextTraces, store: store,
 		tel: r.tel, logger: r.logger, now: time.Now,
 		emit: map[state]bool{},
 		table: newSeriesTable(seriesTimers{
@@ -72,13 +84,25 @@ func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, 
 			}
 		}
 	}
+	var objectContext func(objref.Ref) (trace.SpanContext, bool)
+	if src := r.traceContext; src != nil {
+		objectContext = func(ref objref.Ref) (trace.SpanContext, bool) {
+			sc, ok := src.SpanContextForObject(context.Background(), ref.APIVersion, ref.Kind, ref.Namespace, ref.Name, ref.UID)
+			return sc, ok && sc.HasTraceID() && sc.HasSpanID()
+		}
+	}
 	t.builder = recordBuilder{
-		clusterName: r.cfg.ClusterName,
-		putRef:      putObjectRef,
+		clusterName:   r.cfg.ClusterName,
+		putRef:        putObjectRef,
+		objectContext: objectContext,
 		rejected: func(role, reason string) {
 			t.tel.ReceiverKubeEventsReferencesRejected.Add(context.Background(), 1,
 				metric.WithAttributes(attribute.String("role", role), attribute.String("reason", reason)))
 		},
+	}
+	t.spans = spanBuilder{
+		clusterName: r.cfg.ClusterName, mode: r.cfg.Spans.Mode,
+		objectContext: objectContext, putRef: putObjectRef,
 	}
 	return t
 }
@@ -355,6 +379,9 @@ func (t *term) watchOnce(ctx context.Context, ns string, rv *string) (delivered 
 			}
 			batch = append(batch, e)
 		}
+		// The watch hands over one notification at a time: gather what arrives within
+		// batchLinger, so a burst costs a few consumer calls and checkpoint writes, not one each.
+		linger := time.NewTimer(batchLinger)
 	drain:
 		for len(batch) < maxBatch {
 			select {
@@ -363,10 +390,13 @@ func (t *term) watchOnce(ctx context.Context, ns string, rv *string) (delivered 
 					break drain
 				}
 				batch = append(batch, e)
-			default:
+			case <-linger.C:
+				break drain
+			case <-ctx.Done():
 				break drain
 			}
 		}
+		linger.Stop()
 		newRV, err := t.handleBatch(ctx, ns, batch)
 		if newRV != "" {
 			*rv = newRV
@@ -450,9 +480,20 @@ func (t *term) keep(ev *event) bool {
 	return ok
 }
 
-// emitRecords hands the records of ts (the states series.emit selects) to the next consumer,
-// retrying refused batches with backoff; false when ctx ended first. Called with t.mu held.
+// emitRecords hands the log records of ts (the states series.emit selects) and the spans of
+// ts (rule 9) to the next consumers, retrying refused batches with backoff; false when ctx ended
+// first. Called with t.mu held.
 func (t *term) emitRecords(ctx context.Context, ts []transition) bool {
+	if t.nextLogs != nil && !t.emitLogs(ctx, ts) {
+		return false
+	}
+	if t.nextTraces != nil && !t.emitSpans(ctx, ts) {
+		return false
+	}
+	return true
+}
+
+func (t *term) emitLogs(ctx context.Context, ts []transition) bool {
 	selected := make([]transition, 0, len(ts))
 	for _, tr := range ts {
 		if t.emit[tr.State] {
@@ -465,20 +506,8 @@ func (t *term) emitRecords(ctx context.Context, ts []transition) bool {
 	now := t.now()
 	logs := plog.NewLogs()
 	t.builder.build(logs, selected, now)
-	b := &backoff{initial: t.cfg.Client.Backoff.InitialInterval, max: t.cfg.Client.Backoff.MaxInterval}
-	for {
-		err := t.next.ConsumeLogs(ctx, logs)
-		if err == nil {
-			break
-		}
-		t.tel.ReceiverKubeEventsConsumerErrors.Add(ctx, 1)
-		if consumererror.IsPermanent(err) {
-			t.logger.Error("the next consumer refused records permanently; dropped", zap.Int("records", len(selected)), zap.Error(err))
-			return true
-		}
-		if !sleepCtx(ctx, b.next(err)) {
-			return false
-		}
+	if !t.consume(ctx, len(selected), func(ctx context.Context) error { return t.nextLogs.ConsumeLogs(ctx, logs) }) {
+		return false
 	}
 	for _, tr := range selected {
 		t.tel.ReceiverKubeEventsRecordsEmitted.Add(ctx, 1, metric.WithAttributes(attribute.String("state", tr.State.String())))
@@ -487,6 +516,43 @@ func (t *term) emitRecords(ctx context.Context, ts []transition) bool {
 		}
 	}
 	return true
+}
+
+func (t *term) emitSpans(ctx context.Context, ts []transition) bool {
+	traces := ptrace.NewTraces()
+	n := t.spans.build(traces, ts)
+	if n == 0 {
+		return true
+	}
+	if !t.consume(ctx, n, func(ctx context.Context) error { return t.nextTraces.ConsumeTraces(ctx, traces) }) {
+		return false
+	}
+	t.tel.ReceiverKubeEventsSpansEmitted.Add(ctx, int64(n))
+	return true
+}
+
+// consume calls send until the consumer accepts (or refuses permanently: the n items are
+// dropped and logged); false when ctx ended first.
+func (t *term) consume(ctx context.Context, n int, send func(context.Context) error) bool {
+	b := &backoff{initial: t.cfg.Client.Backoff.InitialInterval, max: t.cfg.Client.Backoff.MaxInterval}
+	for {
+		// A send under way when the term ends is finished, not abandoned: an export canceled
+		// after the data was delivered would be repeated by the next term (rule 8).
+		sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+		err := send(sendCtx)
+		cancel()
+		if err == nil {
+			return true
+		}
+		t.tel.ReceiverKubeEventsConsumerErrors.Add(ctx, 1)
+		if consumererror.IsPermanent(err) {
+			t.logger.Error("the next consumer refused data permanently; dropped", zap.Int("items", n), zap.Error(err))
+			return true
+		}
+		if !sleepCtx(ctx, b.next(err)) {
+			return false
+		}
+	}
 }
 
 // emitAndSave emits ts and then saves the checkpoint with ns at rv (rv "" keeps it).
@@ -506,7 +572,9 @@ func (t *term) emitAndSave(ctx context.Context, ts []transition, ns, rv string) 
 	if t.store == nil {
 		return true
 	}
-	if err := t.store.Save(ctx, t.cp); err != nil {
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	if err := t.store.Save(saveCtx, t.cp); err != nil {
 		t.tel.ReceiverKubeEventsCheckpointErrors.Add(ctx, 1)
 		t.logger.Warn("saving the checkpoint failed", zap.Error(err))
 	}

@@ -59,24 +59,9 @@ var clusterOnly = []string{"k8s_attributes"}
 // cri_log, no file_storage, an environment variable without a value) is an error rather than
 // a silently friendlier run.
 func LoadShippedNodeConfig(configMapPath string, l Local) (*Shipped, error) {
-	raw, err := os.ReadFile(configMapPath)
+	text, cfg, err := readConfigMap(configMapPath)
 	if err != nil {
 		return nil, err
-	}
-	var cm struct {
-		Kind string            `yaml:"kind"`
-		Data map[string]string `yaml:"data"`
-	}
-	if err := yaml.Unmarshal(raw, &cm); err != nil {
-		return nil, fmt.Errorf("%s: %w", configMapPath, err)
-	}
-	text, ok := cm.Data["config.yaml"]
-	if cm.Kind != "ConfigMap" || !ok {
-		return nil, fmt.Errorf("%s: not a ConfigMap with a config.yaml key", configMapPath)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
-		return nil, fmt.Errorf("%s: config.yaml: %w", configMapPath, err)
 	}
 	s := &Shipped{}
 	if err := s.localize(cfg, l); err != nil {

@@ -24,6 +24,8 @@ const (
 	EventSeriesState         = Prefix + "event.series.state"
 	EventSeriesRate          = Prefix + "event.series.rate"
 	EventLegacy              = Prefix + "event.legacy"
+	// EventNote is the Event's note on a span (a log record carries it as its body).
+	EventNote = Prefix + "event.note"
 )
 
 func init() {
@@ -39,11 +41,12 @@ func init() {
 		e(EventReportingInstance, "string", "its instance (deprecatedSource.host for core/v1 writers)"),
 		e(EventUID, "string", "uid of the Event object"),
 		e(EventName, "string", "name of the Event object"),
-		e(EventCount, "int", "occurrences of the Event so far (series.count, deprecatedCount, or 1)"),
+		e(EventCount, "int", "occurrences of the Event so far (series.count, deprecatedCount, or 1); on a span, all of its occurrences"),
 		e(EventFirstObserved, "string", "first occurrence, RFC 3339 with nanoseconds"),
 		e(EventLastObserved, "string", "latest occurrence, RFC 3339 with nanoseconds"),
 		e(EventSeriesState, "string", "singleton, start, ongoing or finished: what the record says about the Event's series"),
 		e(EventSeriesRate, "double", "occurrences per second since the series' previous record (ongoing and finished)"),
 		e(EventLegacy, "bool", "the Event was written through core/v1 (no eventTime); its count is PATCHed at every occurrence"),
+		e(EventNote, "string", "the Event's note, on its span (log records carry it as the body)"),
 	)
 }

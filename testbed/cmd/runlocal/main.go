@@ -48,6 +48,7 @@ func run() error {
 	shortPods := flag.Float64("short-pods", 0.2, "one-second pods started per second")
 	first := flag.Duration("first-report", 15*time.Second, "when to print the first report")
 	events := flag.Int("events", 3, "events shown per log group")
+	kubeBin := flag.String("kube-bin", "bin/kube-local", "local API server for the Events part (empty: no Events)")
 	flag.Parse()
 
 	if err := os.RemoveAll(*dir); err != nil {
@@ -103,7 +104,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("otelcol-k8s running %s (log: %s); Ctrl-C stops everything\n\n", *config, logPath)
+	fmt.Printf("otelcol-k8s running %s (log: %s); Ctrl-C stops everything\n", *config, logPath)
+	ev, err := startEvents(ctx, *kubeBin, *bin, *dir)
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	defer ev.stop()
+	fmt.Println()
 
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
@@ -122,9 +129,14 @@ loop:
 			fmt.Println()
 			harness.Report(os.Stdout, srv, *events)
 			fmt.Println()
+			ev.report(*events)
+			fmt.Println()
 		case <-tick.C:
 			l := sim.Ledger()
-			fmt.Printf("%s  written %d lines, stored %d events\n", time.Now().Format("15:04:05"), l.Lines, harness.Stored(srv))
+			fmt.Printf("%s  written %d lines%s, stored %d events\n", time.Now().Format("15:04:05"), l.Lines, ev.status(), harness.Stored(srv))
+		}
+		if err := ev.exited(); err != nil {
+			return err
 		}
 		if exited, err := col.Exited(); exited {
 			return fmt.Errorf("otelcol-k8s exited (%v): see %s", err, logPath) //nolint:errorlint // err is nil after a clean exit, which %w would print as %!w(<nil>)
@@ -145,10 +157,12 @@ loop:
 	if err := col.Stop(15 * time.Second); err != nil {
 		fmt.Fprintf(os.Stderr, "otelcol-k8s: %v\n", err)
 	}
+	ev.stop()
 	fmt.Println()
 	harness.Report(os.Stdout, srv, *events)
 	acc := harness.Reconcile(srv, ledger)
-	fmt.Printf("\naccounting: %s\n", acc)
+	fmt.Printf("\naccounting: %s\n\n", acc)
+	ev.report(*events)
 	if simErr != nil && !errors.Is(simErr, context.Canceled) {
 		return simErr
 	}

@@ -51,6 +51,8 @@ type TelemetryBuilder struct {
 	ReceiverKubeEventsSeriesEvicted metric.Int64Counter
 	// ReceiverKubeEventsSeriesOpen: Open event series tracked in memory. [{series}]
 	ReceiverKubeEventsSeriesOpen metric.Int64Gauge
+	// ReceiverKubeEventsSpansEmitted: Spans emitted (one per singleton Event and one per finished series). [{spans}]
+	ReceiverKubeEventsSpansEmitted metric.Int64Counter
 	// ReceiverKubeEventsThrottled: Requests answered 429 Too Many Requests. [{responses}]
 	ReceiverKubeEventsThrottled metric.Int64Counter
 	// ReceiverKubeEventsWatchRestarts: Watches re-opened from the last resource version (server timeouts, broken connections). [{watches}]
@@ -155,6 +157,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_receiver_kube_events_series_open",
 		metric.WithDescription("Open event series tracked in memory."),
 		metric.WithUnit("{series}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverKubeEventsSpansEmitted, err = builder.meter.Int64Counter(
+		"otelcol_receiver_kube_events_spans_emitted",
+		metric.WithDescription("Spans emitted (one per singleton Event and one per finished series)."),
+		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverKubeEventsThrottled, err = builder.meter.Int64Counter(

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ShippedEventsConfigMap is the cluster events collector's ConfigMap, relative to the
+// repository root: the configuration the events Deployment runs.
+const ShippedEventsConfigMap = "deploy/kubernetes/events-configmap.yaml"
+
+// EventsLocal says where a local run puts what a cluster gives the events Deployment.
+type EventsLocal struct {
+	// Kubeconfig replaces the in-cluster service account (the local API server).
+	Kubeconfig string
+	// Endpoint is the CloudWatch Logs endpoint URL set on every cloudwatch_groups exporter.
+	Endpoint string
+	// TracesEndpoint replaces the traces endpoint of every otlp_http exporter (a local OTLP/HTTP
+	// server, full URL with its path).
+	TracesEndpoint string
+	// HealthAddr replaces the health_check endpoint.
+	HealthAddr string
+	// Env gives the values the Deployment's environment provides (POD_NAME, AWS_REGION, ...).
+	Env map[string]string
+}
+
+// LoadShippedEventsConfig reads the events collector's configuration from the ConfigMap at
+// configMapPath and returns it with only endpoints swapped for a local run: the API server
+// (kubeconfig), CloudWatch, the traces endpoint, the health address, and the service's own
+// metrics off (several collectors share one machine). Everything else stays as shipped.
+func LoadShippedEventsConfig(configMapPath string, l EventsLocal) (*Shipped, error) {
+	if l.Kubeconfig == "" || l.Endpoint == "" || l.TracesEndpoint == "" || l.HealthAddr == "" {
+		return nil, errors.New("events config: the kubeconfig, CloudWatch endpoint, traces endpoint and health address are required")
+	}
+	text, cfg, err := readConfigMap(configMapPath)
+	if err != nil {
+		return nil, err
+	}
+	s := &Shipped{}
+	var errs []error
+	set := func(kind, typ, key string, value any, what string) {
+		sec, _ := cfg[kind].(map[string]any)
+		n := 0
+		for id, v := range sec {
+			if id != typ && !strings.HasPrefix(id, typ+"/") {
+				continue
+			}
+			c, _ := v.(map[string]any)
+			if c == nil {
+				c = map[string]any{}
+				sec[id] = c
+			}
+			c[key] = value
+			s.note("%s::%s::%s = %s", kind, id, key, what)
+			n++
+		}
+		if n == 0 {
+			errs = append(errs, fmt.Errorf("no %s %s: the loader does not know this configuration's shape", typ, kind))
+		}
+	}
+	set("receivers", "kube_events", "kubeconfig", l.Kubeconfig, "the local API server")
+	set("exporters", "cloudwatch_groups", "endpoint", l.Endpoint, "the local CloudWatch Logs server")
+	set("exporters", "otlp_http", "traces_endpoint", l.TracesEndpoint, "a local OTLP/HTTP server")
+	set("extensions", "health_check", "endpoint", l.HealthAddr, "a free local port")
+	if service, _ := cfg["service"].(map[string]any); service == nil {
+		errs = append(errs, errors.New("no service section"))
+	} else {
+		service["telemetry"] = map[string]any{"metrics": map[string]any{"level": "none"}}
+		s.note("service::telemetry::metrics::level = none (no fixed port)")
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("%s: %w", configMapPath, err)
+	}
+	if s.Env, err = envFor(text, l.Env); err != nil {
+		return nil, fmt.Errorf("%s: %w", configMapPath, err)
+	}
+	if s.YAML, err = yaml.Marshal(cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// readConfigMap reads the collector configuration in a ConfigMap's data.config.yaml: its text
+// and its parsed form.
+func readConfigMap(configMapPath string) (string, map[string]any, error) {
+	raw, err := os.ReadFile(configMapPath)
+	if err != nil {
+		return "", nil, err
+	}
+	var cm struct {
+		Kind string            `yaml:"kind"`
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(raw, &cm); err != nil {
+		return "", nil, fmt.Errorf("%s: %w", configMapPath, err)
+	}
+	text, ok := cm.Data["config.yaml"]
+	if cm.Kind != "ConfigMap" || !ok {
+		return "", nil, fmt.Errorf("%s: not a ConfigMap with a config.yaml key", configMapPath)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
+		return "", nil, fmt.Errorf("%s: config.yaml: %w", configMapPath, err)
+	}
+	return text, cfg, nil
+}
