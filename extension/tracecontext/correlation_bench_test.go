@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -128,18 +130,7 @@ func BenchmarkObjectRef(b *testing.B) {
 	extID := component.MustNewID("trace_context")
 	host := benchHost{extID: e}
 
-	templ := plog.NewLogs()
-	lrs := templ.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
-	for i := range 1000 {
-		j := (i * 7) % benchPods
-		_ = lrs.AppendEmpty().Attributes().FromRaw(map[string]any{
-			"pod":              fmt.Sprintf("default/web-%d-7d4b9c8f6-%05d", j%benchReplicaSets, j),
-			"node":             "node-12",
-			"evaluatedNodes":   int64(6),
-			"code.file.path":   "schedule_one.go",
-			"code.line.number": int64(252),
-		})
-	}
+	templ := benchRecords()
 	for _, tc := range []struct {
 		name string
 		ext  *component.ID
@@ -162,6 +153,24 @@ func BenchmarkObjectRef(b *testing.B) {
 			consumeCopies(b, p, templ)
 		})
 	}
+}
+
+// benchRecords are 1,000 kube-scheduler records, each naming one of the benchPods Pods and a
+// Node.
+func benchRecords() plog.Logs {
+	templ := plog.NewLogs()
+	lrs := templ.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for i := range 1000 {
+		j := (i * 7) % benchPods
+		_ = lrs.AppendEmpty().Attributes().FromRaw(map[string]any{
+			"pod":              fmt.Sprintf("default/web-%d-7d4b9c8f6-%05d", j%benchReplicaSets, j),
+			"node":             "node-12",
+			"evaluatedNodes":   int64(6),
+			"code.file.path":   "schedule_one.go",
+			"code.line.number": int64(252),
+		})
+	}
+	return templ
 }
 
 // consumeCopies runs b.N records through p as fresh copies of templ made outside the timer.
@@ -220,5 +229,72 @@ func TestObjectRefCorrelates(t *testing.T) {
 		if trace.TraceID(got.At(i).TraceID()) != tt.wantTrace {
 			t.Errorf("pod %d: trace id %v, want %v", tt.pod, got.At(i).TraceID(), tt.wantTrace)
 		}
+	}
+}
+
+// BenchmarkObjectRefRatio runs the two configurations of BenchmarkObjectRef interleaved, one
+// batch of 1,000 records each in turn, so that the load of a shared machine falls on both alike,
+// and reports the median ns per record of each and their ratio (with/alone).
+func BenchmarkObjectRefRatio(b *testing.B) {
+	e := newBenchExtension(b)
+	populate(e, benchObjects())
+	extID := component.MustNewID("trace_context")
+	host := benchHost{extID: e}
+	templ := benchRecords()
+	procs := make([]processor.Logs, 2)
+	for i, ext := range []*component.ID{nil, &extID} {
+		cfg := objectref.NewFactory().CreateDefaultConfig().(*objectref.Config)
+		cfg.Match.All = true
+		cfg.TraceContext = ext
+		p, err := objectref.NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(component.MustNewType("object_ref")), cfg, consumertest.NewNop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Start(context.Background(), host); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+		procs[i] = p
+	}
+	perBatch := templ.LogRecordCount()
+	var took [2][]time.Duration
+	b.ResetTimer()
+	for done := 0; done < b.N; done += perBatch {
+		for i, p := range procs {
+			batch := plog.NewLogs()
+			templ.CopyTo(batch)
+			start := time.Now()
+			if err := p.ConsumeLogs(context.Background(), batch); err != nil {
+				b.Fatal(err)
+			}
+			took[i] = append(took[i], time.Since(start))
+		}
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / float64(perBatch)
+	}
+	alone, with := median(took[0]), median(took[1])
+	b.ReportMetric(alone, "ns/record_alone")
+	b.ReportMetric(with, "ns/record_with")
+	b.ReportMetric(with/alone, "ratio")
+}
+
+// BenchmarkLookup is the extension's share alone: one look-up of a record's Pod (10% with a
+// context, the rest through their ReplicaSet) and of its Node (a kind not held).
+func BenchmarkLookup(b *testing.B) {
+	e := newBenchExtension(b)
+	populate(e, benchObjects())
+	names := make([]string, 1000)
+	for i := range names {
+		j := (i * 7) % benchPods
+		names[i] = fmt.Sprintf("web-%d-7d4b9c8f6-%05d", j%benchReplicaSets, j)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		e.SpanContextForObject(ctx, "v1", "Pod", "default", names[i%len(names)], "")
+		e.SpanContextForObject(ctx, "v1", "Node", "", "node-12", "")
 	}
 }
