@@ -187,6 +187,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.0.0-00010101000000-000000000000 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.0.0 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.0.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.29 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
@@ -362,3 +363,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ../../test
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
 
 replace github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../pkg/objecttrace
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../internal/kubeclient
