@@ -21,6 +21,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.0.0
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/confmap v1.66.0
 	go.opentelemetry.io/collector/confmap/provider/envprovider v1.66.0
@@ -320,9 +321,9 @@ require (
 	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/api v0.287.1 // indirect
 	google.golang.org/genproto v0.0.0-20260319201613-d00831a3d3e7 // indirect
-	google.golang.org/genproto/googleapis/api v0.0.0-20260803160001-6ac0973c030d // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
-	google.golang.org/grpc v1.84.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
@@ -345,6 +346,8 @@ replace github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.0.0 => ../.
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.0.0 => ../../receiver/crilogreceiver
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.0.0 => ../../receiver/k8seventsreceiver
+
+replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.0.0 => ../../receiver/k8slifecyclereceiver
 
 replace github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.0.0 => ../../exporter/cloudwatchgroups
 
