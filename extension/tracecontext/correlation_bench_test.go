@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/processor"
@@ -139,18 +140,7 @@ func BenchmarkObjectRef(b *testing.B) {
 		{"with_trace_context", &extID},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			cfg := objectref.NewFactory().CreateDefaultConfig().(*objectref.Config)
-			cfg.Match.All = true
-			cfg.TraceContext = tc.ext
-			p, err := objectref.NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(component.MustNewType("object_ref")), cfg, consumertest.NewNop())
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := p.Start(context.Background(), host); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-			consumeCopies(b, p, templ)
+			consumeCopies(b, newObjectRef(b, host, tc.ext, consumertest.NewNop()), templ)
 		})
 	}
 }
@@ -171,6 +161,23 @@ func benchRecords() plog.Logs {
 		})
 	}
 	return templ
+}
+
+// newObjectRef starts an object_ref processor matching every record, asking the extension ext
+// (none when nil) of host, into next.
+func newObjectRef(tb testing.TB, host component.Host, ext *component.ID, next consumer.Logs) processor.Logs {
+	cfg := objectref.NewFactory().CreateDefaultConfig().(*objectref.Config)
+	cfg.Match.All = true
+	cfg.TraceContext = ext
+	p, err := objectref.NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(component.MustNewType("object_ref")), cfg, next)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := p.Start(context.Background(), host); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
 }
 
 // consumeCopies runs b.N records through p as fresh copies of templ made outside the timer.
@@ -195,18 +202,8 @@ func TestObjectRefCorrelates(t *testing.T) {
 	e := newBenchExtension(t)
 	populate(e, benchObjects())
 	extID := component.MustNewID("trace_context")
-	cfg := objectref.NewFactory().CreateDefaultConfig().(*objectref.Config)
-	cfg.Match.All = true
-	cfg.TraceContext = &extID
 	sink := &consumertest.LogsSink{}
-	p, err := objectref.NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(component.MustNewType("object_ref")), cfg, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background(), benchHost{extID: e}); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = p.Shutdown(context.Background()) }()
+	p := newObjectRef(t, benchHost{extID: e}, &extID, sink)
 	tests := []struct {
 		pod       int
 		wantTrace trace.TraceID // zero: not correlated
@@ -243,18 +240,7 @@ func BenchmarkObjectRefRatio(b *testing.B) {
 	templ := benchRecords()
 	procs := make([]processor.Logs, 2)
 	for i, ext := range []*component.ID{nil, &extID} {
-		cfg := objectref.NewFactory().CreateDefaultConfig().(*objectref.Config)
-		cfg.Match.All = true
-		cfg.TraceContext = ext
-		p, err := objectref.NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(component.MustNewType("object_ref")), cfg, consumertest.NewNop())
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := p.Start(context.Background(), host); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-		procs[i] = p
+		procs[i] = newObjectRef(b, host, ext, consumertest.NewNop())
 	}
 	perBatch := templ.LogRecordCount()
 	var took [2][]time.Duration
