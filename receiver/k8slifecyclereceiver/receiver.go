@@ -28,10 +28,10 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver/internal/metadata"
 )
 
-// TraceContextSource is what the receiver needs from the extension named by trace_context (the
+// traceContextSource is what the receiver needs from the extension named by trace_context (the
 // same method object_ref uses): the span context of an object or of its nearest owner that
 // carries one, from memory.
-type TraceContextSource interface {
+type traceContextSource interface {
 	SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool)
 }
 
@@ -40,7 +40,7 @@ type lifecycleReceiver struct {
 	set    receiver.Settings
 	next   consumer.Traces
 	tel    *metadata.TelemetryBuilder
-	source TraceContextSource
+	source traceContextSource
 	now    func() time.Time
 
 	mu      sync.Mutex
@@ -65,7 +65,7 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 		if !ok {
 			return fmt.Errorf("kube_lifecycle: trace_context: extension %q is not configured", r.cfg.TraceContext)
 		}
-		src, ok := ext.(TraceContextSource)
+		src, ok := ext.(traceContextSource)
 		if !ok {
 			return fmt.Errorf("kube_lifecycle: trace_context: extension %q does not implement SpanContextForObject", r.cfg.TraceContext)
 		}
