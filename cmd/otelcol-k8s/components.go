@@ -33,6 +33,7 @@ import (
 	resourcedetectionprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourcedetectionprocessor"
 	crilogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver"
 	k8seventsreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver"
+	k8slifecyclereceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver"
 	otlpreceiver "go.opentelemetry.io/collector/receiver/otlpreceiver"
 	filelogreceiver "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver"
 )
@@ -80,6 +81,7 @@ func components() (otelcol.Factories, error) {
 	factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
 		crilogreceiver.NewFactory(),
 		k8seventsreceiver.NewFactory(),
+		k8slifecyclereceiver.NewFactory(),
 		otlpreceiver.NewFactory(),
 		filelogreceiver.NewFactory(),
 	)
@@ -89,6 +91,7 @@ func components() (otelcol.Factories, error) {
 	factories.ReceiverModules = makeModulesMap(factories.Receivers, map[component.Type]string{
 		crilogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.0.0",
 		k8seventsreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.0.0",
+		k8slifecyclereceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.0.0",
 		otlpreceiver.NewFactory().Type(): "go.opentelemetry.io/collector/receiver/otlpreceiver v0.160.0",
 		filelogreceiver.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver v0.160.0",
 	})

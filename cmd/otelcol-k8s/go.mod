@@ -22,6 +22,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.0.0
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/confmap v1.66.0
 	go.opentelemetry.io/collector/confmap/provider/envprovider v1.66.0
@@ -188,6 +189,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.0.0-00010101000000-000000000000 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.0.0 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.0.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.29 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
@@ -320,9 +322,9 @@ require (
 	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/api v0.287.1 // indirect
 	google.golang.org/genproto v0.0.0-20260319201613-d00831a3d3e7 // indirect
-	google.golang.org/genproto/googleapis/api v0.0.0-20260803160001-6ac0973c030d // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
-	google.golang.org/grpc v1.84.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
@@ -348,6 +350,8 @@ replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.0.0 => ../
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.0.0 => ../../receiver/k8seventsreceiver
 
+replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.0.0 => ../../receiver/k8slifecyclereceiver
+
 replace github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.0.0 => ../../exporter/cloudwatchgroups
 
 replace github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.0.0 => ../../processor/klogparser
@@ -367,3 +371,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/
 replace github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../pkg/objecttrace
 
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../../testbed/sigv4check
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../internal/kubeclient

@@ -6,10 +6,13 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/processor"
@@ -128,6 +131,23 @@ func BenchmarkObjectRef(b *testing.B) {
 	extID := component.MustNewID("trace_context")
 	host := benchHost{extID: e}
 
+	templ := benchRecords()
+	for _, tc := range []struct {
+		name string
+		ext  *component.ID
+	}{
+		{"alone", nil},
+		{"with_trace_context", &extID},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			consumeCopies(b, newObjectRef(b, host, tc.ext, consumertest.NewNop()), templ)
+		})
+	}
+}
+
+// benchRecords are 1,000 kube-scheduler records, each naming one of the benchPods Pods and a
+// Node.
+func benchRecords() plog.Logs {
 	templ := plog.NewLogs()
 	lrs := templ.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
 	for i := range 1000 {
@@ -140,28 +160,24 @@ func BenchmarkObjectRef(b *testing.B) {
 			"code.line.number": int64(252),
 		})
 	}
-	for _, tc := range []struct {
-		name string
-		ext  *component.ID
-	}{
-		{"alone", nil},
-		{"with_trace_context", &extID},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			cfg := objectref.NewFactory().CreateDefaultConfig().(*objectref.Config)
-			cfg.Match.All = true
-			cfg.TraceContext = tc.ext
-			p, err := objectref.NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(component.MustNewType("object_ref")), cfg, consumertest.NewNop())
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := p.Start(context.Background(), host); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-			consumeCopies(b, p, templ)
-		})
+	return templ
+}
+
+// newObjectRef starts an object_ref processor matching every record, asking the extension ext
+// (none when nil) of host, into next.
+func newObjectRef(tb testing.TB, host component.Host, ext *component.ID, next consumer.Logs) processor.Logs {
+	cfg := objectref.NewFactory().CreateDefaultConfig().(*objectref.Config)
+	cfg.Match.All = true
+	cfg.TraceContext = ext
+	p, err := objectref.NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(component.MustNewType("object_ref")), cfg, next)
+	if err != nil {
+		tb.Fatal(err)
 	}
+	if err := p.Start(context.Background(), host); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
 }
 
 // consumeCopies runs b.N records through p as fresh copies of templ made outside the timer.
@@ -186,18 +202,8 @@ func TestObjectRefCorrelates(t *testing.T) {
 	e := newBenchExtension(t)
 	populate(e, benchObjects())
 	extID := component.MustNewID("trace_context")
-	cfg := objectref.NewFactory().CreateDefaultConfig().(*objectref.Config)
-	cfg.Match.All = true
-	cfg.TraceContext = &extID
 	sink := &consumertest.LogsSink{}
-	p, err := objectref.NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(component.MustNewType("object_ref")), cfg, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background(), benchHost{extID: e}); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = p.Shutdown(context.Background()) }()
+	p := newObjectRef(t, benchHost{extID: e}, &extID, sink)
 	tests := []struct {
 		pod       int
 		wantTrace trace.TraceID // zero: not correlated
@@ -220,5 +226,61 @@ func TestObjectRefCorrelates(t *testing.T) {
 		if trace.TraceID(got.At(i).TraceID()) != tt.wantTrace {
 			t.Errorf("pod %d: trace id %v, want %v", tt.pod, got.At(i).TraceID(), tt.wantTrace)
 		}
+	}
+}
+
+// BenchmarkObjectRefRatio runs the two configurations of BenchmarkObjectRef interleaved, one
+// batch of 1,000 records each in turn, so that the load of a shared machine falls on both alike,
+// and reports the median ns per record of each and their ratio (with/alone).
+func BenchmarkObjectRefRatio(b *testing.B) {
+	e := newBenchExtension(b)
+	populate(e, benchObjects())
+	extID := component.MustNewID("trace_context")
+	host := benchHost{extID: e}
+	templ := benchRecords()
+	procs := make([]processor.Logs, 2)
+	for i, ext := range []*component.ID{nil, &extID} {
+		procs[i] = newObjectRef(b, host, ext, consumertest.NewNop())
+	}
+	perBatch := templ.LogRecordCount()
+	var took [2][]time.Duration
+	b.ResetTimer()
+	for done := 0; done < b.N; done += perBatch {
+		for i, p := range procs {
+			batch := plog.NewLogs()
+			templ.CopyTo(batch)
+			start := time.Now()
+			if err := p.ConsumeLogs(context.Background(), batch); err != nil {
+				b.Fatal(err)
+			}
+			took[i] = append(took[i], time.Since(start))
+		}
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / float64(perBatch)
+	}
+	alone, with := median(took[0]), median(took[1])
+	b.ReportMetric(alone, "ns/record_alone")
+	b.ReportMetric(with, "ns/record_with")
+	b.ReportMetric(with/alone, "ratio")
+}
+
+// BenchmarkLookup is the extension's share alone: one look-up of a record's Pod (10% with a
+// context, the rest through their ReplicaSet) and of its Node (a kind not held).
+func BenchmarkLookup(b *testing.B) {
+	e := newBenchExtension(b)
+	populate(e, benchObjects())
+	names := make([]string, 1000)
+	for i := range names {
+		j := (i * 7) % benchPods
+		names[i] = fmt.Sprintf("web-%d-7d4b9c8f6-%05d", j%benchReplicaSets, j)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		e.SpanContextForObject(ctx, "v1", "Pod", "default", names[i%len(names)], "")
+		e.SpanContextForObject(ctx, "v1", "Node", "", "node-12", "")
 	}
 }

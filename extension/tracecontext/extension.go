@@ -21,11 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	k8smeta "k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
 
@@ -89,17 +88,9 @@ func newExtension(cfg *Config, set component.TelemetrySettings) (*traceContextEx
 
 // newMetadataClient returns a metadata-only client: in-cluster when kubeconfig is empty.
 func newMetadataClient(kubeconfig string) (k8smeta.Interface, error) {
-	var (
-		rc  *rest.Config
-		err error
-	)
-	if kubeconfig == "" {
-		rc, err = rest.InClusterConfig()
-	} else {
-		rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	}
+	rc, err := kubeclient.RestConfig(kubeclient.Options{Kubeconfig: kubeconfig, UserAgent: "otelcol-k8s/trace_context"})
 	if err != nil {
-		return nil, fmt.Errorf("trace_context: kubernetes client configuration: %w", err)
+		return nil, fmt.Errorf("trace_context: %w", err)
 	}
 	return k8smeta.NewForConfig(rc)
 }

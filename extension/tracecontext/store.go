@@ -4,6 +4,7 @@ package tracecontext
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -32,6 +33,9 @@ type store struct {
 	max    int
 	byUID  map[string]*record
 	byName map[nameKey]*record // the newest record of a name: one map access for a lookup by name
+	// contexts counts the records that carry a span context: while it is zero (a cluster where
+	// nothing writes contexts) a lookup answers at once, without the lock or a map access.
+	contexts atomic.Int64
 	// onCount reports a change of the count of kind by delta; onDrop reports an object not held.
 	onCount func(kind string, delta int64)
 	onDrop  func()
@@ -58,6 +62,12 @@ func (s *store) put(uid string, r record) {
 		delete(s.byName, old.key)
 	}
 	r.uid = uid
+	if had && old.sc.IsValid() {
+		s.contexts.Add(-1)
+	}
+	if r.sc.IsValid() {
+		s.contexts.Add(1)
+	}
 	s.byUID[uid] = &r
 	s.byName[r.key] = &r
 	s.mu.Unlock()
@@ -74,6 +84,9 @@ func (s *store) remove(uid string) {
 		delete(s.byUID, uid)
 		if s.byName[old.key] == old {
 			delete(s.byName, old.key)
+		}
+		if old.sc.IsValid() {
+			s.contexts.Add(-1)
 		}
 	}
 	s.mu.Unlock()
@@ -109,6 +122,9 @@ func (s *store) uidsOf(group, kind string) map[string]bool {
 // lookup finds the object by uid (when given) or by name, then walks its controller owners to the
 // first record with a span context.
 func (s *store) lookup(uid string, key nameKey) (trace.SpanContext, bool) {
+	if s.contexts.Load() == 0 {
+		return trace.SpanContext{}, false
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var r *record
@@ -153,6 +169,9 @@ func (s *store) dropUnreferenced() int {
 			delete(s.byUID, uid)
 			if s.byName[r.key] == r {
 				delete(s.byName, r.key)
+			}
+			if r.sc.IsValid() {
+				s.contexts.Add(-1)
 			}
 			gone = append(gone, r.key.kind)
 		}

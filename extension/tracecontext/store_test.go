@@ -105,3 +105,40 @@ func TestStoreDropUnreferenced(t *testing.T) {
 	_, ok = s.lookup("", deploy)
 	assert.False(t, ok)
 }
+
+// TestStoreContextCount checks the count behind the lookup's fast negative answer (design.md
+// rule 4) through every way a record comes and goes: while it is zero a lookup answers "no
+// context" without the lock; a wrong count would hide contexts or keep the slow path.
+func TestStoreContextCount(t *testing.T) {
+	t.Parallel()
+	s := newStore(10, func(string, int64) {}, func() {})
+	rs := nameKey{group: "apps", kind: "ReplicaSet", namespace: "shop", name: "web-1"}
+	steps := []struct {
+		name string
+		do   func()
+		want int64
+	}{
+		{"links only", func() {
+			s.put("p1", record{key: pod("a"), owner: "rs1"})
+			s.put("rs1", record{key: rs, fetched: time.Now()})
+		}, 0},
+		{"owner gets a context", func() { s.put("rs1", record{key: rs, sc: sc(1), fetched: time.Now()}) }, 1},
+		{"context replaced", func() { s.put("rs1", record{key: rs, sc: sc(2), fetched: time.Now()}) }, 1},
+		{"pod gets its own", func() { s.put("p1", record{key: pod("a"), sc: sc(3), owner: "rs1"}) }, 2},
+		{"pod's context removed", func() { s.put("p1", record{key: pod("a"), owner: "rs1"}) }, 1},
+		{"pod deleted, then its owner swept", func() {
+			s.remove("p1")
+			s.dropUnreferenced()
+		}, 0},
+		{"context without owner, then deleted", func() {
+			s.put("p2", record{key: pod("b"), sc: sc(4)})
+			s.remove("p2")
+		}, 0},
+	}
+	for _, st := range steps {
+		st.do()
+		assert.Equal(t, st.want, s.contexts.Load(), st.name)
+	}
+	_, ok := s.lookup("", pod("a"))
+	assert.False(t, ok)
+}

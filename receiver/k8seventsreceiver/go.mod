@@ -54,6 +54,7 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.0.0
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
@@ -101,3 +102,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext => ../../exten
 replace github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../pkg/objecttrace
 
 replace github.com/otelcol-k8s/otelcol-k8s/processor/objectref => ../../processor/objectref
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../internal/kubeclient

@@ -18,10 +18,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver/internal/metadata"
 )
 
@@ -68,18 +68,12 @@ func newReceiver(set receiver.Settings, cfg *Config) (*kubeEventsReceiver, error
 // rate limit and a transport that counts 429 responses (client-go itself waits Retry-After and
 // retries them).
 func (r *kubeEventsReceiver) restConfig() (*rest.Config, error) {
-	var rc *rest.Config
-	var err error
-	if r.cfg.Kubeconfig != "" {
-		rc, err = clientcmd.BuildConfigFromFlags("", r.cfg.Kubeconfig)
-	} else {
-		rc, err = rest.InClusterConfig()
-	}
+	rc, err := kubeclient.RestConfig(kubeclient.Options{
+		Kubeconfig: r.cfg.Kubeconfig, QPS: r.cfg.Client.QPS, Burst: r.cfg.Client.Burst, UserAgent: "otelcol-k8s/kube_events",
+	})
 	if err != nil {
-		return nil, fmt.Errorf("kube_events: Kubernetes client configuration: %w", err)
+		return nil, fmt.Errorf("kube_events: %w", err)
 	}
-	rc.QPS, rc.Burst = r.cfg.Client.QPS, r.cfg.Client.Burst
-	rc.UserAgent = "otelcol-k8s/kube_events"
 	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 			resp, err := rt.RoundTrip(req)

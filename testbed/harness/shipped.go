@@ -31,6 +31,12 @@ type Local struct {
 	Endpoint string
 	// HealthAddr replaces the health_check endpoint (the pod's own port on a node).
 	HealthAddr string
+	// Kubeconfig, when set, is the API server (testbed/kubecluster) given to the components
+	// that watch the cluster (trace_context, kube_lifecycle); empty leaves them out.
+	Kubeconfig string
+	// TracesEndpoint replaces the endpoint of every otlp_http exporter (an OTLP/HTTP sink);
+	// required when a traces pipeline is kept.
+	TracesEndpoint string
 	// Env gives the values the DaemonSet's environment provides (K8S_NODE_NAME, AWS_REGION,
 	// ...). Every ${env:NAME} the configuration uses without a default must be here.
 	Env map[string]string
@@ -134,6 +140,9 @@ func (s *Shipped) localize(cfg map[string]any, l Local) error {
 		s.note("exporters::%s::endpoint = the local CloudWatch Logs server", id)
 	}
 	s.dropClusterOnly(cfg)
+	if err := s.localizeKube(cfg, l); err != nil {
+		errs = append(errs, err)
+	}
 	service, _ := cfg["service"].(map[string]any)
 	if service == nil {
 		errs = append(errs, errors.New("no service section"))

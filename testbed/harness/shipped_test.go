@@ -90,9 +90,23 @@ func TestShippedNodeConfigKeepsShippedSettings(t *testing.T) {
 		t.Errorf("pipeline processors = %v", v)
 	}
 
+	// Without a Kubernetes API server, the components that watch it are left out.
+	if v := dig(got, "receivers", "kube_lifecycle"); v != nil {
+		t.Errorf("kube_lifecycle kept: %v", v)
+	}
+	if v := dig(got, "extensions", "trace_context"); v != nil {
+		t.Errorf("trace_context kept: %v", v)
+	}
+	if v := dig(got, "service", "pipelines", "traces"); v != nil {
+		t.Errorf("traces pipeline kept: %v", v)
+	}
+
 	// Everything else is the shipped configuration: undo the swaps and compare whole sections.
 	rc := dig(got, "receivers", "cri_log").(map[string]any)
 	rc["include"] = dig(want, "receivers", "cri_log", "include")
+	dig(got, "receivers").(map[string]any)["kube_lifecycle"] = dig(want, "receivers", "kube_lifecycle")
+	dig(got, "exporters").(map[string]any)["otlp_http/xray"] = dig(want, "exporters", "otlp_http/xray")
+	dig(got, "processors", "object_ref").(map[string]any)["trace_context"] = dig(want, "processors", "object_ref", "trace_context")
 	ex := dig(got, "exporters", "cloudwatch_groups").(map[string]any)
 	delete(ex, "endpoint")
 	for _, sec := range []string{"receivers", "exporters"} {
@@ -156,5 +170,46 @@ func TestShippedNodeConfigValidates(t *testing.T) {
 	cmd.Env = append(os.Environ(), s.Env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("validate: %v\n%s", err, out)
+	}
+}
+
+// TestShippedNodeConfigWithKube checks the run with an API server: the components that watch it
+// get its kubeconfig, the traces pipeline is kept and sends to the test's sink.
+func TestShippedNodeConfigWithKube(t *testing.T) {
+	dir := t.TempDir()
+	l := localForTest(dir)
+	l.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	l.TracesEndpoint = "http://127.0.0.1:4318"
+	s, err := LoadShippedNodeConfig(configMapFromHere, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(s.YAML, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := shippedSection(t)
+	for _, path := range [][]string{{"extensions", "trace_context"}, {"receivers", "kube_lifecycle"}} {
+		c := dig(got, path...).(map[string]any)
+		if c["kubeconfig"] != l.Kubeconfig {
+			t.Errorf("%v kubeconfig = %v", path, c["kubeconfig"])
+		}
+		delete(c, "kubeconfig")
+		if !reflect.DeepEqual(c, dig(want, path...)) {
+			t.Errorf("%v differs from the shipped one: %v", path, c)
+		}
+	}
+	if v := dig(got, "exporters", "otlp_http/xray", "endpoint"); v != "http://127.0.0.1:4318" {
+		t.Errorf("otlp_http/xray endpoint = %v", v)
+	}
+	if !reflect.DeepEqual(dig(got, "service", "pipelines", "traces"), dig(want, "service", "pipelines", "traces")) {
+		t.Errorf("traces pipeline = %v", dig(got, "service", "pipelines", "traces"))
+	}
+	if v := dig(got, "processors", "object_ref", "trace_context"); v != "trace_context" {
+		t.Errorf("object_ref trace_context = %v", v)
+	}
+	l.TracesEndpoint = ""
+	if _, err := LoadShippedNodeConfig(configMapFromHere, l); err == nil {
+		t.Error("a traces pipeline without a local endpoint was accepted")
 	}
 }

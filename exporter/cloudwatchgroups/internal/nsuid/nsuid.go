@@ -6,16 +6,15 @@ package nsuid
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 )
 
 var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
@@ -30,17 +29,9 @@ type Watcher struct {
 // Client returns a metadata client: in-cluster (service account) when kubeconfig is empty,
 // otherwise from the kubeconfig file.
 func Client(kubeconfig string) (metadata.Interface, error) {
-	var (
-		cfg *rest.Config
-		err error
-	)
-	if kubeconfig == "" {
-		cfg, err = rest.InClusterConfig()
-	} else {
-		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	}
+	cfg, err := kubeclient.RestConfig(kubeclient.Options{Kubeconfig: kubeconfig, UserAgent: "otelcol-k8s/cloudwatch_groups"})
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
+		return nil, err
 	}
 	return metadata.NewForConfig(cfg)
 }
