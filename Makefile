@@ -65,6 +65,12 @@ check-generated: ## fail if any generated file differs from what the generators 
 		git status --short -- $(DIST_DIR); git --no-pager diff --stat -- $(DIST_DIR); \
 		echo "cmd/otelcol-k8s is stale: run 'make generate' and commit the result"; exit 1; fi
 
+# deploy/kubernetes is the Helm chart (deploy/helm/otelcol-k8s) rendered with the values of
+# deploy/kubernetes/chart-values.yaml by Helm's Go library; testbed/install's tests fail on drift.
+.PHONY: manifests
+manifests: ## re-render the plain manifests of deploy/kubernetes from the Helm chart
+	cd testbed/install && $(GO) run ./cmd/manifests -root $(CURDIR)
+
 ## ---- build and run ----
 
 .PHONY: build
