@@ -33,7 +33,7 @@ import (
 // each into its own namespace (and, for the cluster-scoped objects, its own release name).
 var chartCombinations = []struct{ name, values string }{
 	{"defaults", ""},
-	{"namespace-uid", "logGroups: {groupBy: namespace_uid}"},
+	{"namespace-uid-selinux", "{logGroups: {groupBy: namespace_uid}, node: {seLinuxOptions: {type: spc_t}}}"},
 	{"irsa-kms-tags-monitors", `{node: {roleArn: "arn:aws:iam::123456789012:role/n"}, events: {roleArn: "arn:aws:iam::123456789012:role/e"},
 		logGroups: {kmsKeyArn: "arn:aws:kms:eu-west-1:123456789012:key/k", tags: {team: logs}, groupBy: log_type},
 		metrics: {serviceMonitor: {enabled: true}, podMonitor: {enabled: true}}}`},

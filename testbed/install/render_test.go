@@ -119,6 +119,11 @@ func TestChartValues(t *testing.T) {
 		assert.Contains(t, rules(t, find(objs, "ClusterRole", node)), "/namespaces:watch")
 		assert.Contains(t, rules(t, find(objs, "ClusterRole", events)), "/namespaces:list")
 	})
+	t.Run("SELinux type", func(t *testing.T) {
+		objs := objects(t, render(t, with(t, "node: {seLinuxOptions: {type: spc_t}}")))
+		assert.Equal(t, map[string]any{"type": "spc_t"}, dig(container(t, find(objs, "DaemonSet", node)), "securityContext", "seLinuxOptions"))
+		assert.Nil(t, dig(container(t, find(objs, "Deployment", events)), "securityContext", "seLinuxOptions"))
+	})
 	t.Run("prefix, retention, KMS and tags", func(t *testing.T) {
 		objs := objects(t, render(t, with(t, `logGroups: {prefix: /eks/prod, retentionDays: 7, kmsKeyArn: "arn:aws:kms:eu-west-1:123456789012:key/k", tags: {team: logs}}`)))
 		_, cfg := collectorConfig(t, objs, node)
