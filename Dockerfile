@@ -21,6 +21,7 @@ LABEL org.opencontainers.image.title="otelcol-k8s" \
       org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/otelcol-k8s /otelcol-k8s
+ENV SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
 USER 10001:10001
 ENTRYPOINT ["/otelcol-k8s"]
 CMD ["--config=/etc/otelcol-k8s/config.yaml"]

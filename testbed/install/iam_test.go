@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/install/internal/testenv"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
@@ -62,14 +63,7 @@ func union(by map[string][]string, sids ...string) []string {
 // policy documents of deploy/iam the README tells users to attach for that combination grant
 // exactly the IAM actions those calls need: none missing, none never used.
 func TestIAMPoliciesMatchExporterCalls(t *testing.T) {
-	bin := os.Getenv("OTELCOL_K8S_BIN")
-	if bin == "" {
-		const msg = "OTELCOL_K8S_BIN is not set: run through `make test-modules` (it builds bin/otelcol-k8s)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	bin := testenv.Path(t, "OTELCOL_K8S_BIN", "run through `make test-modules` (it builds bin/otelcol-k8s)")
 	node := policyActions(t, "node-policy.json")
 	tags := policyActions(t, "tags-policy.json")
 	events := policyActions(t, "events-policy.json")

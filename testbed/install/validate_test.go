@@ -13,7 +13,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/install/internal/testenv"
 )
 
 // envRef matches ${env:NAME} and ${env:NAME:-default} in a collector configuration.
@@ -27,14 +30,7 @@ var runtimeEnv = []string{"GOMEMLIMIT"}
 // combination, with the environment the workload's pod spec gives it; and checks that every
 // variable the configuration reads is set by the pod and every variable the pod sets is read.
 func TestRenderedConfigsValidate(t *testing.T) {
-	bin := os.Getenv("OTELCOL_K8S_BIN")
-	if bin == "" {
-		const msg = "OTELCOL_K8S_BIN is not set: run through `make test-modules` (it builds bin/otelcol-k8s)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	bin := testenv.Path(t, "OTELCOL_K8S_BIN", "run through `make test-modules` (it builds bin/otelcol-k8s)")
 	combos := append([]struct{ name, values string }{{"plain", "plain"}}, chartCombinations...)
 	for _, c := range combos {
 		t.Run(c.name, func(t *testing.T) {
