@@ -65,6 +65,12 @@ check-generated: ## fail if any generated file differs from what the generators 
 		git status --short -- $(DIST_DIR); git --no-pager diff --stat -- $(DIST_DIR); \
 		echo "cmd/otelcol-k8s is stale: run 'make generate' and commit the result"; exit 1; fi
 
+# deploy/kubernetes is the Helm chart (deploy/helm/otelcol-k8s) rendered with the values of
+# deploy/kubernetes/chart-values.yaml by Helm's Go library; testbed/install's tests fail on drift.
+.PHONY: manifests
+manifests: ## re-render the plain manifests of deploy/kubernetes from the Helm chart
+	cd testbed/install && $(GO) run ./cmd/manifests -root $(CURDIR)
+
 ## ---- build and run ----
 
 .PHONY: build
@@ -92,19 +98,41 @@ run: build-only kube-bin ## simulated node -> bin/otelcol-k8s -> local CloudWatc
 run-samples: build-only ## print the bundled config/samples records with the debug exporter (config/local.yaml)
 	$(BIN) --config $(CONFIG)
 
+# make image: the container image without a container daemon (testbed/install/cmd/image,
+# go-containerregistry): the static binary for linux/amd64 and linux/arm64 with the NSS CA roots
+# on an empty base, uid 10001, OCI labels; an OCI layout in bin/image/oci (`crane push --index
+# bin/image/oci <repository>:<tag>`) and bin/image/otelcol-k8s-<arch>.tar for `docker load`.
+IMAGE     ?= otelcol-k8s:0.1.0
+IMAGE_DIR := $(CURDIR)/bin/image
+
+.PHONY: image
+image: ## container image for linux/amd64 and linux/arm64 into bin/image (OCI layout and docker tarballs)
+	@set -e; for arch in amd64 arm64; do \
+		echo "==> go build linux/$$arch"; \
+		(cd $(DIST_DIR) && CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags="-s -w" -o $(CURDIR)/bin/otelcol-k8s-linux-$$arch .); \
+	done
+	cd testbed/install && SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) $(GO) run ./cmd/image \
+		-out $(IMAGE_DIR) -ref $(IMAGE) -revision $$(git rev-parse HEAD 2>/dev/null || echo unknown) \
+		-bins amd64=$(CURDIR)/bin/otelcol-k8s-linux-amd64,arm64=$(CURDIR)/bin/otelcol-k8s-linux-arm64
+
+.PHONY: test-image
+test-image: image ## build the image, open it and run its amd64 binary
+	cd testbed/install && OTELCOL_K8S_IMAGE=$(IMAGE_DIR)/oci $(GO) test -count=1 -run TestBuiltImage ./image
+
 ## ---- tests ----
 
 .PHONY: test
 test: check-generated test-modules ## everything CI runs: generated code, then every module with -race (the distribution tests included)
 
 # The root module's testbed/distribution tests run the built binary, so it is built first; tests
-# that need a Kubernetes API server (testbed/kubecluster) run bin/kube-local, built by kube-bin.
+# that need a Kubernetes API server (testbed/kubecluster) run bin/kube-local, built by kube-bin;
+# testbed/install/image opens the image of `make image`.
 # The end-to-end scenarios (testbed/e2e) are long and run by `make e2e`, without -race.
 .PHONY: test-modules
-test-modules: build-only kube-bin ## go test -race in every module (e2e scenarios excepted)
+test-modules: build-only kube-bin image ## go test -race in every module (e2e scenarios excepted)
 	@set -e; for m in $(TEST_MODULES); do \
 		echo "==> go test -race $$m"; \
-		(cd $$m && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) $(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/testbed/e2e$$')); \
+		(cd $$m && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) OTELCOL_K8S_IMAGE=$(IMAGE_DIR)/oci $(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/testbed/e2e$$')); \
 	done
 
 # bin/kube-local: etcd and kube-apiserver in one process, compiled from their Go modules

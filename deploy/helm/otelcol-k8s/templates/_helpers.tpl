@@ -1,0 +1,129 @@
+{{/* Names: the release name when it already says otelcol-k8s, else "<release>-otelcol-k8s". */}}
+{{- define "otelcol-k8s.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "otelcol-k8s.node" -}}{{ include "otelcol-k8s.fullname" . }}-node{{- end -}}
+{{- define "otelcol-k8s.events" -}}{{ include "otelcol-k8s.fullname" . }}-events{{- end -}}
+
+{{/* Labels of every object; "otelcol-k8s.labels" (dict "ctx" $ "name" NAME). */}}
+{{- define "otelcol-k8s.labels" -}}
+app.kubernetes.io/name: {{ .name }}
+app.kubernetes.io/part-of: otelcol-k8s
+app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
+{{- end -}}
+
+{{- define "otelcol-k8s.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{- define "otelcol-k8s.clusterName" -}}
+{{ required "clusterName is required: it names this cluster's log groups" .Values.clusterName }}
+{{- end -}}
+
+{{/* Exporter settings that only some values turn on (each one needs its IAM action). */}}
+{{- define "otelcol-k8s.groupSettings" -}}
+{{- if eq .Values.logGroups.groupBy "namespace_uid" }}
+# The exporter's own metadata-only namespace watch supplies the UIDs.
+namespace_uid:
+  watch: true
+{{- end }}
+{{- with .Values.logGroups.kmsKeyArn }}
+kms_key_id: {{ . }}
+{{- end }}
+{{- with .Values.logGroups.tags }}
+tags:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* The collector's own metrics: a Prometheus endpoint on the pod's "metrics" port. */}}
+{{- define "otelcol-k8s.telemetry" -}}
+metrics:
+  level: {{ .Values.metrics.level }}
+  readers:
+    - pull:
+        exporter:
+          prometheus:
+            host: 0.0.0.0
+            port: {{ .Values.metrics.port }}
+{{- end -}}
+
+{{/*
+The collector configuration of a workload: "otelcol-k8s.config" (dict "ctx" $ "file" PATH
+"extra" MAP). The file is rendered as a template; extra configuration, when given, is merged
+over it (the result is then re-serialized, without the file's comments).
+*/}}
+{{- define "otelcol-k8s.config" -}}
+{{- $text := tpl (.ctx.Files.Get .file) .ctx -}}
+{{- if .extra -}}
+{{- $merged := mustMergeOverwrite (fromYaml $text) (deepCopy .extra) -}}
+{{- toYaml $merged -}}
+{{- else -}}
+{{- $text -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+GOMEMLIMIT: percent of the container's memory limit, in MiB ("512Mi", "1Gi", "1G", "600M" or
+bytes); "otelcol-k8s.gomemlimit" (dict "limit" LIMIT "percent" PERCENT).
+*/}}
+{{- define "otelcol-k8s.gomemlimit" -}}
+{{- $l := toString .limit -}}
+{{- $units := dict "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "K" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "" 1 -}}
+{{- $num := regexFind "^[0-9]+" $l -}}
+{{- $unit := trimPrefix $num $l -}}
+{{- if or (not $num) (not (hasKey $units $unit)) -}}
+{{- fail (printf "memory limit %q: use an integer with Ki, Mi, Gi, Ti, K, M, G, T or no suffix" $l) -}}
+{{- end -}}
+{{- $bytes := mul (atoi $num) (get $units $unit) -}}
+{{- printf "%dMiB" (div (mul $bytes .percent) 104857600) -}}
+{{- end -}}
+
+{{/* Probes on the health_check extension; the startup probe holds the others back. */}}
+{{- define "otelcol-k8s.probes" -}}
+startupProbe:
+  httpGet:
+    path: /
+    port: health
+  periodSeconds: {{ .Values.startupProbe.periodSeconds }}
+  failureThreshold: {{ .Values.startupProbe.failureThreshold }}
+livenessProbe:
+  httpGet:
+    path: /
+    port: health
+  periodSeconds: 10
+readinessProbe:
+  httpGet:
+    path: /
+    port: health
+  periodSeconds: 5
+{{- end -}}
+
+{{- define "otelcol-k8s.awsEnv" -}}
+- name: AWS_REGION
+  value: {{ required "aws.region is required" .Values.aws.region | quote }}
+- name: CLUSTER_NAME
+  value: {{ include "otelcol-k8s.clusterName" . | quote }}
+{{- end -}}
+
+{{- define "otelcol-k8s.envFrom" -}}
+{{- with .Values.aws.existingSecret }}
+envFrom:
+  - secretRef:
+      name: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{- define "otelcol-k8s.serviceAccountAnnotations" -}}
+{{- $a := deepCopy (.sa.annotations | default dict) -}}
+{{- with .roleArn }}{{ $_ := set $a "eks.amazonaws.com/role-arn" . }}{{ end -}}
+{{- with $a }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

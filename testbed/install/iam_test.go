@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package install
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/install/internal/testenv"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
+)
+
+// IAMDir holds the policy documents, relative to the repository root.
+const IAMDir = "deploy/iam"
+
+// policyActions returns the actions of a policy document of deploy/iam, by statement Sid.
+func policyActions(t *testing.T, file string) map[string][]string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, IAMDir, file))
+	require.NoError(t, err)
+	var doc struct {
+		Statement []struct {
+			Sid    string
+			Effect string
+			Action []string
+		}
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc), file)
+	out := map[string][]string{}
+	for _, s := range doc.Statement {
+		require.Equal(t, "Allow", s.Effect, file)
+		out[s.Sid] = append(out[s.Sid], s.Action...)
+	}
+	return out
+}
+
+func union(by map[string][]string, sids ...string) []string {
+	var out []string
+	for sid, acts := range by {
+		if len(sids) == 0 || slices.Contains(sids, sid) {
+			out = append(out, acts...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TestIAMPoliciesMatchExporterCalls runs the node agent's collector configuration, rendered by
+// the chart for each combination below, against the local CloudWatch Logs server with real
+// log lines, records every CloudWatch Logs operation the exporter calls, and checks that the
+// policy documents of deploy/iam the README tells users to attach for that combination grant
+// exactly the IAM actions those calls need: none missing, none never used.
+func TestIAMPoliciesMatchExporterCalls(t *testing.T) {
+	bin := testenv.Path(t, "OTELCOL_K8S_BIN", "run through `make test-modules` (it builds bin/otelcol-k8s)")
+	node := policyActions(t, "node-policy.json")
+	tags := policyActions(t, "tags-policy.json")
+	events := policyActions(t, "events-policy.json")
+	// The events collector runs the same exporter with the same settings shape (values.yaml
+	// logGroups applies to both), on its own groups: the same actions on other resources.
+	assert.Equal(t, union(node), union(events), "events-policy.json grants the node policy's actions on the events groups")
+
+	for _, tc := range []struct {
+		name   string
+		values string
+		// granted is what the README says to attach for these values.
+		granted []string
+	}{
+		{"defaults (retention 30 days)", "", union(node)},
+		{"retention left as is", "logGroups: {retentionDays: 0}", union(node, "WriteClusterLogGroups")},
+		{"group tags", "logGroups: {tags: {team: logs}}", union(map[string][]string{"n": union(node), "t": union(tags)})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			used := runNodeAgent(t, bin, with(t, tc.values))
+			assert.Equal(t, tc.granted, used, "IAM actions granted (left) and needed by the calls made (right)")
+		})
+	}
+}
+
+// iamActions maps a CloudWatch Logs operation to the IAM actions it needs. CreateLogGroup with
+// tags also needs logs:TagResource (AWS authorizes the tags of a new group through it).
+func iamActions(op string, withTags bool) []string {
+	if op == "CreateLogGroup" && withTags {
+		return []string{"logs:CreateLogGroup", "logs:TagResource"}
+	}
+	return []string{"logs:" + op}
+}
+
+// runNodeAgent renders the chart with vals, runs the node agent's configuration (localized by
+// the e2e loader) on a node directory with a few pods' log lines, waits until every line is
+// delivered and the group settings are applied, and returns the IAM actions of every operation
+// the exporter called.
+func runNodeAgent(t *testing.T, bin string, vals map[string]any) []string {
+	t.Helper()
+	dir := t.TempDir()
+	cmPath := filepath.Join(dir, "configmap.yaml")
+	require.NoError(t, os.WriteFile(cmPath, []byte(render(t, vals)["configmap.yaml"]), 0o600))
+
+	srv := localcloudwatch.New(localcloudwatch.Config{})
+	endpoint, err := srv.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+
+	health := freeAddr(t)
+	shipped, err := harness.LoadShippedNodeConfig(cmPath, harness.Local{
+		NodeRoot: filepath.Join(dir, "node"), StateDir: filepath.Join(dir, "state"),
+		Endpoint: endpoint, HealthAddr: health,
+		Env: map[string]string{
+			"K8S_NODE_NAME": "node-1", "CLUSTER_NAME": "iam", "AWS_REGION": "us-east-1",
+			"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_EC2_METADATA_DISABLED": "true",
+		},
+	})
+	require.NoError(t, err)
+	config, err := shipped.WriteShippedNodeConfig(dir)
+	require.NoError(t, err)
+	col, err := harness.StartCollector(bin, config, shipped.Env, filepath.Join(dir, "collector.log"))
+	require.NoError(t, err)
+	t.Cleanup(col.Kill)
+	logTail := func() string { b, _ := os.ReadFile(filepath.Join(dir, "collector.log")); return string(b) }
+	require.Eventually(t, func() bool {
+		r, err := http.Get("http://" + health + "/") //nolint:noctx // a probe of a local port
+		if err != nil {
+			return false
+		}
+		_ = r.Body.Close()
+		return r.StatusCode == http.StatusOK
+	}, 60*time.Second, 100*time.Millisecond, "the collector is not healthy")
+
+	// Two namespaces, two pods: two groups, two streams each.
+	const lines = 20
+	for _, p := range []string{"default_web_11111111-1111-1111-1111-111111111111", "shop_api_22222222-2222-2222-2222-222222222222"} {
+		d := filepath.Join(dir, "node", "var", "log", "pods", p, "app")
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		var b strings.Builder
+		for i := range lines {
+			fmt.Fprintf(&b, "%s stdout F line %d of %s\n", time.Now().UTC().Format(time.RFC3339Nano), i, p)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(d, "0.log"), []byte(b.String()), 0o600))
+	}
+	_, withTags := dig(vals, "logGroups", "tags").(map[string]any)
+	retention, _ := dig(vals, "logGroups", "retentionDays").(float64)
+	wantSettings := withTags || dig(vals, "logGroups", "retentionDays") == nil || retention != 0
+	delivered := assert.Eventually(t, func() bool {
+		n := 0
+		for _, g := range srv.Groups() {
+			streams, _ := srv.Streams(g.Name)
+			for _, s := range streams {
+				ev, _ := srv.Events(g.Name, s.Name)
+				n += len(ev)
+			}
+		}
+		st := srv.Stats()
+		settled := !wantSettings || st.Requests["DescribeLogGroups"] >= 2
+		return n == 2*lines && settled
+	}, 90*time.Second, 200*time.Millisecond)
+	if !delivered {
+		t.Fatalf("not every line delivered or settings not applied: %+v\n%s", srv.Stats(), logTail())
+	}
+	require.NoError(t, col.Stop(30*time.Second))
+
+	var used []string
+	for op, n := range srv.Stats().Requests {
+		if n > 0 {
+			used = append(used, iamActions(op, withTags)...)
+		}
+	}
+	slices.Sort(used)
+	return slices.Compact(used)
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer func() { _ = ln.Close() }() // only probing for a free port
+	return ln.Addr().String()
+}

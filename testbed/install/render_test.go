@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package install
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// TestPlainManifestsMatchChart fails when deploy/kubernetes is not the chart's rendering with
+// deploy/kubernetes/chart-values.yaml: the plain manifests are never edited by hand.
+func TestPlainManifestsMatchChart(t *testing.T) {
+	files, err := Manifests(root)
+	require.NoError(t, err)
+	drift, err := Drift(root, files)
+	require.NoError(t, err)
+	require.Empty(t, drift, "deploy/kubernetes differs from the chart's rendering: run `make manifests` and commit the result")
+	// The e2e harness and the distribution tests read these files by name.
+	for _, f := range []string{"configmap.yaml", "events-configmap.yaml", "daemonset.yaml", "kustomization.yaml"} {
+		_, err := os.Stat(filepath.Join(root, ManifestsDir, f))
+		require.NoError(t, err)
+	}
+}
+
+// TestDriftDetectsEdits proves that the drift check sees a hand edit and a stale generated file.
+func TestDriftDetectsEdits(t *testing.T) {
+	files, err := Manifests(root)
+	require.NoError(t, err)
+	edited := map[string][]byte{}
+	for n, b := range files {
+		edited[n] = b
+	}
+	edited["daemonset.yaml"] = append([]byte{}, files["daemonset.yaml"]...)
+	edited["daemonset.yaml"] = []byte(strings.Replace(string(edited["daemonset.yaml"]), "maxUnavailable: 10%", "maxUnavailable: 1", 1))
+	delete(edited, "service.yaml")
+	drift, err := Drift(root, edited)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"daemonset.yaml", "service.yaml"}, drift)
+}
+
+func TestChartRequiresClusterAndRegion(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vals map[string]any
+		want string
+	}{
+		{"no cluster name", map[string]any{"aws": map[string]any{"region": "eu-west-1"}}, "clusterName is required"},
+		{"no region", map[string]any{"clusterName": "c"}, "aws.region is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Render(filepath.Join(root, ChartDir), ReleaseName, ReleaseNamespace, tc.vals)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// TestSchemaRejects checks values.schema.json: each value is refused with its key named.
+func TestSchemaRejects(t *testing.T) {
+	for _, tc := range []struct{ name, values, key string }{
+		{"unknown top-level key", "clustername: x", "clustername"},
+		{"group by", "logGroups: {groupBy: pod}", "groupBy"},
+		{"retention", "logGroups: {retentionDays: 31}", "retentionDays"},
+		{"role ARN", "node: {roleArn: my-role}", "roleArn"},
+		{"memory limit", "node: {resources: {limits: {memory: lots}}}", "memory"},
+		{"grace period shorter than the exporter timeout", "events: {terminationGracePeriodSeconds: 10}", "terminationGracePeriodSeconds"},
+		{"region", "aws: {region: Ireland}", "region"},
+		{"metrics level", "metrics: {level: verbose}", "level"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Render(filepath.Join(root, ChartDir), ReleaseName, ReleaseNamespace, with(t, tc.values))
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.key)
+		})
+	}
+}
+
+// TestChartValues renders the main value combinations and checks what each value changes.
+func TestChartValues(t *testing.T) {
+	const node, events = "otelcol-k8s-node", "otelcol-k8s-events"
+	t.Run("defaults", func(t *testing.T) {
+		objs := objects(t, render(t, baseValues()))
+		ds := find(objs, "DaemonSet", node)
+		require.NotNil(t, ds)
+		env := containerEnv(t, ds)
+		assert.Equal(t, map[string]string{
+			"K8S_NODE_NAME": "<from>", "AWS_REGION": "eu-west-1", "CLUSTER_NAME": "test-cluster", "GOMEMLIMIT": "409MiB",
+		}, env, "every variable is one the configuration reads (or the Go runtime)")
+		assert.Equal(t, map[string]string{
+			"POD_NAME": "<from>", "AWS_REGION": "eu-west-1", "CLUSTER_NAME": "test-cluster", "GOMEMLIMIT": "204MiB",
+		}, containerEnv(t, find(objs, "Deployment", events)))
+		text, cfg := collectorConfig(t, objs, node)
+		for _, ref := range []string{"${env:AWS_REGION}", "${env:CLUSTER_NAME}", "${env:K8S_NODE_NAME}"} {
+			assert.Contains(t, text, ref)
+		}
+		assert.Equal(t, "namespace_name", dig(cfg, "exporters", "cloudwatch_groups", "group_by"))
+		assert.Equal(t, 30, dig(cfg, "exporters", "cloudwatch_groups", "retention_days"))
+		assert.Nil(t, dig(cfg, "exporters", "cloudwatch_groups", "namespace_uid"))
+		assert.Equal(t, 8888, dig(cfg, "service", "telemetry", "metrics", "readers").([]any)[0].(map[string]any)["pull"].(map[string]any)["exporter"].(map[string]any)["prometheus"].(map[string]any)["port"])
+		assert.Equal(t, []string{
+			"/pods:get", "/pods:list", "/pods:watch", "apps/daemonsets:get", "apps/deployments:get",
+			"apps/replicasets:get", "apps/replicasets:list", "apps/replicasets:watch", "apps/statefulsets:get",
+			"batch/cronjobs:get", "batch/jobs:get",
+		},
+			rules(t, find(objs, "ClusterRole", node)), "no namespaces without the namespace-UID watch")
+		assert.Nil(t, find(objs, "Namespace", ReleaseNamespace), "helm install --create-namespace makes it")
+		assert.Nil(t, find(objs, "ServiceMonitor", node))
+		assert.Contains(t, container(t, ds), "startupProbe")
+		assert.Empty(t, find(objs, "ServiceAccount", node).GetAnnotations())
+	})
+	t.Run("namespace_uid grants namespaces and turns the watch on", func(t *testing.T) {
+		objs := objects(t, render(t, with(t, "logGroups: {groupBy: namespace_uid}")))
+		_, cfg := collectorConfig(t, objs, node)
+		assert.Equal(t, true, dig(cfg, "exporters", "cloudwatch_groups", "namespace_uid", "watch"))
+		_, ecfg := collectorConfig(t, objs, events)
+		assert.Equal(t, true, dig(ecfg, "exporters", "cloudwatch_groups", "namespace_uid", "watch"))
+		assert.Contains(t, rules(t, find(objs, "ClusterRole", node)), "/namespaces:watch")
+		assert.Contains(t, rules(t, find(objs, "ClusterRole", events)), "/namespaces:list")
+	})
+	t.Run("SELinux type", func(t *testing.T) {
+		objs := objects(t, render(t, with(t, "node: {seLinuxOptions: {type: spc_t}}")))
+		assert.Equal(t, map[string]any{"type": "spc_t"}, dig(container(t, find(objs, "DaemonSet", node)), "securityContext", "seLinuxOptions"))
+		assert.Nil(t, dig(container(t, find(objs, "Deployment", events)), "securityContext", "seLinuxOptions"))
+	})
+	t.Run("prefix, retention, KMS and tags", func(t *testing.T) {
+		objs := objects(t, render(t, with(t, `logGroups: {prefix: /eks/prod, retentionDays: 7, kmsKeyArn: "arn:aws:kms:eu-west-1:123456789012:key/k", tags: {team: logs}}`)))
+		_, cfg := collectorConfig(t, objs, node)
+		assert.Equal(t, "/eks/prod", dig(cfg, "exporters", "cloudwatch_groups", "group_prefix"))
+		assert.Equal(t, 7, dig(cfg, "exporters", "cloudwatch_groups", "retention_days"))
+		assert.Equal(t, "arn:aws:kms:eu-west-1:123456789012:key/k", dig(cfg, "exporters", "cloudwatch_groups", "kms_key_id"))
+		assert.Equal(t, map[string]any{"team": "logs"}, dig(cfg, "exporters", "cloudwatch_groups", "tags"))
+		_, ecfg := collectorConfig(t, objs, events)
+		assert.Equal(t, "/eks/prod-events", dig(ecfg, "exporters", "cloudwatch_groups", "group_prefix"))
+	})
+	t.Run("IRSA role ARNs annotate the service accounts", func(t *testing.T) {
+		objs := objects(t, render(t, with(t, `{node: {roleArn: "arn:aws:iam::123456789012:role/node"}, events: {roleArn: "arn:aws:iam::123456789012:role/events"}}`)))
+		assert.Equal(t, "arn:aws:iam::123456789012:role/node", find(objs, "ServiceAccount", node).GetAnnotations()["eks.amazonaws.com/role-arn"])
+		assert.Equal(t, "arn:aws:iam::123456789012:role/events", find(objs, "ServiceAccount", events).GetAnnotations()["eks.amazonaws.com/role-arn"])
+	})
+	t.Run("a configuration change rolls the pods", func(t *testing.T) {
+		sum := func(objs []*unstructured.Unstructured, kind, name string) string {
+			return find(objs, kind, name).Object["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)["checksum/config"].(string)
+		}
+		a := objects(t, render(t, baseValues()))
+		b := objects(t, render(t, with(t, "logGroups: {retentionDays: 60}")))
+		assert.NotEmpty(t, sum(a, "DaemonSet", node))
+		assert.NotEqual(t, sum(a, "DaemonSet", node), sum(b, "DaemonSet", node))
+		assert.NotEqual(t, sum(a, "Deployment", events), sum(b, "Deployment", events))
+		c := objects(t, render(t, with(t, "node: {tolerations: []}")))
+		assert.Equal(t, sum(a, "DaemonSet", node), sum(c, "DaemonSet", node), "only the configuration moves the hash")
+	})
+	t.Run("extra pipeline config is merged", func(t *testing.T) {
+		objs := objects(t, render(t, with(t, `node: {extraConfig: {exporters: {debug: {}}, service: {pipelines: {logs/debug: {receivers: [cri_log], exporters: [debug]}}}}}`)))
+		_, cfg := collectorConfig(t, objs, node)
+		assert.NotNil(t, dig(cfg, "exporters", "cloudwatch_groups"), "the shipped exporter stays")
+		assert.NotNil(t, dig(cfg, "exporters", "debug"))
+		assert.NotNil(t, dig(cfg, "service", "pipelines", "logs"))
+		assert.NotNil(t, dig(cfg, "service", "pipelines", "logs/debug"))
+	})
+	t.Run("monitors, resources, tolerations, events off", func(t *testing.T) {
+		objs := objects(t, render(t, with(t, `{metrics: {serviceMonitor: {enabled: true}, podMonitor: {enabled: true}}, events: {enabled: false}, node: {resources: {limits: {memory: 1Gi}}, tolerations: [{key: dedicated, operator: Equal, value: logs, effect: NoSchedule}]}}`)))
+		assert.NotNil(t, find(objs, "ServiceMonitor", node))
+		assert.NotNil(t, find(objs, "PodMonitor", node))
+		assert.Nil(t, find(objs, "Deployment", events))
+		assert.Nil(t, find(objs, "ServiceMonitor", events))
+		assert.Nil(t, find(objs, "Service", events+"-metrics"))
+		ds := find(objs, "DaemonSet", node)
+		assert.Equal(t, "819MiB", containerEnv(t, ds)["GOMEMLIMIT"])
+		tol, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "tolerations")
+		assert.Equal(t, []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "logs", "effect": "NoSchedule"}}, tol)
+	})
+}
+
+func TestGoMemLimit(t *testing.T) {
+	for _, tc := range []struct {
+		limit   string
+		percent int
+		want    string
+	}{
+		{"512Mi", 80, "409MiB"},
+		{"1Gi", 80, "819MiB"},
+		{"1G", 80, "762MiB"},
+		{"600M", 90, "514MiB"},
+		{"2000000000", 80, "1525MiB"},
+		{"256Mi", 100, "256MiB"},
+	} {
+		t.Run(tc.limit, func(t *testing.T) {
+			objs := objects(t, render(t, with(t, "node: {goMemLimitPercent: "+strconv.Itoa(tc.percent)+", resources: {limits: {memory: \""+tc.limit+"\"}}}")))
+			assert.Equal(t, tc.want, containerEnv(t, find(objs, "DaemonSet", "otelcol-k8s-node"))["GOMEMLIMIT"])
+		})
+	}
+}
+
+func container(t *testing.T, o *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+	require.NotEmpty(t, cs)
+	return cs[0].(map[string]any)
+}
+
+func dig(m map[string]any, keys ...string) any {
+	var cur any = m
+	for _, k := range keys {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[k]
+	}
+	return cur
+}
