@@ -116,3 +116,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../sigv4check
 
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/localxray => ../localxray
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../internal/kubeclient

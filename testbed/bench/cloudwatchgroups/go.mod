@@ -64,6 +64,7 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.0.0-00010101000000-000000000000 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.0.0 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
@@ -135,3 +136,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../../internal
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../../internal/k8smodel
 
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../../sigv4check
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../../internal/kubeclient
