@@ -3,10 +3,12 @@
 package k8slifecyclereceiver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"sync"
 	"time"
 
@@ -98,7 +100,11 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 		r.expire(runCtx)
 	}()
 	if le := r.cfg.LeaderElection; le.Enabled {
-		elector, err := kubeclient.NewElector(client, kubeclient.Lease{Name: le.LeaseName, Namespace: le.LeaseNamespace, Identity: le.Identity},
+		namespace := le.LeaseNamespace
+		if namespace == "" {
+			namespace = ownNamespace()
+		}
+		elector, err := kubeclient.NewElector(client, kubeclient.Lease{Name: le.LeaseName, Namespace: namespace, Identity: le.Identity},
 			func(termCtx context.Context) {
 				r.resetTerm()
 				synced := r.watch(termCtx, client)
@@ -124,6 +130,17 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 		return errors.New("kube_lifecycle: the watches' first lists did not complete within sync_timeout")
 	}
 	return nil
+}
+
+// serviceAccountNamespace is where a Pod finds its own namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ownNamespace is the collector Pod's namespace, "default" outside a Pod (a local run).
+func ownNamespace() string {
+	if b, err := os.ReadFile(serviceAccountNamespace); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		return string(bytes.TrimSpace(b))
+	}
+	return metav1.NamespaceDefault
 }
 
 // watch runs the informers of the configured kinds until ctx ends; it returns their synced
@@ -163,6 +180,7 @@ func (r *lifecycleReceiver) watch(ctx context.Context, client kubernetes.Interfa
 	}
 	return synced
 }
+
 // Shutdown stops the watch; Pods still pending get no trace (design.md rule 6).
 func (r *lifecycleReceiver) Shutdown(context.Context) error {
 	if r.cancel != nil {

@@ -147,10 +147,8 @@ func (t *rolloutTracker) observe(d *appsv1.Deployment, sets []*appsv1.ReplicaSet
 	}
 	t.progress(r, d, sets, now)
 	if at, failed := progressDeadline(d); failed {
-		if at.Before(r.start) || at.After(now) {
-			at = now
-		}
-		return append(ended, t.finish(r, outcomeProgressDeadline, at)), false
+		// condition times have second precision: one before the observed start is the start
+		return append(ended, t.finish(r, outcomeProgressDeadline, clampTime(at, r.start, now))), false
 	}
 	if complete, _ := rolloutComplete(d, sets); complete {
 		return append(ended, t.finish(r, outcomeAvailable, now)), false

@@ -41,6 +41,8 @@ type producer struct {
 	// refNamespaces are the namespaces of the objects its lines mention: its own, or every
 	// namespace for a control-plane component (a scheduler logs pods of all namespaces).
 	refNamespaces []string
+	// self, when set, is the pod every pod reference of its lines names (a named pod).
+	self *klog.ObjectRef
 }
 
 func newProducer(f Format, ns, node string, namespaces []string, rnd *rand.Rand) *producer {
@@ -70,6 +72,9 @@ var errTimeout = errors.New("context deadline exceeded")
 // normal is an ordinary line: the stream it goes to and its content.
 func (p *producer) normal(token string) (string, []byte) {
 	pod := klog.KRef(p.refNamespaces[p.rnd.IntN(len(p.refNamespaces))], fmt.Sprintf("web-%d", p.rnd.IntN(50)))
+	if p.self != nil {
+		pod = *p.self
+	}
 	switch p.format {
 	case FormatKlogText, FormatKlogJSON:
 		switch p.rnd.IntN(4) {
