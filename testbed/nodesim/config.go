@@ -39,8 +39,8 @@ type Config struct {
 	Pods       int      // long-lived pods running from the start
 	// Named are long-lived pods with identities the caller chooses (for example Pods that
 	// exist in an API server), started before the generated ones. Their klog lines name the
-	// pod itself (pod="<namespace>/<name>", as a workload logging about its own Pod), so a
-	// collector can correlate them with that object.
+	// pod itself (pod="<namespace>/<name>" and, where a line gives one, its uid, as a workload
+	// logging about its own Pod), so a collector can correlate them with that object.
 	Named            []PodIdentity
 	ContainersPerPod int
 

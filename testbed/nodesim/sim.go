@@ -355,6 +355,9 @@ func (s *Sim) addPod(ns, pod, uid, app string, format Format, short bool, self *
 			prod: newProducer(format, ns, s.node, s.cfg.Namespaces, s.rnd),
 		}
 		c.prod.self = self
+		if self != nil {
+			c.prod.selfUID = uid
+		}
 		c.dir = filepath.Join(s.PodsDir(), fmt.Sprintf("%s_%s_%s", ns, pod, uid), name)
 		if err := os.MkdirAll(c.dir, 0o755); err != nil {
 			return nil, err

@@ -280,6 +280,9 @@ func TestNamedPods(t *testing.T) {
 			}
 			named++
 		}
+		if strings.Contains(l, `"podUID":`) && !strings.Contains(l, `"podUID":"`+id.UID+`"`) {
+			t.Errorf("a line gives another uid: %s", l)
+		}
 	}
 	if int64(len(lines)) != ledger.Containers[0].Lines || named == 0 {
 		t.Errorf("%d lines (ledger %d), %d naming the pod", len(lines), ledger.Containers[0].Lines, named)
