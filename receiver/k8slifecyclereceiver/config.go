@@ -14,7 +14,7 @@ import (
 // Kind is a kind of object whose lifecycle the receiver traces.
 type Kind string
 
-// The kinds the receiver traces (design.md rules 1 and 9).
+// The kinds the receiver traces (design.md rules 1 and 7).
 const (
 	// KindPod traces Pods' starts from a Pod watch (node-scoped with node_name).
 	KindPod Kind = "Pod"

@@ -70,7 +70,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*lif
 	return r, nil
 }
 
-// Start opens the watches (design.md rules 1 and 9) and waits for their first lists; with
+// Start opens the watches (design.md rules 1 and 7) and waits for their first lists; with
 // leader_election the watches run only while this replica holds the Lease.
 func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) error {
 	if r.cfg.TraceContext != nil {

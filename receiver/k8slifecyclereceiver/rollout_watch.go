@@ -18,7 +18,7 @@ import (
 const ownerIndex = "owner"
 
 // watchRollouts makes the cluster-wide Deployment and ReplicaSet informers of a term (design.md
-// rule 9); the caller runs them.
+// rule 7); the caller runs them.
 func (r *lifecycleReceiver) watchRollouts(client kubernetes.Interface) (deployments, sets cache.Controller) {
 	dStore, dCtrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: cache.NewListWatchFromClient(client.AppsV1().RESTClient(), "deployments", metav1.NamespaceAll, nil),
@@ -77,7 +77,7 @@ func (r *lifecycleReceiver) setsOf(d *appsv1.Deployment) []*appsv1.ReplicaSet {
 	return out
 }
 
-// deploymentSeen may start a rollout, moves it and ends it (design.md rules 9-11).
+// deploymentSeen may start a rollout, moves it and ends it (design.md rules 7-9).
 func (r *lifecycleReceiver) deploymentSeen(obj any, initial bool) {
 	d, ok := obj.(*appsv1.Deployment)
 	if !ok {

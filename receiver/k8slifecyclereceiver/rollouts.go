@@ -20,7 +20,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
 
-// Outcomes of a Deployment rollout trace (design.md rule 11); timeout and deleted are shared
+// Outcomes of a Deployment rollout trace (design.md rule 9); timeout and deleted are shared
 // with Pods.
 const (
 	outcomeAvailable        = "available"
@@ -39,7 +39,7 @@ const (
 // its ReplicaSets: the new ReplicaSet is the one whose revision is the Deployment's.
 const revisionAnnotation = "deployment.kubernetes.io/revision"
 
-// rollout is one Deployment generation on its way to its desired state (design.md rule 9).
+// rollout is one Deployment generation on its way to its desired state (design.md rule 7).
 type rollout struct {
 	uid             types.UID
 	namespace, name string
@@ -50,7 +50,7 @@ type rollout struct {
 }
 
 // setProgress is a ReplicaSet taking part in a rollout: the new one scaling up, an old one
-// scaling down (design.md rule 10).
+// scaling down (design.md rule 8).
 type setProgress struct {
 	uid       types.UID
 	name      string
@@ -188,7 +188,7 @@ func (t *rolloutTracker) finish(r *rollout, outcome string, end time.Time) finis
 }
 
 // progress records which ReplicaSets take part and when each reached its target (design.md
-// rule 10). Called only once the controller observed the rollout's generation.
+// rule 8). Called only once the controller observed the rollout's generation.
 func (t *rolloutTracker) progress(r *rollout, d *appsv1.Deployment, sets []*appsv1.ReplicaSet, now time.Time) {
 	desired := replicas(d.Spec.Replicas)
 	revision := d.Annotations[revisionAnnotation]
@@ -242,7 +242,7 @@ func newSet(d *appsv1.Deployment, sets []*appsv1.ReplicaSet) *appsv1.ReplicaSet 
 	return nil
 }
 
-// rolloutComplete says whether the Deployment is at its desired state (design.md rule 11, the
+// rolloutComplete says whether the Deployment is at its desired state (design.md rule 9, the
 // seed's end of a trace): the controller observed its generation, the new ReplicaSet has the
 // desired replicas available and every old one is scaled down.
 func rolloutComplete(d *appsv1.Deployment, sets []*appsv1.ReplicaSet) (bool, *appsv1.ReplicaSet) {
@@ -282,7 +282,7 @@ func replicas(p *int32) int32 {
 	return *p
 }
 
-// buildRollout makes a rollout's trace (design.md rules 9-11): a root span for the rollout and
+// buildRollout makes a rollout's trace (design.md rules 7-9): a root span for the rollout and
 // one span per ReplicaSet that took part.
 func buildRollout(f finishedRollout) ptrace.Traces {
 	r := f.r
