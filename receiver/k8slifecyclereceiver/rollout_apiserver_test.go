@@ -102,7 +102,7 @@ func (c deploymentController) status(updated, available, total int32, cond *apps
 		d, err = c.client.AppsV1().Deployments("default").Update(c.ctx, d, metav1.UpdateOptions{})
 		require.NoError(c.t, err)
 	}
-	d.Status.UpdatedReplicas, d.Status.AvailableReplicas, d.Status.Replicas = updated, available, total
+	d.Status.UpdatedReplicas, d.Status.AvailableReplicas, d.Status.ReadyReplicas, d.Status.Replicas = updated, available, available, total
 	d.Status.ObservedGeneration = d.Generation
 	if cond != nil {
 		d.Status.Conditions = []appsv1.DeploymentCondition{*cond}
@@ -122,6 +122,18 @@ func (c deploymentController) userUpdate(image string, sc trace.SpanContext) *ap
 	d, err := c.client.AppsV1().Deployments("default").Update(c.ctx, d, metav1.UpdateOptions{})
 	require.NoError(c.t, err)
 	return d
+}
+
+// rolloutOutcomes lists the rollout traces' generations and outcomes, for failure messages.
+func rolloutOutcomes(sink *consumertest.TracesSink) []string {
+	var out []string
+	for gen, list := range rolloutTraces(sink) {
+		for _, spans := range list {
+			o, _ := spans.At(0).Attributes().Get(attr.LifecycleOutcome)
+			out = append(out, fmt.Sprintf("%d: %s", gen, o.Str()))
+		}
+	}
+	return out
 }
 
 // rolloutTraces returns the rollout traces the sink holds, by generation.
@@ -196,10 +208,10 @@ func TestRolloutsAgainstAPIServer(t *testing.T) {
 		pc.status(p, map[corev1.PodConditionType]metav1.Time{corev1.PodScheduled: now, corev1.PodInitialized: now, corev1.ContainersReady: now, corev1.PodReady: now}, &now)
 	}
 	c.scale(rs1.Name, 2, 2, 2)
-	require.Never(t, func() bool { return len(rolloutTraces(sink)[1]) > 0 }, 200*time.Millisecond, 20*time.Millisecond, "not at its desired state yet")
+	require.Never(t, func() bool { return len(rolloutTraces(sink)[d.Generation]) > 0 }, 200*time.Millisecond, 20*time.Millisecond, "not at its desired state yet: %v", rolloutOutcomes(sink))
 	done1 := time.Now()
 	c.status(2, 2, 2, nil, true)
-	require.Eventually(t, func() bool { return len(rolloutTraces(sink)[1]) == 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(rolloutTraces(sink)[d.Generation]) == 1 }, 10*time.Second, 20*time.Millisecond, "%v", rolloutOutcomes(sink))
 	ended1 := time.Now()
 
 	// 2. a rolling update with a new context (replacing the one the end removed)
@@ -217,7 +229,7 @@ func TestRolloutsAgainstAPIServer(t *testing.T) {
 	c.scale(rs1.Name, 0, 0, 0)
 	done2 := time.Now()
 	c.status(2, 2, 2, nil, true)
-	require.Eventually(t, func() bool { return len(rolloutTraces(sink)[2]) == 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(rolloutTraces(sink)[d2.Generation]) == 1 }, 10*time.Second, 20*time.Millisecond, "%v", rolloutOutcomes(sink))
 	ended2 := time.Now()
 
 	// 3. an update without a context that never becomes available
@@ -229,7 +241,7 @@ func TestRolloutsAgainstAPIServer(t *testing.T) {
 	c.status(1, 2, 3, &appsv1.DeploymentCondition{
 		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", LastUpdateTime: failed, LastTransitionTime: failed,
 	}, false)
-	require.Eventually(t, func() bool { return len(rolloutTraces(sink)[3]) == 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(rolloutTraces(sink)[d3.Generation]) == 1 }, 10*time.Second, 20*time.Millisecond, "%v", rolloutOutcomes(sink))
 
 	traces := rolloutTraces(sink)
 	within := func(what string, got pcommon.Timestamp, from, to time.Time) {
@@ -244,16 +256,17 @@ func TestRolloutsAgainstAPIServer(t *testing.T) {
 	str := func(s ptrace.Span, k string) string { v, _ := s.Attributes().Get(k); return v.AsString() }
 
 	// 1: the user's trace, one ReplicaSet scaled up, linked to the context it carries
-	spans := traces[1][0]
+	spans := traces[d.Generation][0]
 	require.Equal(t, 2, spans.Len())
 	root := spans.At(0)
-	_, rootID := own(1)
+	_, rootID := own(d.Generation)
 	assert.Equal(t, pcommon.TraceID(userSC.TraceID()), root.TraceID())
 	assert.Equal(t, pcommon.SpanID(userSC.SpanID()), root.ParentSpanID())
 	assert.Equal(t, rootID, root.SpanID())
 	assert.Equal(t, outcomeAvailable, str(root, attr.LifecycleOutcome))
 	assert.Equal(t, "deployment", str(root, attr.LifecycleParent))
-	within("rollout 1 start", root.StartTimestamp(), began1, done1)
+	// observations may lag the writes: a time seen is not before its write, not after the end
+	within("rollout 1 start", root.StartTimestamp(), began1, root.EndTimestamp().AsTime())
 	within("rollout 1 end", root.EndTimestamp(), done1, ended1)
 	up := spans.At(1)
 	assert.Equal(t, scaleUpSpanName, up.Name())
@@ -272,14 +285,14 @@ func TestRolloutsAgainstAPIServer(t *testing.T) {
 	}
 
 	// 2: the update's own context; rs2 scaled up, rs1 scaled down
-	spans = traces[2][0]
+	spans = traces[d2.Generation][0]
 	require.Equal(t, 3, spans.Len())
 	root = spans.At(0)
-	assert.Equal(t, int64(2), d2.Generation)
 	assert.Equal(t, pcommon.TraceID(updateSC.TraceID()), root.TraceID())
 	assert.Equal(t, pcommon.SpanID(updateSC.SpanID()), root.ParentSpanID())
 	assert.Equal(t, outcomeAvailable, str(root, attr.LifecycleOutcome))
-	within("rollout 2 start", root.StartTimestamp(), began2, up2)
+	end2 := root.EndTimestamp().AsTime()
+	within("rollout 2 start", root.StartTimestamp(), began2, end2)
 	within("rollout 2 end", root.EndTimestamp(), done2, ended2)
 	byName := map[string]ptrace.Span{}
 	for i := 1; i < spans.Len(); i++ {
@@ -287,14 +300,14 @@ func TestRolloutsAgainstAPIServer(t *testing.T) {
 	}
 	assert.Equal(t, scaleUpSpanName, byName[rs2.Name].Name())
 	assert.Equal(t, "2", str(byName[rs2.Name], attr.LifecycleReplicas))
-	within("rs2 available", byName[rs2.Name].EndTimestamp(), up2, down2)
+	within("rs2 available", byName[rs2.Name].EndTimestamp(), up2, end2)
 	assert.Equal(t, pcommon.SpanID(rs2SC.SpanID()), byName[rs2.Name].Links().At(0).SpanID())
 	assert.Equal(t, scaleDownSpanName, byName[rs1.Name].Name())
-	within("rs1 scale-down start", byName[rs1.Name].StartTimestamp(), began2, up2)
-	within("rs1 scaled down", byName[rs1.Name].EndTimestamp(), down2, done2)
+	within("rs1 scale-down start", byName[rs1.Name].StartTimestamp(), began2, end2)
+	within("rs1 scaled down", byName[rs1.Name].EndTimestamp(), down2, end2)
 
 	// 3: no context: a trace of its own, ended with an error at the condition's time
-	spans = traces[3][0]
+	spans = traces[d3.Generation][0]
 	root = spans.At(0)
 	trace3, root3 := own(d3.Generation)
 	assert.Equal(t, trace3, root.TraceID())

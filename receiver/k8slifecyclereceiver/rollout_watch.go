@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -21,7 +22,7 @@ const ownerIndex = "owner"
 // rule 7); the caller runs them.
 func (r *lifecycleReceiver) watchRollouts(client kubernetes.Interface) (deployments, sets cache.Controller) {
 	dStore, dCtrl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: cache.NewListWatchFromClient(client.AppsV1().RESTClient(), "deployments", metav1.NamespaceAll, nil),
+		ListerWatcher: cache.NewListWatchFromClient(client.AppsV1().RESTClient(), "deployments", metav1.NamespaceAll, fields.Everything()),
 		ObjectType:    &appsv1.Deployment{},
 		Transform:     trimDeployment,
 		Handler: cache.ResourceEventHandlerDetailedFuncs{
@@ -31,7 +32,7 @@ func (r *lifecycleReceiver) watchRollouts(client kubernetes.Interface) (deployme
 		},
 	})
 	sStore, sCtrl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: cache.NewListWatchFromClient(client.AppsV1().RESTClient(), "replicasets", metav1.NamespaceAll, nil),
+		ListerWatcher: cache.NewListWatchFromClient(client.AppsV1().RESTClient(), "replicasets", metav1.NamespaceAll, fields.Everything()),
 		ObjectType:    &appsv1.ReplicaSet{},
 		Transform:     trimReplicaSet,
 		Indexers: cache.Indexers{ownerIndex: func(obj any) ([]string, error) {

@@ -3,7 +3,10 @@
 package k8slifecyclereceiver
 
 import (
+	"encoding/json"
+	"hash/fnv"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -39,11 +42,29 @@ const (
 // its ReplicaSets: the new ReplicaSet is the one whose revision is the Deployment's.
 const revisionAnnotation = "deployment.kubernetes.io/revision"
 
+// specAnnotation holds, on the receiver's trimmed copy of a Deployment only, a hash of its
+// desired state (replicas and Pod template): a rollout is one desired state (design.md rule 7).
+// Generations do not say it: the API server bumps a Deployment's generation on every annotation
+// change too (the controller's revision, a trace context written or removed).
+const specAnnotation = "otelcol-k8s.io/lifecycle-spec"
+
+// specHash hashes a Deployment's desired state.
+func specHash(d *appsv1.Deployment) string {
+	b, _ := json.Marshal(struct {
+		Replicas *int32                 `json:"r"`
+		Template corev1.PodTemplateSpec `json:"t"`
+	}{d.Spec.Replicas, d.Spec.Template})
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
 // rollout is one Deployment generation on its way to its desired state (design.md rule 7).
 type rollout struct {
 	uid             types.UID
 	namespace, name string
-	generation      int64
+	spec            string // specHash
+	generation      int64  // when the rollout began
 	start           time.Time
 	origin          origin
 	sets            map[types.UID]*setProgress
@@ -78,13 +99,13 @@ type rolloutTracker struct {
 
 	mu     sync.Mutex
 	active map[types.UID]*rollout
-	// ended is the last generation of each Deployment whose rollout is over (traced or not):
-	// later updates of that generation are ignored.
-	ended map[types.UID]int64
+	// ended is the desired state (specHash) of each Deployment whose last rollout is over
+	// (traced or not): later updates with that desired state are ignored.
+	ended map[types.UID]string
 }
 
 func newRolloutTracker(maxActive int, timeout time.Duration, now func() time.Time) *rolloutTracker {
-	return &rolloutTracker{max: maxActive, timeout: timeout, now: now, active: map[types.UID]*rollout{}, ended: map[types.UID]int64{}}
+	return &rolloutTracker{max: maxActive, timeout: timeout, now: now, active: map[types.UID]*rollout{}, ended: map[types.UID]string{}}
 }
 
 // reset forgets everything (a new leadership term relists).
@@ -110,23 +131,24 @@ func (t *rolloutTracker) observe(d *appsv1.Deployment, sets []*appsv1.ReplicaSet
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	spec := d.Annotations[specAnnotation]
 	r := t.active[d.UID]
-	if r != nil && d.Generation > r.generation { // a new desired state replaces the old one
+	if r != nil && spec != r.spec { // a new desired state replaces the old one
 		ended = append(ended, t.finish(r, outcomeSuperseded, now))
 		r = nil
 	}
 	if r == nil {
-		if !create || t.ended[d.UID] >= d.Generation {
+		if last, ok := t.ended[d.UID]; !create || ok && last == spec {
 			return ended, false
 		}
-		if complete, _ := rolloutComplete(d, sets); complete {
-			t.ended[d.UID] = d.Generation // at its desired state when first seen: nothing to trace
+		if rolloutComplete(d, sets) {
+			t.ended[d.UID] = spec // at its desired state when first seen: nothing to trace
 			return ended, false
 		}
 		if len(t.active) >= t.max {
 			return ended, true
 		}
-		r = &rollout{uid: d.UID, namespace: d.Namespace, name: d.Name, generation: d.Generation, start: now, sets: map[types.UID]*setProgress{}}
+		r = &rollout{uid: d.UID, namespace: d.Namespace, name: d.Name, spec: spec, generation: d.Generation, start: now, sets: map[types.UID]*setProgress{}}
 		if ns := newSet(d, sets); initial && ns != nil && ns.CreationTimestamp.Time.Before(now) {
 			r.start = ns.CreationTimestamp.Time // first seen mid-rollout: its new ReplicaSet's creation
 		}
@@ -150,7 +172,7 @@ func (t *rolloutTracker) observe(d *appsv1.Deployment, sets []*appsv1.ReplicaSet
 		// condition times have second precision: one before the observed start is the start
 		return append(ended, t.finish(r, outcomeProgressDeadline, clampTime(at, r.start, now))), false
 	}
-	if complete, _ := rolloutComplete(d, sets); complete {
+	if rolloutComplete(d, sets) {
 		return append(ended, t.finish(r, outcomeAvailable, now)), false
 	}
 	return ended, false
@@ -183,7 +205,7 @@ func (t *rolloutTracker) expire() []finishedRollout {
 
 func (t *rolloutTracker) finish(r *rollout, outcome string, end time.Time) finishedRollout {
 	delete(t.active, r.uid)
-	t.ended[r.uid] = r.generation
+	t.ended[r.uid] = r.spec
 	return finishedRollout{r: r, outcome: outcome, end: end}
 }
 
@@ -245,22 +267,22 @@ func newSet(d *appsv1.Deployment, sets []*appsv1.ReplicaSet) *appsv1.ReplicaSet 
 // rolloutComplete says whether the Deployment is at its desired state (design.md rule 9, the
 // seed's end of a trace): the controller observed its generation, the new ReplicaSet has the
 // desired replicas available and every old one is scaled down.
-func rolloutComplete(d *appsv1.Deployment, sets []*appsv1.ReplicaSet) (bool, *appsv1.ReplicaSet) {
+func rolloutComplete(d *appsv1.Deployment, sets []*appsv1.ReplicaSet) bool {
 	desired := replicas(d.Spec.Replicas)
 	st := d.Status
 	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != desired || st.AvailableReplicas != desired || st.Replicas != desired {
-		return false, nil
+		return false
 	}
 	ns := newSet(d, sets)
 	if ns == nil || replicas(ns.Spec.Replicas) != desired || ns.Status.AvailableReplicas < desired {
-		return false, nil
+		return false
 	}
 	for _, rs := range sets {
 		if rs != ns && (replicas(rs.Spec.Replicas) != 0 || rs.Status.Replicas != 0) {
-			return false, nil
+			return false
 		}
 	}
-	return true, ns
+	return true
 }
 
 // progressDeadline reports a Progressing condition False with reason ProgressDeadlineExceeded,
@@ -335,7 +357,7 @@ func buildRollout(f finishedRollout) ptrace.Traces {
 		}
 		s.SetStartTimestamp(pcommon.NewTimestampFromTime(begin))
 		s.SetEndTimestamp(pcommon.NewTimestampFromTime(done))
-		if p.sc.IsValid() && !(p.sc.TraceID() == r.origin.sc.TraceID() && p.sc.SpanID() == r.origin.sc.SpanID()) {
+		if p.sc.IsValid() && (p.sc.TraceID() != r.origin.sc.TraceID() || p.sc.SpanID() != r.origin.sc.SpanID()) {
 			l := s.Links().AppendEmpty() // the context the ReplicaSet carries: the controller's work on it
 			l.SetTraceID(pcommon.TraceID(p.sc.TraceID()))
 			l.SetSpanID(pcommon.SpanID(p.sc.SpanID()))
@@ -365,8 +387,13 @@ func trimDeployment(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
+	meta := trimMeta(&d.ObjectMeta)
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
+	}
+	meta.Annotations[specAnnotation] = specHash(d)
 	return &appsv1.Deployment{
-		ObjectMeta: trimMeta(&d.ObjectMeta),
+		ObjectMeta: meta,
 		Spec:       appsv1.DeploymentSpec{Replicas: d.Spec.Replicas},
 		Status: appsv1.DeploymentStatus{
 			ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas, UpdatedReplicas: d.Status.UpdatedReplicas,

@@ -26,7 +26,8 @@ const depUID = types.UID("d0000000-0000-4000-8000-000000000001")
 // depState is a Deployment as the watch shows it: generation, the generation the controller
 // observed, revision, replicas wanted and (updated, available, total) in its status.
 func depState(gen, observed int64, revision string, want, updated, available, total int32, ann map[string]string) *appsv1.Deployment {
-	a := map[string]string{revisionAnnotation: revision}
+	// the desired state changes with the generation here; see the bumped case for the other way
+	a := map[string]string{revisionAnnotation: revision, specAnnotation: "s" + strconv.FormatInt(gen, 10)}
 	for k, v := range ann {
 		a[k] = v
 	}
@@ -103,6 +104,12 @@ func TestRolloutTracker(t *testing.T) {
 	deleting := depState(2, 2, "2", 3, 1, 3, 4, nil)
 	deleting.DeletionTimestamp = &metav1.Time{Time: at(3).Time}
 	complete := depState(2, 2, "2", 3, 3, 3, 3, nil)
+	// the controller's revision annotation and the context's removal bump the generation, not
+	// the desired state
+	bumped := func(gen int64, d *appsv1.Deployment) *appsv1.Deployment {
+		d.Generation, d.Status.ObservedGeneration = gen, gen
+		return d
+	}
 	doneSets := []*appsv1.ReplicaSet{rsState("web-1", "1", -100, 0, 0, 0), rsState("web-2", "2", -50, 3, 3, 3)}
 
 	tests := []struct {
@@ -130,6 +137,17 @@ func TestRolloutTracker(t *testing.T) {
 		{
 			name: "async key: link", steps: rolling(asyncKey, map[string]string{objecttrace.TraceparentAnnotation: "00-0000000000000000000000000000000a-000000000000000b-01"}),
 			outcome: outcomeAvailable, start: 0, end: 5, parent: "deployment", wantLink: true, sets: rollingSets,
+		},
+		{
+			name: "annotation writes bump the generation: one rollout",
+			steps: []step{
+				{sec: 0, d: depState(2, 1, "1", 3, 3, 3, 3, nil), sets: []*appsv1.ReplicaSet{old3}, create: true},
+				{sec: 1, d: bumped(3, depState(2, 2, "2", 3, 1, 3, 4, nil)), sets: []*appsv1.ReplicaSet{old3, rsState("web-2", "2", 1, 1, 1, 0)}, create: true},
+				{sec: 5, d: bumped(4, depState(2, 2, "2", 3, 3, 3, 3, nil)), sets: doneSets, create: true},
+				{sec: 6, d: bumped(5, depState(2, 2, "2", 3, 3, 3, 3, nil)), sets: doneSets, create: true},
+			},
+			outcome: outcomeAvailable, start: 0, end: 5, parent: "none",
+			sets: []wantSet{{"web-2", true, 1, 5, 3, false}, {"web-1", false, 5, 5, 0, false}},
 		},
 		{
 			name: "first seen mid-rollout (first list): starts at the new ReplicaSet's creation",

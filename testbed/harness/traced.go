@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -233,16 +234,13 @@ func formatCounts(m map[string]int) string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	out := ""
-	for i, k := range keys {
-		if i > 0 {
-			out += ", "
-		}
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
 		name := k
 		if k == "" {
 			name = "(none)"
 		}
-		out += fmt.Sprintf("%s: %d", name, m[k])
+		parts = append(parts, fmt.Sprintf("%s: %d", name, m[k]))
 	}
-	return out
+	return strings.Join(parts, ", ")
 }

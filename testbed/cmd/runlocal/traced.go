@@ -97,7 +97,7 @@ func startTraced(ctx context.Context, client kubernetes.Interface, bin, kubeconf
 		tr.stop()
 		return nil, err
 	}
-	simCtx, stopSim := context.WithCancel(ctx) //nolint:gosec // called by stop
+	simCtx, stopSim := context.WithCancel(ctx)
 	tr.stopSim, tr.simDone = stopSim, make(chan struct{})
 	go func() {
 		defer close(tr.simDone)
