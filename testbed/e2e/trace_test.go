@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness/traced"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localxray"
@@ -57,8 +57,8 @@ func TestTraceCorrelation(t *testing.T) {
 	}
 	ctx := context.Background()
 	const ns = "traced" // not a namespace the node's other pods name
-	pods := harness.TracedPods()
-	named, err := harness.CreateTracedPods(ctx, client, ns, "node-1", pods)
+	pods := traced.Pods()
+	named, err := traced.Create(ctx, client, ns, "node-1", pods)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestTraceCorrelation(t *testing.T) {
 	var readyAt time.Time
 	kubelet := func(ctx context.Context, _ *env) {
 		var kerr error
-		if readyAt, kerr = harness.MarkReady(ctx, client, pods); kerr != nil {
+		if readyAt, kerr = traced.MarkReady(ctx, client, pods); kerr != nil {
 			t.Error(kerr)
 		}
 	}
@@ -85,7 +85,7 @@ func TestTraceCorrelation(t *testing.T) {
 		written[p.Name] = linesNaming(t, filepath.Join(e.sim.PodsDir(), ns+"_"+p.Name+"_"+string(p.Pod.UID), "app", "0.log"), ns, p.Name)
 	}
 	correlated, stored := map[string]int{}, map[string]int{}
-	for _, r := range harness.StoredRecords(e.srv) {
+	for _, r := range traced.StoredRecords(e.srv) {
 		var want string
 		if r.Kind == "Pod" && r.Namespace == ns {
 			stored[r.Name]++
@@ -120,7 +120,7 @@ func TestTraceCorrelation(t *testing.T) {
 		}
 		batches = append(batches, b.Traces)
 	}
-	all := harness.AllSpans(batches...)
+	all := traced.AllSpans(batches...)
 	var roots []ptrace.Span
 	for _, s := range all {
 		if s.Name() == "Pod start" {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness/traced"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localxray"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/nodesim"
@@ -31,7 +32,7 @@ type tracedRun struct {
 	srv     *localcloudwatch.Server
 	xray    *localxray.Server
 	col     *harness.Collector
-	pods    []*harness.TracedPod
+	pods    []*traced.Pod
 	stopSim context.CancelFunc
 	simDone chan struct{}
 }
@@ -41,7 +42,7 @@ func startTraced(ctx context.Context, client kubernetes.Interface, bin, kubeconf
 	tr := &tracedRun{
 		srv:  localcloudwatch.New(localcloudwatch.Config{Credentials: map[string]string{"local": "local"}}),
 		xray: localxray.New(localxray.Config{Credentials: map[string]string{"local": "local"}}),
-		pods: harness.TracedPods(),
+		pods: traced.Pods(),
 	}
 	endpoint, err := tr.srv.Start("127.0.0.1:0")
 	if err != nil {
@@ -52,7 +53,7 @@ func startTraced(ctx context.Context, client kubernetes.Interface, bin, kubeconf
 		tr.stop()
 		return nil, err
 	}
-	named, err := harness.CreateTracedPods(ctx, client, tracedNS, "node-2", tr.pods)
+	named, err := traced.Create(ctx, client, tracedNS, "node-2", tr.pods)
 	if err != nil {
 		tr.stop()
 		return nil, fmt.Errorf("traced Pods: %w", err)
@@ -108,7 +109,7 @@ func startTraced(ctx context.Context, client kubernetes.Interface, bin, kubeconf
 		select {
 		case <-simCtx.Done():
 		case <-time.After(2 * time.Second):
-			if _, err := harness.MarkReady(simCtx, client, tr.pods); err != nil && !errors.Is(err, context.Canceled) {
+			if _, err := traced.MarkReady(simCtx, client, tr.pods); err != nil && !errors.Is(err, context.Canceled) {
 				fmt.Fprintf(os.Stderr, "traced Pods' status: %v\n", err)
 			}
 		}
@@ -165,7 +166,7 @@ func (tr *tracedRun) report(perPod int) {
 		batches = append(batches, b.Traces)
 	}
 	fmt.Println("Traced Pods (shipped node configuration -> its own local CloudWatch Logs and X-Ray endpoints):")
-	harness.ReportTraces(os.Stdout, harness.AllSpans(batches...), harness.StoredRecords(tr.srv), tracedNS, tr.pods, perPod)
+	traced.Report(os.Stdout, traced.AllSpans(batches...), traced.StoredRecords(tr.srv), tracedNS, tr.pods, perPod)
 }
 
 // stop ends the node, the collector (which flushes its spans) and the servers.

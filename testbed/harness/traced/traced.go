@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package harness
+// Package traced creates Pods with trace contexts in an API server for a simulated node to log
+// for, and reads back what a collector made of them: the traced part of `make run` and of the
+// end-to-end scenarios. It is apart from package harness so that importers of harness need
+// neither client-go nor pdata.
+package traced
 
 import (
 	"context"
@@ -18,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/nodesim"
 )
@@ -29,9 +34,9 @@ const (
 	AsyncContextKey = "tracing.k8s.io/traceparent"
 )
 
-// TracedPod is a Pod created in an API server, with a trace context or none, that a simulated
+// Pod is a Pod created in an API server, with a trace context or none, that a simulated
 // node writes logs for.
-type TracedPod struct {
+type Pod struct {
 	Name string
 	// Key and Value are its trace context annotation (none when Key is empty).
 	Key, Value string
@@ -45,14 +50,14 @@ type TracedPod struct {
 	Pod *corev1.Pod
 }
 
-// DeploymentTraceID is the trace of the Deployment whose ReplicaSet's Pods TracedPods propagates.
+// DeploymentTraceID is the trace of the Deployment whose ReplicaSet's Pods Pods propagates.
 const DeploymentTraceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 
-// TracedPods returns the Pods of the traced scenarios: the seed's key as traceparent text and
+// Pods returns the Pods of the traced scenarios: the seed's key as traceparent text and
 // as the original webhook's binary form (both in the Deployment's trace, as the ReplicaSet
 // controller propagates it), the async key (its own trace, linked), and one without a context.
-func TracedPods() []*TracedPod {
-	return []*TracedPod{
+func Pods() []*Pod {
+	return []*Pod{
 		{Name: "store-a", Key: SeedContextKey, Value: "00-" + DeploymentTraceID + "-00f067aa0ba90201-01", Format: nodesim.FormatKlogText, TraceID: DeploymentTraceID, ParentSpanID: "00f067aa0ba90201"},
 		{Name: "store-b", Key: SeedContextKey, Value: BinaryContext(DeploymentTraceID, "00f067aa0ba90202"), Format: nodesim.FormatKlogJSON, TraceID: DeploymentTraceID, ParentSpanID: "00f067aa0ba90202"},
 		{Name: "store-c", Key: AsyncContextKey, Value: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Format: nodesim.FormatKlogText, TraceID: "0af7651916cd43dd8448eb211c80319c", LinkSpanID: "b7ad6b7169203331"},
@@ -70,9 +75,9 @@ func BinaryContext(traceID, spanID string) string {
 	return base64.StdEncoding.EncodeToString(append(b, 2, 1))
 }
 
-// CreateTracedPods creates namespace ns (with its default service account) and the Pods on
+// Create creates namespace ns (with its default service account) and the Pods on
 // node, and returns their identities for the node simulator.
-func CreateTracedPods(ctx context.Context, client kubernetes.Interface, ns, node string, pods []*TracedPod) ([]nodesim.PodIdentity, error) {
+func Create(ctx context.Context, client kubernetes.Interface, ns, node string, pods []*Pod) ([]nodesim.PodIdentity, error) {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
@@ -101,7 +106,7 @@ func CreateTracedPods(ctx context.Context, client kubernetes.Interface, ns, node
 // MarkReady writes the Pods' status as a kubelet would once they started: PodScheduled,
 // Initialized, ContainersReady and Ready at 1, 2, 3 and 3 seconds after the first Pod's
 // creation. It returns the Ready time.
-func MarkReady(ctx context.Context, client kubernetes.Interface, pods []*TracedPod) (time.Time, error) {
+func MarkReady(ctx context.Context, client kubernetes.Interface, pods []*Pod) (time.Time, error) {
 	at := func(d int) metav1.Time {
 		return metav1.NewTime(pods[0].Pod.CreationTimestamp.Add(time.Duration(d) * time.Second))
 	}
@@ -171,9 +176,9 @@ func AllSpans(traces ...ptrace.Traces) []ptrace.Span {
 	return out
 }
 
-// ReportTraces prints the lifecycle spans (each trace's root, then its children) and, per
+// Report prints the lifecycle spans (each trace's root, then its children) and, per
 // traced Pod, its number of log lines and their trace ids, with the last perPod lines.
-func ReportTraces(w io.Writer, spans []ptrace.Span, records []StoredRecord, ns string, pods []*TracedPod, perPod int) {
+func Report(w io.Writer, spans []ptrace.Span, records []StoredRecord, ns string, pods []*Pod, perPod int) {
 	_, _ = fmt.Fprintf(w, "lifecycle spans received by the local X-Ray OTLP endpoint: %d\n", len(spans))
 	sort.SliceStable(spans, func(i, j int) bool { return spans[i].StartTimestamp() < spans[j].StartTimestamp() })
 	for _, root := range spans {
@@ -212,12 +217,12 @@ func ReportTraces(w io.Writer, spans []ptrace.Span, records []StoredRecord, ns s
 			mine = mine[len(mine)-perPod:]
 		}
 		for _, r := range mine {
-			_, _ = fmt.Fprintf(w, "    %s\n", shorten(r.Message, 300))
+			_, _ = fmt.Fprintf(w, "    %s\n", harness.Shorten(r.Message, 300))
 		}
 	}
 }
 
-func contextOf(p *TracedPod) string {
+func contextOf(p *Pod) string {
 	if p.Key == "" {
 		return "no context"
 	}
