@@ -67,6 +67,9 @@ func (c controller) status(p *corev1.Pod, conds map[corev1.PodConditionType]meta
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: ph, Status: corev1.ConditionTrue, LastTransitionTime: at})
 		}
 	}
+	if _, ready := conds[corev1.PodReady]; ready {
+		objecttrace.RemoveSpanContextFromObject(p)
+	}
 	p.Status.Phase = corev1.PodPending
 	if started != nil {
 		p.Status.Phase = corev1.PodRunning
@@ -77,6 +80,10 @@ func (c controller) status(p *corev1.Pod, conds map[corev1.PodConditionType]meta
 	}
 	p, err = c.client.CoreV1().Pods("default").UpdateStatus(context.Background(), p, metav1.UpdateOptions{})
 	require.NoError(c.t, err)
+	if _, ready := conds[corev1.PodReady]; ready {
+		sc, _, _ := objecttrace.SpanContextFromObject(p)
+		require.False(c.t, sc.IsValid(), "the status update removed the context")
+	}
 	return p
 }
 

@@ -24,10 +24,18 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{id: "kube_lifecycle", want: createDefaultConfig().(*Config)},
 		{id: "kube_lifecycle/node", want: &Config{
-			Kubeconfig: "/etc/kube/config", NodeName: "node-1", Timeout: 5 * time.Minute, MaxPending: 500,
-			TraceContext: &ext, SyncTimeout: 10 * time.Second,
+			Kubeconfig: "/etc/kube/config", Kinds: []Kind{KindPod}, NodeName: "node-1", Timeout: 5 * time.Minute, RolloutTimeout: time.Hour,
+			MaxPending: 500, TraceContext: &ext, LeaderElection: LeaderElectionConfig{LeaseName: "otelcol-k8s-lifecycle"}, SyncTimeout: 10 * time.Second,
+		}},
+		{id: "kube_lifecycle/cluster", want: &Config{
+			Kinds: []Kind{KindDeployment}, Timeout: 10 * time.Minute, RolloutTimeout: 30 * time.Minute, MaxPending: 10000,
+			LeaderElection: LeaderElectionConfig{Enabled: true, LeaseName: "lifecycle", Identity: "events-0"}, SyncTimeout: 30 * time.Second,
 		}},
 		{id: "kube_lifecycle/bad", wantErr: "timeout 0s: must be positive\nmax_pending 0: must be positive"},
+		{id: "kube_lifecycle/node_rollouts", wantErr: "kinds: \"Job\": must be Pod or Deployment\n" +
+			"kinds: Deployment watches Deployments and ReplicaSets cluster-wide: not with node_name (run it in the single cluster collector)\n" +
+			"leader_election: not with node_name (every node agent watches its own node)\n" +
+			"leader_election.lease_name: must be set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

@@ -3,9 +3,12 @@
 package k8slifecyclereceiver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"sync"
 	"time"
 
@@ -46,6 +49,13 @@ type lifecycleReceiver struct {
 	mu      sync.Mutex
 	pending map[types.UID]*corev1.Pod // trimmed Pods not at their desired state yet
 
+	rollouts *rolloutTracker
+	// deployments and sets are the current term's Deployment store and ReplicaSet indexer (by
+	// controller owner uid).
+	rolloutsMu  sync.Mutex
+	deployments cache.Store
+	sets        cache.Indexer
+
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -55,10 +65,13 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*lif
 	if err != nil {
 		return nil, err
 	}
-	return &lifecycleReceiver{cfg: cfg, set: set, next: next, tel: tel, now: time.Now, pending: map[types.UID]*corev1.Pod{}}, nil
+	r := &lifecycleReceiver{cfg: cfg, set: set, next: next, tel: tel, now: time.Now, pending: map[types.UID]*corev1.Pod{}}
+	r.rollouts = newRolloutTracker(cfg.MaxPending, cfg.RolloutTimeout, func() time.Time { return r.now() })
+	return r, nil
 }
 
-// Start opens the Pod watch (design.md rule 1) and waits for its first list.
+// Start opens the watches (design.md rules 1 and 7) and waits for their first lists; with
+// leader_election the watches run only while this replica holds the Lease.
 func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) error {
 	if r.cfg.TraceContext != nil {
 		ext, ok := host.GetExtensions()[*r.cfg.TraceContext]
@@ -79,38 +92,93 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 	if err != nil {
 		return fmt.Errorf("kube_lifecycle: %w", err)
 	}
-	lw := cache.NewFilteredListWatchFromClient(client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, func(o *metav1.ListOptions) {
-		if r.cfg.NodeName != "" {
-			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", r.cfg.NodeName).String()
-		}
-	})
-	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
-		ObjectType:    &corev1.Pod{},
-		Transform:     trimPod,
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { r.observe(obj, true) },
-			UpdateFunc: func(_, obj any) { r.observe(obj, false) },
-			DeleteFunc: r.deleted,
-		},
-	})
 	runCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
-	r.wg.Add(2)
-	go func() {
-		defer r.wg.Done()
-		ctrl.RunWithContext(runCtx)
-	}()
+	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		r.expire(runCtx)
 	}()
+	if le := r.cfg.LeaderElection; le.Enabled {
+		namespace := le.LeaseNamespace
+		if namespace == "" {
+			namespace = ownNamespace()
+		}
+		elector, err := kubeclient.NewElector(client, kubeclient.Lease{Name: le.LeaseName, Namespace: namespace, Identity: le.Identity},
+			func(termCtx context.Context) {
+				r.resetTerm()
+				synced := r.watch(termCtx, client)
+				if !cache.WaitForCacheSync(termCtx.Done(), synced...) {
+					return
+				}
+				<-termCtx.Done()
+			})
+		if err != nil {
+			return fmt.Errorf("kube_lifecycle: %w", err)
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			elector.Run(runCtx)
+		}()
+		return nil
+	}
+	synced := r.watch(runCtx, client)
 	syncCtx, syncCancel := context.WithTimeout(ctx, r.cfg.SyncTimeout)
 	defer syncCancel()
-	if !cache.WaitForCacheSync(syncCtx.Done(), ctrl.HasSynced) {
-		return errors.New("kube_lifecycle: the Pod watch's first list did not complete within sync_timeout")
+	if !cache.WaitForCacheSync(syncCtx.Done(), synced...) {
+		return errors.New("kube_lifecycle: the watches' first lists did not complete within sync_timeout")
 	}
 	return nil
+}
+
+// serviceAccountNamespace is where a Pod finds its own namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ownNamespace is the collector Pod's namespace, "default" outside a Pod (a local run).
+func ownNamespace() string {
+	if b, err := os.ReadFile(serviceAccountNamespace); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		return string(bytes.TrimSpace(b))
+	}
+	return metav1.NamespaceDefault
+}
+
+// watch runs the informers of the configured kinds until ctx ends; it returns their synced
+// functions.
+func (r *lifecycleReceiver) watch(ctx context.Context, client kubernetes.Interface) []cache.InformerSynced {
+	var synced []cache.InformerSynced
+	run := func(ctrl cache.Controller) {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			ctrl.RunWithContext(ctx)
+		}()
+		synced = append(synced, ctrl.HasSynced)
+	}
+	if r.cfg.traces(KindPod) {
+		lw := cache.NewFilteredListWatchFromClient(client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, func(o *metav1.ListOptions) {
+			if r.cfg.NodeName != "" {
+				o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", r.cfg.NodeName).String()
+			}
+		})
+		_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+			ListerWatcher: lw,
+			ObjectType:    &corev1.Pod{},
+			Transform:     trimPod,
+			Handler: cache.ResourceEventHandlerFuncs{
+				AddFunc:    func(obj any) { r.observe(obj, true) },
+				UpdateFunc: func(_, obj any) { r.observe(obj, false) },
+				DeleteFunc: r.deleted,
+			},
+		})
+		run(ctrl)
+	}
+	if r.cfg.traces(KindDeployment) {
+		deployments, sets := r.watchRollouts(client)
+		run(deployments)
+		run(sets)
+	}
+	return synced
 }
 
 // Shutdown stops the watch; Pods still pending get no trace (design.md rule 6).
@@ -174,6 +242,7 @@ func (r *lifecycleReceiver) observe(obj any, added bool) {
 	switch {
 	case done && (held || added):
 		if held {
+			pod = keepContext(pod, r.pending[pod.UID])
 			delete(r.pending, pod.UID)
 			r.tel.ReceiverKubeLifecyclePending.Add(context.Background(), -1)
 		}
@@ -189,9 +258,22 @@ func (r *lifecycleReceiver) observe(obj any, added bool) {
 		r.pending[pod.UID] = pod
 		r.tel.ReceiverKubeLifecyclePending.Add(context.Background(), 1)
 	case held:
-		r.pending[pod.UID] = pod
+		r.pending[pod.UID] = keepContext(pod, r.pending[pod.UID])
 	}
 	r.mu.Unlock()
+}
+
+// keepContext returns pod with the trace context annotations held had, when held had any
+// (design.md rule 3: the first context seen while the Pod is pending is its trace's; the
+// update that brings the Pod to its desired state may replace or remove it, as the seed asks).
+// pod itself is never changed: it is the informer's cached copy.
+func keepContext(pod, held *corev1.Pod) *corev1.Pod {
+	if held == nil || len(held.Annotations) == 0 || maps.Equal(held.Annotations, pod.Annotations) {
+		return pod
+	}
+	cp := *pod
+	cp.Annotations = held.Annotations
+	return &cp
 }
 
 // deleted ends the trace of a pending Pod that is deleted (design.md rule 4).
@@ -216,7 +298,7 @@ func (r *lifecycleReceiver) deleted(obj any) {
 // expire ends the traces of Pods pending longer than timeout (design.md rule 4); their later
 // updates are ignored.
 func (r *lifecycleReceiver) expire(ctx context.Context) {
-	period := min(r.cfg.Timeout/4, 10*time.Second)
+	period := min(r.cfg.Timeout/4, r.cfg.RolloutTimeout/4, 10*time.Second)
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -239,6 +321,7 @@ func (r *lifecycleReceiver) expire(ctx context.Context) {
 			r.tel.ReceiverKubeLifecyclePending.Add(ctx, -1)
 			r.emit(p, outcomeTimeout, now)
 		}
+		r.emitRollouts(r.rollouts.expire())
 	}
 }
 
@@ -246,7 +329,7 @@ func (r *lifecycleReceiver) expire(ctx context.Context) {
 func (r *lifecycleReceiver) emit(pod *corev1.Pod, outcome string, end time.Time) {
 	o := r.origin(pod)
 	td := buildTrace(pod, outcome, end, o)
-	r.tel.ReceiverKubeLifecycleSpansEmitted.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+	r.tel.ReceiverKubeLifecycleSpansEmitted.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", outcome), attribute.String("kind", string(KindPod))))
 	if err := r.next.ConsumeTraces(context.Background(), td); err != nil {
 		r.set.Logger.Warn("lifecycle trace not delivered", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
 	}

@@ -48,6 +48,29 @@ func ids(uid string, generation int64, what string) [32]byte {
 	return sha256.Sum256([]byte(uid + "/" + strconv.FormatInt(generation, 10) + "/" + what))
 }
 
+// rootIDs gives a trace's root span its trace id, span id and parent or link (design.md rule
+// 3): the ids derive from the object's uid and generation; the trace id is the origin's when the
+// root is parented under it.
+func rootIDs(root ptrace.Span, uid string, generation int64, o origin) (pcommon.TraceID, pcommon.SpanID) {
+	sum := ids(uid, generation, "root")
+	traceID := pcommon.TraceID(sum[:16])
+	switch {
+	case o.sc.IsValid() && !o.link:
+		traceID = pcommon.TraceID(o.sc.TraceID())
+		root.SetParentSpanID(pcommon.SpanID(o.sc.SpanID()))
+		root.TraceState().FromRaw(o.sc.TraceState().String())
+	case o.sc.IsValid():
+		l := root.Links().AppendEmpty()
+		l.SetTraceID(pcommon.TraceID(o.sc.TraceID()))
+		l.SetSpanID(pcommon.SpanID(o.sc.SpanID()))
+		l.TraceState().FromRaw(o.sc.TraceState().String())
+	}
+	rootID := pcommon.SpanID(sum[16:24])
+	root.SetTraceID(traceID)
+	root.SetSpanID(rootID)
+	return traceID, rootID
+}
+
 // conditionTime returns when the Pod's condition t last became True.
 func conditionTime(pod *corev1.Pod, t corev1.PodConditionType) (time.Time, bool) {
 	for i := range pod.Status.Conditions {
@@ -87,29 +110,12 @@ func buildTrace(pod *corev1.Pod, outcome string, end time.Time, o origin) ptrace
 	ss.Scope().SetName("github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver")
 
 	uid := string(pod.UID)
-	rootSum := ids(uid, pod.Generation, "root")
-	var traceID pcommon.TraceID
-	copy(traceID[:], rootSum[:16])
 	root := ss.Spans().AppendEmpty()
-	switch {
-	case o.sc.IsValid() && !o.link:
-		traceID = pcommon.TraceID(o.sc.TraceID())
-		root.SetParentSpanID(pcommon.SpanID(o.sc.SpanID()))
-		root.TraceState().FromRaw(o.sc.TraceState().String())
-	case o.sc.IsValid():
-		l := root.Links().AppendEmpty()
-		l.SetTraceID(pcommon.TraceID(o.sc.TraceID()))
-		l.SetSpanID(pcommon.SpanID(o.sc.SpanID()))
-		l.TraceState().FromRaw(o.sc.TraceState().String())
-	}
-	var rootID pcommon.SpanID
-	copy(rootID[:], rootSum[16:24])
+	traceID, rootID := rootIDs(root, uid, pod.Generation, o)
 	start := pod.CreationTimestamp.Time
 	if end.Before(start) {
 		end = start
 	}
-	root.SetTraceID(traceID)
-	root.SetSpanID(rootID)
 	root.SetName(rootSpanName)
 	root.SetKind(ptrace.SpanKindInternal)
 	root.SetStartTimestamp(pcommon.NewTimestampFromTime(start))

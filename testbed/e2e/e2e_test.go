@@ -66,6 +66,10 @@ type env struct {
 	env []string
 	// sim is the scenario's node, for faults that act on it.
 	sim *nodesim.Sim
+	// kubeconfig and tracesEndpoint, when set, keep the shipped components that watch the
+	// cluster (pointed at this API server) and the traces pipeline (sending to this OTLP/HTTP
+	// endpoint); see TestTraceCorrelation.
+	kubeconfig, tracesEndpoint string
 }
 
 func newEnv(t *testing.T, cfg localcloudwatch.Config) *env {
@@ -103,7 +107,7 @@ func (e *env) start() {
 	}
 	shipped, err := harness.LoadShippedNodeConfig(configMapPath, harness.Local{
 		NodeRoot: filepath.Join(e.dir, "node"), StateDir: filepath.Join(e.dir, "state"),
-		Endpoint: e.endpoint, HealthAddr: e.health,
+		Endpoint: e.endpoint, HealthAddr: e.health, Kubeconfig: e.kubeconfig, TracesEndpoint: e.tracesEndpoint,
 		Env: map[string]string{
 			"K8S_NODE_NAME": "node-1", "CLUSTER_NAME": "local", "AWS_REGION": "us-east-1",
 			"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_EC2_METADATA_DISABLED": "true",

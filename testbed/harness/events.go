@@ -5,7 +5,9 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -17,7 +19,8 @@ const ShippedEventsConfigMap = "deploy/kubernetes/events-configmap.yaml"
 
 // EventsLocal says where a local run puts what a cluster gives the events Deployment.
 type EventsLocal struct {
-	// Kubeconfig replaces the in-cluster service account (the local API server).
+	// Kubeconfig replaces the in-cluster service account (the local API server) of kube_events
+	// and, when the configuration has it, kube_lifecycle.
 	Kubeconfig string
 	// Endpoint is the CloudWatch Logs endpoint URL set on every cloudwatch_groups exporter.
 	Endpoint string
@@ -65,6 +68,9 @@ func LoadShippedEventsConfig(configMapPath string, l EventsLocal) (*Shipped, err
 		}
 	}
 	set("receivers", "kube_events", "kubeconfig", l.Kubeconfig, "the local API server")
+	if recvs, _ := cfg["receivers"].(map[string]any); slices.ContainsFunc(slices.Collect(maps.Keys(recvs)), func(id string) bool { return isType(id, kubeReceivers) }) {
+		set("receivers", "kube_lifecycle", "kubeconfig", l.Kubeconfig, "the local API server")
+	}
 	set("exporters", "cloudwatch_groups", "endpoint", l.Endpoint, "the local CloudWatch Logs server")
 	set("exporters", "otlp_http", "traces_endpoint", l.TracesEndpoint, "a local OTLP/HTTP server")
 	set("extensions", "health_check", "endpoint", l.HealthAddr, "a free local port")

@@ -62,6 +62,9 @@ func sumValues(m map[string]int64) int64 {
 	return n
 }
 
+// Shorten cuts s to about n bytes (on a rune boundary), saying how much was left out.
+func Shorten(s string, n int) string { return shorten(s, n) }
+
 func shorten(s string, n int) string {
 	if len(s) <= n {
 		return s

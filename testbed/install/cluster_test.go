@@ -159,7 +159,8 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, namespa
 		{"batch", "cronjobs", "get", ""},
 	}
 	// Events collector: kube_events lists and watches Events (both API groups), holds its Lease
-	// and keeps its checkpoint ConfigMap in its own namespace.
+	// and keeps its checkpoint ConfigMap in its own namespace; kube_lifecycle (rollouts) lists
+	// and watches Deployments and ReplicaSets and holds its own Lease there.
 	eventsAllowed := []access{
 		{"events.k8s.io", "events", "get", ""},
 		{"events.k8s.io", "events", "list", ""},
@@ -167,6 +168,10 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, namespa
 		{"", "events", "get", ""},
 		{"", "events", "list", ""},
 		{"", "events", "watch", ""},
+		{"apps", "deployments", "list", ""},
+		{"apps", "deployments", "watch", ""},
+		{"apps", "replicasets", "list", ""},
+		{"apps", "replicasets", "watch", ""},
 		{"coordination.k8s.io", "leases", "get", ns},
 		{"coordination.k8s.io", "leases", "create", ns},
 		{"coordination.k8s.io", "leases", "update", ns},
@@ -190,7 +195,7 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, namespa
 		{"", "pods/log", "get", "default"},
 		{"", "nodes", "get", ""},
 		{"", "nodes", "list", ""},
-		{"apps", "deployments", "list", ""},
+		{"apps", "deployments", "update", "default"},
 		{"apps", "replicasets", "update", "default"},
 		{"", "namespaces", "delete", ""},
 		{"", "configmaps", "get", "kube-system"},

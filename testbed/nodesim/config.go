@@ -6,6 +6,13 @@ import (
 	"time"
 )
 
+// PodIdentity names a pod the simulator writes for.
+type PodIdentity struct {
+	Namespace, Name, UID string
+	// Format is what its container logs; empty is klog text.
+	Format Format
+}
+
 // Phase is a stretch of the run with one total write rate.
 type Phase struct {
 	Duration       time.Duration
@@ -28,8 +35,13 @@ type Config struct {
 	Root string // directory standing for "/": files go under Root/var/log/pods
 	Seed int64
 
-	Namespaces       []string // namespaces of the simulated pods
-	Pods             int      // long-lived pods running from the start
+	Namespaces []string // namespaces of the simulated pods
+	Pods       int      // long-lived pods running from the start
+	// Named are long-lived pods with identities the caller chooses (for example Pods that
+	// exist in an API server), started before the generated ones. Their klog lines name the
+	// pod itself (pod="<namespace>/<name>" and, where a line gives one, its uid, as a workload
+	// logging about its own Pod), so a collector can correlate them with that object.
+	Named            []PodIdentity
 	ContainersPerPod int
 
 	Phases []Phase // the run, phase after phase
@@ -117,6 +129,11 @@ func (c Config) Validate() error {
 	if len(c.Namespaces) == 0 {
 		errs = append(errs, errors.New("namespaces: empty"))
 	}
+	for _, n := range c.Named {
+		if n.Namespace == "" || n.Name == "" || n.UID == "" {
+			errs = append(errs, errors.New("named pods need a namespace, a name and a uid"))
+		}
+	}
 	if c.Pods < 0 || c.ContainersPerPod < 0 || c.ShortPodLines < 0 {
 		errs = append(errs, errors.New("pods, containers per pod and short pod lines must not be negative"))
 	}
@@ -125,7 +142,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("phase %d: duration must be positive and rate not negative", i))
 		}
 	}
-	if c.Pods == 0 && c.ShortPodsPerSecond == 0 {
+	if c.Pods == 0 && c.ShortPodsPerSecond == 0 && len(c.Named) == 0 {
 		errs = append(errs, errors.New("no pods: set pods or short pods per second"))
 	}
 	m := c.Mix

@@ -41,6 +41,10 @@ type producer struct {
 	// refNamespaces are the namespaces of the objects its lines mention: its own, or every
 	// namespace for a control-plane component (a scheduler logs pods of all namespaces).
 	refNamespaces []string
+	// self, when set, is the pod every pod reference of its lines names (a named pod), and
+	// selfUID its uid.
+	self    *klog.ObjectRef
+	selfUID string
 }
 
 func newProducer(f Format, ns, node string, namespaces []string, rnd *rand.Rand) *producer {
@@ -70,6 +74,10 @@ var errTimeout = errors.New("context deadline exceeded")
 // normal is an ordinary line: the stream it goes to and its content.
 func (p *producer) normal(token string) (string, []byte) {
 	pod := klog.KRef(p.refNamespaces[p.rnd.IntN(len(p.refNamespaces))], fmt.Sprintf("web-%d", p.rnd.IntN(50)))
+	podUID := "0a4e7c2d-3b1f-4d5a-8e6c-9f2b1a0d3e47"
+	if p.self != nil {
+		pod, podUID = *p.self, p.selfUID
+	}
 	switch p.format {
 	case FormatKlogText, FormatKlogJSON:
 		switch p.rnd.IntN(4) {
@@ -78,7 +86,7 @@ func (p *producer) normal(token string) (string, []byte) {
 		case 1:
 			p.log.V(4).Info("Started syncing deployment "+token, "deployment", klog.KRef(p.ns, "web"), "startTime", "2026-11-21 09:30:00")
 		case 2:
-			p.log.Error(errTimeout, "Error syncing pod, skipping "+token, "pod", pod, "podUID", "0a4e7c2d-3b1f-4d5a-8e6c-9f2b1a0d3e47")
+			p.log.Error(errTimeout, "Error syncing pod, skipping "+token, "pod", pod, "podUID", podUID)
 		default:
 			p.log.V(2).Info("Event occurred "+token, "object", pod, "kind", "Pod", "reason", "Scheduled", "type", "Normal")
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // ContainerRecord is what one container wrote.
@@ -124,6 +126,11 @@ func (s *Sim) Ledger() Ledger {
 func (s *Sim) Run(ctx context.Context) (Ledger, error) {
 	if err := os.MkdirAll(s.PodsDir(), 0o755); err != nil {
 		return Ledger{}, err
+	}
+	for _, id := range s.cfg.Named {
+		if err := s.startNamed(id); err != nil {
+			return s.Ledger(), err
+		}
 	}
 	for i := 0; i < s.cfg.Pods; i++ {
 		if _, err := s.startPod(false); err != nil {
@@ -310,6 +317,25 @@ func (s *Sim) startPod(short bool) (*container, error) {
 		pod = fmt.Sprintf("job-%s-%s", app, s.suffix(5))
 	}
 	uid := s.uid()
+	return s.addPod(ns, pod, uid, app, format, short, nil)
+}
+
+// startNamed starts a long-lived pod with a given identity whose lines name itself.
+func (s *Sim) startNamed(id PodIdentity) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	format := id.Format
+	if format == "" {
+		format = FormatKlogText
+	}
+	self := klog.KRef(id.Namespace, id.Name)
+	_, err := s.addPod(id.Namespace, id.Name, id.UID, "app", format, false, &self)
+	return err
+}
+
+// addPod creates a pod's log directory and its containers' first files; self, when set, is the
+// pod its lines name. s.mu is held.
+func (s *Sim) addPod(ns, pod, uid, app string, format Format, short bool, self *klog.ObjectRef) (*container, error) {
 	var first *container
 	n := s.cfg.ContainersPerPod
 	if short {
@@ -327,6 +353,10 @@ func (s *Sim) startPod(short bool) (*container, error) {
 				Container: name, Format: format, ShortLived: short,
 			},
 			prod: newProducer(format, ns, s.node, s.cfg.Namespaces, s.rnd),
+		}
+		c.prod.self = self
+		if self != nil {
+			c.prod.selfUID = uid
 		}
 		c.dir = filepath.Join(s.PodsDir(), fmt.Sprintf("%s_%s_%s", ns, pod, uid), name)
 		if err := os.MkdirAll(c.dir, 0o755); err != nil {

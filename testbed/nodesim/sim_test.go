@@ -248,3 +248,43 @@ func TestRuntimeWritesToTheRenamedFileUntilReopen(t *testing.T) {
 		t.Fatalf("after the reopen the line is not in the new file: %v", err)
 	}
 }
+
+// TestNamedPods: named pods start first (then the default generated ones); a named pod's
+// lines go to its own directory, and every pod reference in them
+// names the pod itself.
+func TestNamedPods(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	id := PodIdentity{Namespace: "shop", Name: "cart-0", UID: "6f1c2d3e-4a5b-4c6d-8e7f-001122334455", Format: FormatKlogJSON}
+	sim, err := New(Config{
+		Root: root, Seed: 3, Named: []PodIdentity{id, {Namespace: "shop", Name: "cart-1", UID: "6f1c2d3e-4a5b-4c6d-8e7f-001122334466"}},
+		Phases: []Phase{{Duration: 300 * time.Millisecond, LinesPerSecond: 400}}, Mix: Mix{KlogText: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := sim.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ledger.Containers) != 2+Defaults.Pods || ledger.Containers[0].Pod != "cart-0" || ledger.Containers[0].UID != id.UID || ledger.Containers[0].Format != FormatKlogJSON ||
+		ledger.Containers[1].Format != FormatKlogText {
+		t.Fatalf("containers: %+v", ledger.Containers)
+	}
+	lines := readAll(t, filepath.Join(sim.PodsDir(), "shop_cart-0_"+id.UID, "app", "0.log"))
+	named := 0
+	for _, l := range lines {
+		if strings.Contains(l, `"pod":`) {
+			if !strings.Contains(l, `"pod":{"name":"cart-0","namespace":"shop"}`) {
+				t.Errorf("a line names another pod: %s", l)
+			}
+			named++
+		}
+		if strings.Contains(l, `"podUID":`) && !strings.Contains(l, `"podUID":"`+id.UID+`"`) {
+			t.Errorf("a line gives another uid: %s", l)
+		}
+	}
+	if int64(len(lines)) != ledger.Containers[0].Lines || named == 0 {
+		t.Errorf("%d lines (ledger %d), %d naming the pod", len(lines), ledger.Containers[0].Lines, named)
+	}
+}

@@ -36,8 +36,8 @@ import (
 )
 
 // eventsRun is the cluster side of `make run`: bin/kube-local, a simulated controller writing
-// Events through client-go's recorders, and the events collector with the shipped events
-// configuration (endpoints swapped to the local servers).
+// Events through client-go's recorders, the events collector with the shipped events
+// configuration (endpoints swapped to the local servers), and traced Pods (traced.go).
 type eventsRun struct {
 	srv      *localcloudwatch.Server // the events collector's own, so the node's accounting stays exact
 	once     sync.Once
@@ -48,6 +48,7 @@ type eventsRun struct {
 	written  atomic.Int64
 	stopCtrl context.CancelFunc
 	ctrlDone chan struct{}
+	traced   *tracedRun
 }
 
 // startEvents starts the cluster side; kubeBin empty or missing skips it (nil, nil).
@@ -116,6 +117,10 @@ func startEvents(ctx context.Context, kubeBin, bin, dir string) (*eventsRun, err
 		return nil, err
 	}
 	if err := e.prepare(ctx, client); err != nil {
+		e.stop()
+		return nil, err
+	}
+	if e.traced, err = startTraced(ctx, client, bin, kubeconfig, dir); err != nil {
 		e.stop()
 		return nil, err
 	}
@@ -248,7 +253,7 @@ func (e *eventsRun) exited() error {
 	if done, err := e.col.Exited(); done {
 		return fmt.Errorf("the events collector exited (%v)", err) //nolint:errorlint // nil after a clean exit
 	}
-	return nil
+	return e.traced.exited()
 }
 
 // report prints what arrived in the events groups.
@@ -258,6 +263,8 @@ func (e *eventsRun) report(perGroup int) {
 	}
 	fmt.Printf("Events (events collector -> its own local CloudWatch Logs server, %d stored):\n", harness.Stored(e.srv))
 	harness.Report(os.Stdout, e.srv, perGroup)
+	fmt.Println()
+	e.traced.report(perGroup)
 }
 
 // stop ends the controller, the collector and the servers, in that order; once.
@@ -278,6 +285,7 @@ func (e *eventsRun) stopOnce() {
 			fmt.Fprintf(os.Stderr, "events collector: %v\n", err)
 		}
 	}
+	e.traced.stop()
 	if e.traces != nil {
 		_ = e.traces.Close()
 	}

@@ -27,9 +27,11 @@ type TelemetryBuilder struct {
 	meter metric.Meter
 	// ReceiverKubeLifecyclePending: Pods held because they have not reached their desired state yet. [{pods}]
 	ReceiverKubeLifecyclePending metric.Int64UpDownCounter
-	// ReceiverKubeLifecyclePendingDropped: Pods not held because max_pending was reached (no lifecycle trace for them). [{pods}]
+	// ReceiverKubeLifecyclePendingDropped: Pods or rollouts not held because max_pending was reached (no lifecycle trace for them). [{pods}]
 	ReceiverKubeLifecyclePendingDropped metric.Int64Counter
-	// ReceiverKubeLifecycleSpansEmitted: Pod lifecycle traces emitted, by outcome (attribute outcome). [{traces}]
+	// ReceiverKubeLifecycleRolloutsPending: Deployment rollouts held because they have not reached their desired state yet. [{rollouts}]
+	ReceiverKubeLifecycleRolloutsPending metric.Int64Gauge
+	// ReceiverKubeLifecycleSpansEmitted: Lifecycle traces emitted, by kind (attribute kind, Pod or Deployment) and outcome (attribute outcome). [{traces}]
 	ReceiverKubeLifecycleSpansEmitted metric.Int64Counter
 }
 
@@ -63,13 +65,19 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ReceiverKubeLifecyclePendingDropped, err = builder.meter.Int64Counter(
 		"otelcol_receiver_kube_lifecycle_pending_dropped",
-		metric.WithDescription("Pods not held because max_pending was reached (no lifecycle trace for them)."),
+		metric.WithDescription("Pods or rollouts not held because max_pending was reached (no lifecycle trace for them)."),
 		metric.WithUnit("{pods}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverKubeLifecycleRolloutsPending, err = builder.meter.Int64Gauge(
+		"otelcol_receiver_kube_lifecycle_rollouts_pending",
+		metric.WithDescription("Deployment rollouts held because they have not reached their desired state yet."),
+		metric.WithUnit("{rollouts}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverKubeLifecycleSpansEmitted, err = builder.meter.Int64Counter(
 		"otelcol_receiver_kube_lifecycle_spans_emitted",
-		metric.WithDescription("Pod lifecycle traces emitted, by outcome (attribute outcome)."),
+		metric.WithDescription("Lifecycle traces emitted, by kind (attribute kind, Pod or Deployment) and outcome (attribute outcome)."),
 		metric.WithUnit("{traces}"),
 	)
 	errs = errors.Join(errs, err)
