@@ -381,10 +381,13 @@ func clampTime(t, lo, hi time.Time) time.Time {
 	return t
 }
 
-// trimDeployment keeps of a Deployment what the tracker reads, for the informer's cache.
+// trimDeployment keeps of a Deployment what the tracker reads, for the informer's cache, with
+// the hash of its desired state; it is idempotent.
 func trimDeployment(obj any) (any, error) {
 	d, ok := obj.(*appsv1.Deployment)
-	if !ok {
+	if !ok || len(d.Spec.Template.Spec.Containers) == 0 {
+		// already trimmed (client-go may transform an object twice; the API requires a
+		// container): keep the hash of the desired state it was trimmed with
 		return obj, nil
 	}
 	meta := trimMeta(&d.ObjectMeta)

@@ -53,7 +53,7 @@ func startTraced(ctx context.Context, client kubernetes.Interface, bin, kubeconf
 		tr.stop()
 		return nil, err
 	}
-	named, err := traced.Create(ctx, client, tracedNS, "node-2", tr.pods)
+	named, err := traced.Create(ctx, client, tracedNS, "node-1", tr.pods)
 	if err != nil {
 		tr.stop()
 		return nil, fmt.Errorf("traced Pods: %w", err)
@@ -67,7 +67,7 @@ func startTraced(ctx context.Context, client kubernetes.Interface, bin, kubeconf
 	shipped, err := harness.LoadShippedNodeConfig(harness.ShippedNodeConfigMap, harness.Local{
 		NodeRoot: root, StateDir: state, Endpoint: endpoint, HealthAddr: health, Kubeconfig: kubeconfig, TracesEndpoint: base,
 		Env: map[string]string{
-			"K8S_NODE_NAME": "node-2", "CLUSTER_NAME": "local", "AWS_REGION": "us-east-1",
+			"K8S_NODE_NAME": "node-1", "CLUSTER_NAME": "local", "AWS_REGION": "us-east-1",
 			"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_EC2_METADATA_DISABLED": "true",
 		},
 	})
@@ -114,7 +114,7 @@ func startTraced(ctx context.Context, client kubernetes.Interface, bin, kubeconf
 			}
 		}
 	}()
-	fmt.Printf("traced Pods in namespace %s of the local API server (node-2), their logs on a second simulated node;\n"+
+	fmt.Printf("traced Pods in namespace %s of the local API server (node-1), their logs in a second simulated node directory;\n"+
 		"a node collector running the shipped %s with trace_context and kube_lifecycle (log: %s)\n", tracedNS, harness.ShippedNodeConfigMap, logPath)
 	return tr, nil
 }
