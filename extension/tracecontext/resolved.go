@@ -225,8 +225,8 @@ func (t *resolvedTable) del(rec *held) {
 	t.meta[idx] = entryMeta{}
 	t.free = append(t.free, idx)
 	rec.ent = -1
-	if t.n.Add(-1) == 0 || (len(v.byUID) > minSlots && 16*int(t.n.Load()) < len(v.byUID)) {
-		t.rebuild(0)
+	if live := int(t.n.Add(-1)); len(v.byUID) > minSlots && 16*live < len(v.byUID) {
+		t.rebuild(live) // shrink: a quarter of the slots used again
 	}
 }
 

@@ -169,6 +169,7 @@ func (s *store) put(uid string, r record) {
 	if !r.fetched.IsZero() {
 		fetched = r.fetched.UnixNano()
 	}
+	movedFrom := ""
 	s.mu.Lock()
 	h, had := s.byUID[uid]
 	switch {
@@ -188,6 +189,9 @@ func (s *store) put(uid string, r record) {
 		}
 		if h.key != key {
 			s.releaseName(h)
+			if h.key.kind != key.kind { // not done by the API server (a uid is one object's)
+				movedFrom = s.kinds[h.key.kind].kind
+			}
 			h.key = key
 			s.claimName(h)
 		}
@@ -203,7 +207,10 @@ func (s *store) put(uid string, r record) {
 	s.setOwner(h, r.owner)
 	s.resolveFrom(uid, h)
 	s.mu.Unlock()
-	if !had {
+	if movedFrom != "" {
+		s.onCount(movedFrom, -1)
+	}
+	if !had || movedFrom != "" {
 		s.onCount(r.key.kind, 1)
 	}
 }
