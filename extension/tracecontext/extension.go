@@ -154,6 +154,10 @@ func (e *traceContextExtension) SpanContextForObject(_ context.Context, apiVersi
 	return trace.SpanContext{}, false
 }
 
+// TraceContextsHeld reports whether any object held has a non-empty effective context: when not,
+// object_ref skips a batch's look-ups (its optional TraceContextsHeld).
+func (e *traceContextExtension) TraceContextsHeld() bool { return e.store.table.n.Load() > 0 }
+
 // watch runs a metadata-only reflector of r into the store; the channel closes after its first
 // list.
 func (e *traceContextExtension) watch(ctx context.Context, r Resource, fieldSelector string) <-chan struct{} {
