@@ -148,10 +148,20 @@ func BenchmarkObjectRef(b *testing.B) {
 // benchRecords are 1,000 kube-scheduler records, each naming one of the benchPods Pods and a
 // Node.
 func benchRecords() plog.Logs {
+	var pods []int
+	for i := range 1000 {
+		pods = append(pods, (i*7)%benchPods)
+	}
+	return recordsNaming(pods)
+}
+
+// recordsNaming are 1,000 kube-scheduler records naming the Pods numbered pods in turn, and a
+// Node.
+func recordsNaming(pods []int) plog.Logs {
 	templ := plog.NewLogs()
 	lrs := templ.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
 	for i := range 1000 {
-		j := (i * 7) % benchPods
+		j := pods[i%len(pods)]
 		_ = lrs.AppendEmpty().Attributes().FromRaw(map[string]any{
 			"pod":              fmt.Sprintf("default/web-%d-7d4b9c8f6-%05d", j%benchReplicaSets, j),
 			"node":             "node-12",
@@ -237,33 +247,47 @@ func TestObjectRefCorrelates(t *testing.T) {
 // it; GC assists are charged to the thread that allocates, background GC to neither).
 //
 // "10pct" is the extension of BenchmarkObjectRef (10% of Pods and of ReplicaSets with a
-// context); "no_contexts" holds the same objects without any context (every Pod still held as a
-// link to its ReplicaSet): a cluster where nothing writes one, whose cost should be about 0.
+// context: 19% of the records' Pods resolve); "10pct_hits" and "10pct_misses" split its records
+// into those naming a Pod that resolves and those naming one that does not; "no_contexts" holds
+// the same objects without any context (every Pod still held as a link to its ReplicaSet): a
+// cluster where nothing writes one, whose cost should be about 0.
 func BenchmarkObjectRefRatio(b *testing.B) {
-	withContexts := benchObjects()
+	var hits, misses []int
+	for i := 0; i < benchPods; i += 7 {
+		if i%10 == 0 || (i%benchReplicaSets)%10 == 5 { // its own context, or its ReplicaSet's
+			hits = append(hits, i)
+		} else {
+			misses = append(misses, i)
+		}
+	}
 	var without []*metav1.PartialObjectMetadata
 	for _, m := range benchObjects() {
 		m.Annotations = nil
 		without = append(without, m)
 	}
 	for _, tc := range []struct {
-		name string
-		objs []*metav1.PartialObjectMetadata
-	}{{"10pct", withContexts}, {"no_contexts", without}} {
+		name    string
+		objs    []*metav1.PartialObjectMetadata
+		records plog.Logs
+	}{
+		{"10pct", benchObjects(), benchRecords()},
+		{"10pct_hits", benchObjects(), recordsNaming(hits)},
+		{"10pct_misses", benchObjects(), recordsNaming(misses)},
+		{"no_contexts", without, benchRecords()},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			e := newBenchExtension(b)
 			populate(e, tc.objs)
-			sideBySide(b, e)
+			sideBySide(b, e, tc.records)
 		})
 	}
 }
 
-// sideBySide runs the records of benchRecords through object_ref alone and asking e, batch by
-// batch in turn, and reports the metrics of BenchmarkObjectRefRatio.
-func sideBySide(b *testing.B, e *traceContextExtension) {
+// sideBySide runs the records of templ through object_ref alone and asking e, batch by batch in
+// turn, and reports the metrics of BenchmarkObjectRefRatio.
+func sideBySide(b *testing.B, e *traceContextExtension, templ plog.Logs) {
 	extID := component.MustNewID("trace_context")
 	host := benchHost{extID: e}
-	templ := benchRecords()
 	procs := make([]processor.Logs, 2)
 	for i, ext := range []*component.ID{nil, &extID} {
 		procs[i] = newObjectRef(b, host, ext, consumertest.NewNop())
