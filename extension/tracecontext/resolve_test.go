@@ -5,6 +5,7 @@ package tracecontext
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -263,7 +264,7 @@ func TestResolvedAgainstReference(t *testing.T) {
 		for i := range data {
 			data[i] = byte(r.Uint32())
 		}
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { graphOps(t, data) })
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { graphOps(t, data) })
 	}
 }
 

@@ -74,6 +74,7 @@ const inlineKey = 56
 
 func newEntry(rec *held, sc trace.SpanContext) *resolvedEntry {
 	e := &resolvedEntry{
+		//nolint:gosec // a few kinds; API names are at most 253 bytes (a longer one would only never match)
 		kind: uint16(rec.key.kind), nsLen: uint16(len(rec.key.namespace)), nameLen: uint16(len(rec.key.name)),
 		flags: sc.TraceFlags(), remote: sc.IsRemote(), traceID: sc.TraceID(), spanID: sc.SpanID(), uid: rec.uid,
 	}
@@ -122,7 +123,8 @@ func (t *resolvedTable) init() {
 
 // nameHash hashes a key; the lookup computes it once.
 func (t *resolvedTable) nameHash(k objKey) uint64 {
-	return maphash.String(t.seed, k.name) ^ bits.RotateLeft64((maphash.String(t.seed, k.namespace)^uint64(k.kind))*0x9e3779b97f4a7c15, 32)
+	kind := uint64(k.kind) //nolint:gosec // an index, never negative
+	return maphash.String(t.seed, k.name) ^ bits.RotateLeft64((maphash.String(t.seed, k.namespace)^kind)*0x9e3779b97f4a7c15, 32)
 }
 
 func (t *resolvedTable) uidHash(uid string) uint64 { return maphash.String(t.seed, uid) }
@@ -140,7 +142,7 @@ func (t *resolvedTable) getName(h uint64, k objKey) *resolvedEntry {
 			return nil
 		}
 		if s>>32 == hi && s != tombstone {
-			if e := v.entries[uint32(s)-1].Load(); e != nil && e.is(k) {
+			if e := v.entries[s&0xffffffff-1].Load(); e != nil && e.is(k) {
 				return e
 			}
 		}
@@ -157,7 +159,7 @@ func (t *resolvedTable) getUID(h uint64, uid string) *resolvedEntry {
 			return nil
 		}
 		if s>>32 == hi && s != tombstone {
-			if e := v.entries[uint32(s)-1].Load(); e != nil && e.uid == uid {
+			if e := v.entries[s&0xffffffff-1].Load(); e != nil && e.uid == uid {
 				return e
 			}
 		}
@@ -247,7 +249,12 @@ func (t *resolvedTable) rebuild(live int) {
 	for n < 4*live {
 		n *= 2
 	}
-	nv := &resolvedView{mask: uint64(n - 1), filter: make([]atomic.Uint64, n/8), byName: make([]atomic.Uint64, n), byUID: make([]atomic.Uint64, n), entries: make([]atomic.Pointer[resolvedEntry], n/2)}
+	mask := uint64(n - 1) //nolint:gosec // n >= minSlots
+	nv := &resolvedView{
+		mask: mask, filter: make([]atomic.Uint64, n/8),
+		byName: make([]atomic.Uint64, n), byUID: make([]atomic.Uint64, n),
+		entries: make([]atomic.Pointer[resolvedEntry], n/2),
+	}
 	meta := make([]entryMeta, n/2)
 	var idx int32
 	t.nameUsed, t.uidUsed = 0, 0
@@ -272,7 +279,9 @@ func (t *resolvedTable) rebuild(live int) {
 }
 
 // slot is the slot value of entry idx whose hash is h: its high half, and idx+1.
-func slot(h uint64, idx int) uint64 { return h>>32<<32 | uint64(idx+1) }
+func slot(h uint64, idx int) uint64 {
+	return h>>32<<32 | uint64(idx+1) //nolint:gosec // an index, never negative
+}
 
 // placeName puts entry idx, whose name hash is h, in the name slots and its bit in the filter
 // (a bit is cleared only by a rebuild: a deleted name may leave one set), and returns what

@@ -253,7 +253,7 @@ func (s *store) setOwner(h *held, owner string) {
 		d = &dependents{uid: owner}
 		s.children[owner] = d
 	}
-	h.owner, h.pos = d, int32(len(d.list))
+	h.owner, h.pos = d, int32(len(d.list)) //nolint:gosec // at most max_objects dependents
 	d.list = append(d.list, h)
 }
 
