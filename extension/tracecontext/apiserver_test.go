@@ -32,6 +32,9 @@ type objectRefSource interface {
 
 var _ objectRefSource = (*traceContextExtension)(nil)
 
+// The optional method object_ref asks once per batch.
+var _ interface{ TraceContextsHeld() bool } = (*traceContextExtension)(nil)
+
 // TestAgainstAPIServer writes, as a controller would, a Deployment with a context (the webhook's
 // binary form), its ReplicaSet without one and Pods on two nodes, then checks what a cluster-wide
 // and a node-scoped extension answer, and that they follow the context being replaced, removed

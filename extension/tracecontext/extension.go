@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -43,8 +42,6 @@ type traceContextExtension struct {
 	store *store
 	// kinds maps "group/Kind" to its configured resource.
 	kinds map[string]Resource
-	// held answers, without touching the store, that no object of another kind is held.
-	held map[groupKind]bool
 
 	// newClient makes the metadata client; tests replace it.
 	newClient func() (k8smeta.Interface, error)
@@ -68,16 +65,16 @@ func newExtension(cfg *Config, set component.TelemetrySettings) (*traceContextEx
 		cfg:     cfg,
 		tel:     tel,
 		kinds:   map[string]Resource{},
-		held:    map[groupKind]bool{},
 		fetches: make(chan ownerRef, fetchQueueSize),
 		queued:  map[string]bool{},
 		failed:  map[string]time.Time{},
 	}
+	var kinds []groupKind
 	for _, r := range cfg.Resources {
 		e.kinds[r.Group+"/"+r.Kind] = r
-		e.held[groupKind{r.Group, r.Kind}] = true
+		kinds = append(kinds, groupKind{r.Group, r.Kind})
 	}
-	e.store = newStore(cfg.MaxObjects,
+	e.store = newStore(cfg.MaxObjects, kinds,
 		func(kind string, delta int64) {
 			tel.ExtensionTraceContextObjects.Add(context.Background(), delta, metric.WithAttributes(attribute.String("kind", kind)))
 		},
@@ -148,18 +145,18 @@ func (e *traceContextExtension) Shutdown(context.Context) error {
 // SpanContextForObject returns the span context of the object, or of its nearest controller
 // owner that carries one (object_ref's TraceContextSource). It answers from memory.
 func (e *traceContextExtension) SpanContextForObject(_ context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool) {
-	group := ""
-	if i := strings.IndexByte(apiVersion, '/'); i >= 0 {
-		group = apiVersion[:i]
-	}
-	if !e.held[groupKind{group, kind}] {
+	if e.store.table.n.Load() == 0 { // nothing resolves to a context (design.md rule 4)
 		return trace.SpanContext{}, false
 	}
-	return e.store.lookup(uid, nameKey{group: group, kind: kind, namespace: namespace, name: name})
+	if r := e.store.find(apiVersion, kind, namespace, name, uid); r != nil {
+		return r.spanContext(), true
+	}
+	return trace.SpanContext{}, false
 }
 
-// groupKind is a kind with its API group.
-type groupKind struct{ group, kind string }
+// TraceContextsHeld reports whether any object held has a non-empty effective context: when not,
+// object_ref skips a batch's look-ups (its optional TraceContextsHeld).
+func (e *traceContextExtension) TraceContextsHeld() bool { return e.store.table.n.Load() > 0 }
 
 // watch runs a metadata-only reflector of r into the store; the channel closes after its first
 // list.

@@ -14,13 +14,16 @@ func sc(b byte) trace.SpanContext {
 	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{b, 1}, SpanID: trace.SpanID{b, 2}, Remote: true})
 }
 
+// testKinds are the kinds the store tests hold.
+var testKinds = []groupKind{{"", "Pod"}, {"apps", "ReplicaSet"}, {"apps", "Deployment"}}
+
 func pod(name string) nameKey { return nameKey{kind: "Pod", namespace: "shop", name: name} }
 
 func TestStoreLookup(t *testing.T) {
 	t.Parallel()
 	counts := map[string]int64{}
 	dropped := 0
-	s := newStore(7, func(kind string, d int64) { counts[kind] += d }, func() { dropped++ })
+	s := newStore(7, testKinds, func(kind string, d int64) { counts[kind] += d }, func() { dropped++ })
 	deploy := nameKey{group: "apps", kind: "Deployment", namespace: "shop", name: "web"}
 	rs := nameKey{group: "apps", kind: "ReplicaSet", namespace: "shop", name: "web-1"}
 	s.put("d1", record{key: deploy, sc: sc(1)})
@@ -82,7 +85,7 @@ func TestStoreLookup(t *testing.T) {
 func TestStoreDropUnreferenced(t *testing.T) {
 	t.Parallel()
 	counts := map[string]int64{}
-	s := newStore(100, func(kind string, d int64) { counts[kind] += d }, func() {})
+	s := newStore(100, testKinds, func(kind string, d int64) { counts[kind] += d }, func() {})
 	fetched := time.Now()
 	deploy := nameKey{group: "apps", kind: "Deployment", namespace: "shop", name: "web"}
 	s.put("d1", record{key: deploy, sc: sc(1), fetched: fetched})
@@ -111,7 +114,7 @@ func TestStoreDropUnreferenced(t *testing.T) {
 // context" without the lock; a wrong count would hide contexts or keep the slow path.
 func TestStoreContextCount(t *testing.T) {
 	t.Parallel()
-	s := newStore(10, func(string, int64) {}, func() {})
+	s := newStore(10, testKinds, func(string, int64) {}, func() {})
 	rs := nameKey{group: "apps", kind: "ReplicaSet", namespace: "shop", name: "web-1"}
 	steps := []struct {
 		name string
@@ -122,10 +125,10 @@ func TestStoreContextCount(t *testing.T) {
 			s.put("p1", record{key: pod("a"), owner: "rs1"})
 			s.put("rs1", record{key: rs, fetched: time.Now()})
 		}, 0},
-		{"owner gets a context", func() { s.put("rs1", record{key: rs, sc: sc(1), fetched: time.Now()}) }, 1},
-		{"context replaced", func() { s.put("rs1", record{key: rs, sc: sc(2), fetched: time.Now()}) }, 1},
+		{"owner gets a context: it and its Pod resolve", func() { s.put("rs1", record{key: rs, sc: sc(1), fetched: time.Now()}) }, 2},
+		{"context replaced", func() { s.put("rs1", record{key: rs, sc: sc(2), fetched: time.Now()}) }, 2},
 		{"pod gets its own", func() { s.put("p1", record{key: pod("a"), sc: sc(3), owner: "rs1"}) }, 2},
-		{"pod's context removed", func() { s.put("p1", record{key: pod("a"), owner: "rs1"}) }, 1},
+		{"pod's context removed: its owner's again", func() { s.put("p1", record{key: pod("a"), owner: "rs1"}) }, 2},
 		{"pod deleted, then its owner swept", func() {
 			s.remove("p1")
 			s.dropUnreferenced()
@@ -137,7 +140,7 @@ func TestStoreContextCount(t *testing.T) {
 	}
 	for _, st := range steps {
 		st.do()
-		assert.Equal(t, st.want, s.contexts.Load(), st.name)
+		assert.Equal(t, st.want, s.table.n.Load(), st.name)
 	}
 	_, ok := s.lookup("", pod("a"))
 	assert.False(t, ok)

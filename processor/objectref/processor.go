@@ -40,6 +40,7 @@ type refProcessor struct {
 	match     MatchConfig
 	traceID   *component.ID
 	source    TraceContextSource
+	held      TraceContextsHeld // source's, when it has the method
 	tel       *metadata.TelemetryBuilder
 
 	rejectedOpts     [objref.NumReasons]metric.AddOption
@@ -71,6 +72,7 @@ func (p *refProcessor) start(_ context.Context, host component.Host) error {
 		return err
 	}
 	p.source = src
+	p.held, _ = src.(TraceContextsHeld)
 	return nil
 }
 
@@ -88,7 +90,7 @@ type counts struct {
 
 func (p *refProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
 	var c counts
-	var w work
+	w := work{correlate: p.source != nil && (p.held == nil || p.held.TraceContextsHeld())}
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
@@ -186,6 +188,8 @@ type work struct {
 	siblings []sibling
 	// existing are the outputs the record carries already.
 	existing [outRefs + 1]bool
+	// correlate is whether the batch's records are looked up in the trace context source.
+	correlate bool
 }
 
 // sibling is the first value a record gives one sibling slot, in its attributes or body.
@@ -568,7 +572,7 @@ func (p *refProcessor) writeObjects(ctx context.Context, lr plog.LogRecord, attr
 		}
 	}
 
-	if p.source != nil && lr.TraceID().IsEmpty() {
+	if w.correlate && lr.TraceID().IsEmpty() {
 		p.correlate(ctx, lr, w, subject, c)
 	}
 }

@@ -24,6 +24,14 @@ type TraceContextSource interface {
 	SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (sc trace.SpanContext, ok bool)
 }
 
+// TraceContextsHeld is an optional method of a TraceContextSource: false when it knows no object
+// that carries a trace context (or has one through its owners), so that every look-up would
+// answer "no". The processor asks once per batch and then skips the batch's look-ups: a cluster
+// where nothing writes a context costs one call per batch, not one per record.
+type TraceContextsHeld interface {
+	TraceContextsHeld() bool
+}
+
 // findTraceContextSource returns the extension id names, checking it implements the interface.
 func findTraceContextSource(host component.Host, id component.ID) (TraceContextSource, error) {
 	ext, ok := host.GetExtensions()[id]

@@ -137,6 +137,36 @@ func TestTraceCorrelation(t *testing.T) {
 	assert.Equal(t, int64(4), h.counter(metricCorrelated, ""))
 }
 
+// heldTraceContexts is fakeTraceContexts with the optional TraceContextsHeld method.
+type heldTraceContexts struct {
+	fakeTraceContexts
+	held bool
+}
+
+func (f *heldTraceContexts) TraceContextsHeld() bool { return f.held }
+
+// TestTraceContextsHeld checks that a source saying it holds no context is not asked per record,
+// and is asked again in the next batch once it holds one.
+func TestTraceContextsHeld(t *testing.T) {
+	extID := component.MustNewID("trace_context")
+	podSC := spanContext(t, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", true)
+	ext := &heldTraceContexts{fakeTraceContexts: fakeTraceContexts{objects: map[objectKey]trace.SpanContext{
+		{"v1", "Pod", "default", "web-0"}: podSC,
+	}}}
+	cfg := createDefaultConfig().(*Config)
+	cfg.TraceContext = &extID
+	h := newHarness(t, cfg, hostWith{extID: ext})
+
+	lr := h.run(map[string]any{"pod": "default/web-0", "node": "node-1"}, nil)
+	assert.True(t, lr.TraceID().IsEmpty())
+	assert.Empty(t, ext.calls, "nothing held: no look-up")
+
+	ext.held = true
+	lr = h.run(map[string]any{"pod": "default/web-0", "node": "node-1"}, nil)
+	assert.Equal(t, pcommon.TraceID(podSC.TraceID()), lr.TraceID())
+	assert.Equal(t, []objectKey{{"v1", "Pod", "default", "web-0"}}, ext.calls)
+}
+
 func TestTraceContextStartErrors(t *testing.T) {
 	extID := component.MustNewID("trace_context")
 	tests := []struct {
