@@ -61,6 +61,10 @@ func (queueEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]by
 	if !ok {
 		return nil, fmt.Errorf("cloudwatch_groups: cannot queue a %T", r)
 	}
+	req, err := req.unpack()
+	if err != nil {
+		return nil, err
+	}
 	return marshalRequest(req), nil
 }
 
@@ -143,7 +147,13 @@ func unmarshalRequest(b []byte) (*eventsRequest, error) {
 			if err != nil {
 				return nil, err
 			}
-			return decodeBody(body)
+			req, err := decodeBody(body)
+			if err != nil {
+				return nil, err
+			}
+			// Checked in full above; the events wait compressed until they are sent.
+			pack(req, body, rest[1:])
+			return req, nil
 		}
 	}
 	return nil, errCorruptRequest

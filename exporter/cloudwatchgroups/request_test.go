@@ -33,6 +33,15 @@ func reqOf(id streamID, sizes ...int) *eventsRequest {
 	return r
 }
 
+// unpacked returns r with its packed segments decoded (packed.go).
+func unpacked(r *eventsRequest) *eventsRequest {
+	u, err := r.unpack()
+	if err != nil {
+		panic(err) // a test helper: the requests are the test's own
+	}
+	return u
+}
+
 // flatten lists every event of the requests as "stream/timestamp/length", in order.
 func flatten(reqs ...*eventsRequest) map[streamID][]string {
 	out := map[streamID][]string{}
@@ -40,7 +49,7 @@ func flatten(reqs ...*eventsRequest) map[streamID][]string {
 		if r == nil {
 			continue
 		}
-		for _, s := range r.streams {
+		for _, s := range unpacked(r).streams {
 			for _, ev := range s.events {
 				out[s.id] = append(out[s.id], fmt.Sprintf("%d/%d", ev.Timestamp, len(ev.Message)))
 			}
@@ -103,7 +112,8 @@ func batchingBytes(r *eventsRequest) int {
 }
 
 // Random merges and splits never lose, repeat or reorder an event, never exceed the limit
-// (except a lone oversized event).
+// (except a lone oversized event), whether the events are packed (read back from the queue)
+// or not.
 func TestMergeSplitProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	ids := []streamID{{"g", "a"}, {"g", "b"}, {"h", "a"}}
@@ -125,6 +135,12 @@ func TestMergeSplitProperty(t *testing.T) {
 				in.append(id, evs)
 			}
 			all = append(all, cloneRequest(in))
+			if rng.IntN(2) == 0 {
+				// Read back from the queue: packed segments mix with unpacked ones.
+				var err error
+				in, err = unmarshalRequest(marshalRequest(in))
+				require.NoError(t, err)
+			}
 			out, err := cur.MergeSplit(context.Background(), max, exporterhelper.RequestSizerTypeBytes, in)
 			require.NoError(t, err)
 			if len(out) == 0 {
@@ -132,6 +148,7 @@ func TestMergeSplitProperty(t *testing.T) {
 			}
 			for i, r := range out {
 				er := r.(*eventsRequest)
+				require.Equal(t, batchingBytes(unpacked(er)), er.BytesSize(), "round %d: packed sizes", round)
 				if er.BytesSize() > max {
 					require.Equal(t, 1, er.ItemsCount(), "round %d: only a lone event may exceed the limit", round)
 				}
@@ -174,7 +191,10 @@ func TestQueueEncodingRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	_, back, err := enc.Unmarshal(b)
 	require.NoError(t, err)
-	assert.Equal(t, r, back)
+	assert.NotNil(t, back.(*eventsRequest).streams[0].packed, "read back packed")
+	assert.Equal(t, r.BytesSize(), back.BytesSize())
+	assert.Equal(t, r.ItemsCount(), back.ItemsCount())
+	assert.Equal(t, r, unpacked(back.(*eventsRequest)))
 
 	for i := range len(b) {
 		_, _, err := enc.Unmarshal(b[:i]) // every truncation is an error, never a panic
@@ -221,7 +241,7 @@ func FuzzUnmarshalRequest(f *testing.F) {
 			return
 		}
 		// Whatever decodes survives a round trip unchanged.
-		back, err := unmarshalRequest(marshalRequest(r))
+		back, err := unmarshalRequest(marshalRequest(unpacked(r)))
 		require.NoError(t, err)
 		assert.Equal(t, flatten(r), flatten(back))
 		assert.Equal(t, r.ItemsCount(), back.ItemsCount())

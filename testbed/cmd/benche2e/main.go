@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
@@ -75,12 +77,17 @@ func run() error {
 	out := flag.String("out", "", "also append the JSON lines here")
 	sustain := flag.String("sustain", "", "instead of the corpus runs: comma-separated live write rates (lines/s) to try with the collectors on GOMAXPROCS=1")
 	sustainFor := flag.Duration("sustain-for", 20*time.Second, "how long the node writes at each -sustain rate")
-	only := flag.String("only", "", "run only this pipeline (otelcol-k8s, otelcol-k8s-lean or upstream), for profiling one side")
-	lean := flag.String("lean-bin", "", "also run this build of only the pipeline's components (testbed/bench/e2e-lean) with -config")
+	only := flag.String("only", "", "run only these pipelines (comma-separated: otelcol-k8s, otelcol-k8s-node, otelcol-k8s-lean, upstream), for profiling one side")
+	lean := flag.String("lean-bin", "", "also run this build of only config/run.yaml's components (testbed/bench/e2e-lean) with -config (it cannot run the shipped configuration)")
+	node := flag.String("node-bin", "", "also run the node agent's build (builder-config-node.yaml, make build-node) with -config")
 	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s and keep, per run, the heap profile taken at its highest RssAnon in this directory (profiling costs CPU: not for measured runs)")
 	flag.Parse()
 	if *sustain != "" {
-		return sustained(*sustain, *sustainFor, *dir, *pods, []pipeline{{"otelcol-k8s", *ours, *oursConfig}, {"upstream", *upstream, *upstreamConfig}})
+		pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
+		if *node != "" {
+			pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig})
+		}
+		return sustained(*sustain, *sustainFor, *dir, *pods, append(pipes, pipeline{"upstream", *upstream, *upstreamConfig}))
 	}
 
 	if err := os.RemoveAll(*dir); err != nil {
@@ -113,6 +120,9 @@ func run() error {
 	defer func() { _ = srv.Close() }() // the benchmark's results are already out
 
 	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
+	if *node != "" {
+		pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig})
+	}
 	if *lean != "" {
 		pipes = append(pipes, pipeline{"otelcol-k8s-lean", *lean, *oursConfig})
 	}
@@ -120,7 +130,7 @@ func run() error {
 	if *only != "" {
 		kept := pipes[:0]
 		for _, p := range pipes {
-			if p.Name == *only {
+			if slices.Contains(strings.Split(*only, ","), p.Name) {
 				kept = append(kept, p)
 			}
 		}
