@@ -5,6 +5,7 @@ package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
@@ -53,6 +54,8 @@ func pack(req *eventsRequest, body []byte, block []byte) {
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(body)))
 	for i := range req.streams {
 		s := &req.streams[i]
+		// The names are substrings of body too: copies, so nothing keeps body alive.
+		s.id = streamID{group: strings.Clone(s.id.group), stream: strings.Clone(s.id.stream)}
 		for j := range s.events {
 			ev := &s.events[j]
 			off := 0

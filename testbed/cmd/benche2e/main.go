@@ -87,7 +87,11 @@ func run() error {
 		if *node != "" {
 			pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig})
 		}
-		return sustained(*sustain, *sustainFor, *dir, *pods, append(pipes, pipeline{"upstream", *upstream, *upstreamConfig}))
+		pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig})
+		if *only != "" {
+			pipes = slices.DeleteFunc(pipes, func(p pipeline) bool { return !slices.Contains(strings.Split(*only, ","), p.Name) })
+		}
+		return sustained(*sustain, *sustainFor, *dir, *pods, pipes)
 	}
 
 	if err := os.RemoveAll(*dir); err != nil {

@@ -31,9 +31,9 @@ func TestCgroupLimit(t *testing.T) {
 		ok    bool
 	}{
 		{"v2, own cgroup", map[string]string{
-			"proc/self/cgroup":                         "0::/kubepods/pod1/c1\n",
+			"proc/self/cgroup":                          "0::/kubepods/pod1/c1\n",
 			"sys/fs/cgroup/kubepods/pod1/c1/memory.max": "536870912\n",
-			"sys/fs/cgroup/memory.max":                 "max\n",
+			"sys/fs/cgroup/memory.max":                  "max\n",
 		}, 536870912, true},
 		{"v2, cgroup namespace (root is the container)", map[string]string{
 			"proc/self/cgroup":         "0::/\n",
@@ -44,7 +44,7 @@ func TestCgroupLimit(t *testing.T) {
 			"sys/fs/cgroup/memory.max": "max\n",
 		}, 0, false},
 		{"v1", map[string]string{
-			"proc/self/cgroup": "4:memory:/kubepods/pod1\n",
+			"proc/self/cgroup":                           "4:memory:/kubepods/pod1\n",
 			"sys/fs/cgroup/memory/memory.limit_in_bytes": "104857600\n",
 		}, 104857600, true},
 		{"v1, unlimited", map[string]string{
