@@ -77,8 +77,7 @@ func run() error {
 	out := flag.String("out", "", "also append the JSON lines here")
 	sustain := flag.String("sustain", "", "instead of the corpus runs: comma-separated live write rates (lines/s) to try with the collectors on GOMAXPROCS=1")
 	sustainFor := flag.Duration("sustain-for", 20*time.Second, "how long the node writes at each -sustain rate")
-	only := flag.String("only", "", "run only these pipelines (comma-separated: otelcol-k8s, otelcol-k8s-node, otelcol-k8s-lean, upstream), for profiling one side")
-	lean := flag.String("lean-bin", "", "also run this build of only config/run.yaml's components (testbed/bench/e2e-lean) with -config (it cannot run the shipped configuration)")
+	only := flag.String("only", "", "run only these pipelines (comma-separated: otelcol-k8s, otelcol-k8s-node, upstream), for profiling one side")
 	node := flag.String("node-bin", "", "also run the node agent's build (builder-config-node.yaml, make build-node) with -config")
 	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s and keep, per run, the heap profile taken at its highest RssAnon in this directory (profiling costs CPU: not for measured runs)")
 	flag.Parse()
@@ -126,9 +125,6 @@ func run() error {
 	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
 	if *node != "" {
 		pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig})
-	}
-	if *lean != "" {
-		pipes = append(pipes, pipeline{"otelcol-k8s-lean", *lean, *oursConfig})
 	}
 	pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig})
 	if *only != "" {
