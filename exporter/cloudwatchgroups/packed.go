@@ -51,7 +51,7 @@ func pack(req *eventsRequest, body []byte, block []byte) {
 		return
 	}
 	p := &packed{block: block, n: len(body)}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(body)))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(body))) //nolint:gosec // only compared with the addresses of substrings of body
 	for i := range req.streams {
 		s := &req.streams[i]
 		// The names are substrings of body too: copies, so nothing keeps body alive.
