@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,7 +32,7 @@ func withPprof(config []byte) ([]byte, string, error) {
 	exts, _ := cfg["extensions"].(map[string]any)
 	service, _ := cfg["service"].(map[string]any)
 	if exts == nil || service == nil {
-		return nil, "", fmt.Errorf("-heap-profiles: the configuration has no extensions or service section")
+		return nil, "", errors.New("-heap-profiles: the configuration has no extensions or service section")
 	}
 	exts["pprof"] = map[string]any{"endpoint": addr}
 	list, _ := service["extensions"].([]any)

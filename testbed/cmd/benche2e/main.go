@@ -304,7 +304,7 @@ func shippedRun(dir, node, state, endpoint, name string, round int) (config stri
 	if err := os.WriteFile(config, shipped.YAML, 0o600); err != nil {
 		return "", nil, "", err
 	}
-	env = append(shipped.Env, "AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_EC2_METADATA_DISABLED=true")
+	env = append(slices.Clip(shipped.Env), "AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_EC2_METADATA_DISABLED=true")
 	return config, env, health, nil
 }
 
