@@ -79,9 +79,11 @@ func run() error {
 	sustainFor := flag.Duration("sustain-for", 20*time.Second, "how long the node writes at each -sustain rate")
 	only := flag.String("only", "", "run only these pipelines (comma-separated: otelcol-k8s, otelcol-k8s-node, upstream), for profiling one side")
 	node := flag.String("node-bin", "", "also run the node agent's build (builder-config-node.yaml, make build-node) with -config")
+	idleFiles := flag.Int("idle", 0, "instead of the corpus runs: this many quiet files of one line each; report each collector's CPU and memory once it has read them")
+	idleFor := flag.Duration("idle-for", 20*time.Second, "how long -idle measures")
 	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s and keep, per run, the heap profile taken at its highest RssAnon in this directory (profiling costs CPU: not for measured runs)")
 	flag.Parse()
-	if *sustain != "" {
+	if *sustain != "" || *idleFiles > 0 {
 		pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
 		if *node != "" {
 			pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig})
@@ -89,6 +91,9 @@ func run() error {
 		pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig})
 		if *only != "" {
 			pipes = slices.DeleteFunc(pipes, func(p pipeline) bool { return !slices.Contains(strings.Split(*only, ","), p.Name) })
+		}
+		if *idleFiles > 0 {
+			return idle(*idleFiles, *idleFor, *dir, pipes)
 		}
 		return sustained(*sustain, *sustainFor, *dir, *pods, pipes)
 	}
@@ -172,13 +177,24 @@ func run() error {
 	return nil
 }
 
-func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloudwatch.Server, lines int64, timeout, stall time.Duration) (_ result, err error) {
-	srv.Reset()
-	state := filepath.Join(dir, fmt.Sprintf("state-%s-%d", p.Name, round))
+// started is a collector of one run with the corpus in place; stop stops it and puts the
+// corpus back where the shipped configuration's run moved it from.
+type started struct {
+	col   *harness.Collector
+	start time.Time
+	stop  func() error
+}
+
+// startRun starts pipeline p on the corpus at corpus (a node root with var/log/pods): with
+// the shipped configuration, the corpus moves into a node root of its own once the collector
+// is ready, since the DaemonSet reads files present at its first start from their end
+// (start_at: end) and files that appear later from their beginning, as a node's pods would.
+func startRun(p pipeline, tag, dir, corpus, endpoint string) (*started, error) {
+	state := filepath.Join(dir, "state-"+tag)
 	if err := os.MkdirAll(state, 0o755); err != nil {
-		return result{}, err
+		return nil, err
 	}
-	logPath := filepath.Join(dir, fmt.Sprintf("%s-%d.log", p.Name, round))
+	logPath := filepath.Join(dir, tag+".log")
 	env := []string{
 		"OTELCOL_K8S_NODE_ROOT=" + corpus, "OTELCOL_K8S_STATE=" + state,
 		"OTELCOL_K8S_CLOUDWATCH=" + endpoint, "OTELCOL_K8S_HEALTH=127.0.0.1:0",
@@ -186,39 +202,51 @@ func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloud
 		"AWS_EC2_METADATA_DISABLED=true",
 	}
 	config := p.Config
-	var node string // the shipped configuration's node root: the corpus moves in once it runs
+	var node string // the shipped configuration's node root
 	var health string
 	pprofAddr = ""
 	if p.Config == shippedConfig {
-		node = filepath.Join(dir, fmt.Sprintf("node-%s-%d", p.Name, round))
-		if config, env, health, err = shippedRun(dir, node, state, endpoint, p.Name, round); err != nil {
-			return result{}, err
+		node = filepath.Join(dir, "node-"+tag)
+		var err error
+		if config, env, health, err = shippedRun(dir, node, state, endpoint, p.Name, tag); err != nil {
+			return nil, err
 		}
 	}
 	col, err := harness.StartCollector(p.Bin, config, env, logPath)
 	if err != nil {
+		return nil, err
+	}
+	s := &started{col: col, start: time.Now(), stop: func() error { return col.Stop(20 * time.Second) }}
+	if node == "" {
+		return s, nil
+	}
+	if err := harness.WaitHealthy(health, 30*time.Second, col); err != nil {
+		_ = s.stop() // the wait's error is the one to report
+		return nil, err
+	}
+	pods, moved := filepath.Join(corpus, "var/log/pods"), filepath.Join(node, "var/log/pods")
+	if err := os.Rename(pods, moved); err != nil {
+		_ = s.stop() // the rename's error is the one to report
+		return nil, err
+	}
+	s.stop = func() error {
+		_ = col.Stop(20 * time.Second) // before the files go back; its error does not matter here
+		if err := os.Rename(moved, pods); err != nil {
+			return fmt.Errorf("moving the corpus back: %w", err)
+		}
+		return nil
+	}
+	return s, nil
+}
+
+func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloudwatch.Server, lines int64, timeout, stall time.Duration) (_ result, err error) {
+	srv.Reset()
+	run, err := startRun(p, fmt.Sprintf("%s-%d", p.Name, round), dir, corpus, endpoint)
+	if err != nil {
 		return result{}, err
 	}
-	start := time.Now()
-	defer func() { _ = col.Stop(20 * time.Second) }()
-	if node != "" {
-		// The DaemonSet reads files present at its first start from their end (start_at: end)
-		// and files that appear later from their beginning: the corpus appears once the
-		// collector is ready, as a node's pods would, and goes back after the run.
-		if err := harness.WaitHealthy(health, 30*time.Second, col); err != nil {
-			return result{}, err
-		}
-		pods, moved := filepath.Join(corpus, "var/log/pods"), filepath.Join(node, "var/log/pods")
-		if err := os.Rename(pods, moved); err != nil {
-			return result{}, err
-		}
-		defer func() {
-			_ = col.Stop(20 * time.Second) // before the files go back; Stop is idempotent
-			if rerr := os.Rename(moved, pods); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("moving the corpus back: %w", rerr))
-			}
-		}()
-	}
+	defer func() { err = errors.Join(err, run.stop()) }()
+	col, start := run.col, run.start
 	res := result{Pipeline: p.Name, Round: round, Lines: lines}
 	var last int64
 	lastChange := start
@@ -272,7 +300,7 @@ func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloud
 // endpoint and health address swapped, harness.LoadShippedNodeConfig) and returns its path,
 // the environment the DaemonSet gives the container plus what the pod's fields would, and the
 // health address.
-func shippedRun(dir, node, state, endpoint, name string, round int) (config string, env []string, health string, err error) {
+func shippedRun(dir, node, state, endpoint, name, tag string) (config string, env []string, health string, err error) {
 	if err := os.MkdirAll(filepath.Join(node, "var/log"), 0o755); err != nil {
 		return "", nil, "", err
 	}
@@ -290,7 +318,7 @@ func shippedRun(dir, node, state, endpoint, name string, round int) (config stri
 	if err != nil {
 		return "", nil, "", err
 	}
-	if round == 1 {
+	if strings.HasSuffix(tag, "-1") {
 		for _, c := range shipped.Changes {
 			fmt.Fprintf(os.Stderr, "%s: shipped configuration, local change: %s\n", name, c)
 		}
@@ -300,7 +328,7 @@ func shippedRun(dir, node, state, endpoint, name string, round int) (config stri
 			return "", nil, "", err
 		}
 	}
-	config = filepath.Join(dir, fmt.Sprintf("shipped-%s-%d.yaml", name, round))
+	config = filepath.Join(dir, "shipped-"+tag+".yaml")
 	if err := os.WriteFile(config, shipped.YAML, 0o600); err != nil {
 		return "", nil, "", err
 	}

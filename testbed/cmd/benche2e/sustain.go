@@ -93,7 +93,7 @@ func sustainOne(p pipeline, rate float64, length time.Duration, dir string, pods
 		"AWS_EC2_METADATA_DISABLED=true",
 	}
 	if p.Config == shippedConfig {
-		if config, env, _, err = shippedRun(run, node, state, endpoint, p.Name, 1); err != nil {
+		if config, env, _, err = shippedRun(run, node, state, endpoint, p.Name, p.Name+"-1"); err != nil {
 			return sustainedResult{}, err
 		}
 	}
