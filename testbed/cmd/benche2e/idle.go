@@ -14,7 +14,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
-// idleResult is one idle run: the collector read files quiet files of one line each, then
+// idleResult is one idle run: the collector read Files quiet files of one line each, then
 // ran for Seconds with nothing to read.
 type idleResult struct {
 	Pipeline   string  `json:"pipeline"`
@@ -33,8 +33,10 @@ func idle(files int, length time.Duration, dir string, pipes []pipeline) error {
 		return err
 	}
 	corpus := filepath.Join(dir, "quiet")
-	line := time.Now().UTC().Format(time.RFC3339Nano) + " stdout F quiet line\n"
+	now := time.Now().UTC().Format(time.RFC3339Nano)
 	for i := range files {
+		// Different content per file: file_log tells files apart by their first bytes.
+		line := fmt.Sprintf("%s stdout F quiet line of file %d\n", now, i)
 		d := filepath.Join(corpus, "var/log/pods", fmt.Sprintf("quiet_pod-%d_%08d-0000-4000-8000-000000000000", i, i), "app")
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
@@ -93,6 +95,11 @@ func idleOne(p pipeline, files int, length time.Duration, dir, corpus, endpoint 
 	m, err := harness.ProcMemory(run.col.Pid())
 	if err != nil {
 		return idleResult{}, err
+	}
+	if pprofAddr != "" {
+		stop := keepHeapProfile(run.col.Pid(), pprofAddr, filepath.Join(heapProfiles, p.Name+"-idle.heap.pb.gz"))
+		time.Sleep(time.Second) // one sample: the first is always the highest so far
+		stop()
 	}
 	return idleResult{
 		Pipeline: p.Name, Files: files, Seconds: length.Seconds(),
