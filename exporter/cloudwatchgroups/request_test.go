@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -277,4 +278,47 @@ func TestQueueShapesDeliverEverything(t *testing.T) {
 			assert.Len(t, b.storedEvents(t), 3*40*len(testSources))
 		})
 	}
+}
+
+// A request read back from the queue holds about its stored (compressed) size while it waits,
+// not its decoded size: neither its events nor its stream names keep the decoded body alive.
+func TestPackedRequestsHoldTheCompressedSize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const items = 40
+	var stored [][]byte
+	decoded, compressed := 0, 0
+	for i := range items {
+		var evs []batching.Event
+		for j := range 2000 {
+			// JSON-like messages that compress a few times, as container logs do.
+			evs = append(evs, batching.Event{Timestamp: int64(j), Message: fmt.Sprintf(
+				`{"body":"request %d served in %dms","attributes":{"trace":"%016x","user":"u%d"},"resource":{"k8s.pod.name":"web-%d"}}`,
+				rng.IntN(1e6), rng.IntN(900), rng.Uint64(), rng.IntN(50), i)})
+		}
+		r := &eventsRequest{}
+		r.append(streamID{"/k8s/app", fmt.Sprintf("node-1/web-%d", i)}, evs)
+		b := marshalRequest(r)
+		decoded += r.BytesSize()
+		compressed += len(b)
+		stored = append(stored, b)
+	}
+	require.Less(t, compressed*2, decoded, "the test's messages must compress")
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	held := make([]*eventsRequest, 0, items)
+	for _, b := range stored {
+		r, err := unmarshalRequest(b)
+		require.NoError(t, err)
+		held = append(held, r)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grown := int(after.HeapAlloc) - int(before.HeapAlloc)
+	t.Logf("%d requests: %d bytes decoded, %d stored, heap grew by %d", items, decoded, compressed, grown)
+	// The events' timestamps and spans (32 bytes each) plus the blocks (shared with stored).
+	require.Less(t, grown, decoded/2, "waiting requests keep their decoded bodies")
+	runtime.KeepAlive(held)
+	runtime.KeepAlive(stored)
 }
