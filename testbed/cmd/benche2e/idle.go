@@ -45,8 +45,7 @@ func idle(files int, length time.Duration, dir string, pipes []pipeline) error {
 			return err
 		}
 	}
-	srv := localcloudwatch.New(localcloudwatch.Config{DiscardMessages: true, Quotas: localcloudwatch.Unlimited()})
-	endpoint, err := srv.Start("127.0.0.1:0")
+	srv, endpoint, err := startServer()
 	if err != nil {
 		return err
 	}

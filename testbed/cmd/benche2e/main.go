@@ -120,8 +120,7 @@ func run() error {
 	corpusMiB := float64(ledger.Bytes) / (1 << 20)
 	fmt.Fprintf(os.Stderr, "corpus: %d lines, %.1f MiB\n", ledger.Lines, corpusMiB)
 
-	srv := localcloudwatch.New(localcloudwatch.Config{DiscardMessages: true, Quotas: localcloudwatch.Unlimited()})
-	endpoint, err := srv.Start("127.0.0.1:0")
+	srv, endpoint, err := startServer()
 	if err != nil {
 		return err
 	}
@@ -237,6 +236,14 @@ func startRun(p pipeline, tag, dir, corpus, endpoint string) (*started, error) {
 		return nil
 	}
 	return s, nil
+}
+
+// startServer starts the local CloudWatch Logs server every run sends to: messages counted
+// and discarded, no quotas.
+func startServer() (*localcloudwatch.Server, string, error) {
+	srv := localcloudwatch.New(localcloudwatch.Config{DiscardMessages: true, Quotas: localcloudwatch.Unlimited()})
+	endpoint, err := srv.Start("127.0.0.1:0")
+	return srv, endpoint, err
 }
 
 func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloudwatch.Server, lines int64, timeout, stall time.Duration) (_ result, err error) {

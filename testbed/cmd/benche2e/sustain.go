@@ -32,8 +32,7 @@ func sustained(rates string, length time.Duration, dir string, pods int, pipes [
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	srv := localcloudwatch.New(localcloudwatch.Config{DiscardMessages: true, Quotas: localcloudwatch.Unlimited()})
-	endpoint, err := srv.Start("127.0.0.1:0")
+	srv, endpoint, err := startServer()
 	if err != nil {
 		return err
 	}
