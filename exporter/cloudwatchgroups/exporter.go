@@ -21,6 +21,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/memlimit"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/nsuid"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/routing"
@@ -89,6 +90,12 @@ func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
 }
 
 func (e *cwExporter) start(ctx context.Context, _ component.Host) error {
+	// A container's memory limit without GOMEMLIMIT: let the Go runtime know the limit, so it
+	// collects harder near it instead of the kernel killing the process (once per process).
+	if d := memlimit.Apply(memlimit.FS{}); d.Limit > 0 {
+		e.logger.Info("Go memory limit set from the cgroup's memory limit (GOMEMLIMIT was not set)",
+			zap.Int64("limit_bytes", d.Limit), zap.Int64("cgroup_limit_bytes", d.Cgroup))
+	}
 	api, err := e.newAPI(ctx, e.cfg)
 	if err != nil {
 		return err
@@ -182,6 +189,11 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 	req, ok := r.(*eventsRequest)
 	if !ok {
 		return consumererror.NewPermanent(fmt.Errorf("cloudwatch_groups: unexpected request type %T", r))
+	}
+	// Events read back from the persistent queue waited packed; decode them for sending.
+	req, err := req.unpack()
+	if err != nil {
+		return consumererror.NewPermanent(err)
 	}
 	now := e.now()
 	first := req.firstFailure

@@ -24,10 +24,41 @@ type eventsRequest struct {
 	firstFailure time.Time
 }
 
-// streamEvents are the events of one request for one stream, in arrival order.
+// streamEvents are events of one request for one stream, in arrival order. A stream's
+// events read back from the persistent queue stay packed while they wait in the batcher
+// (see packed); a request holds one segment per stream and packed block, in order.
 type streamEvents struct {
 	id     streamID
 	events []batching.Event
+	// packed, when set, holds the messages: each event's Message is empty and its Ref the
+	// span of its message in the packed body (spanOf). Nil: the events carry their messages.
+	packed *packed
+}
+
+// size is the CloudWatch size of event i.
+func (s *streamEvents) size(i int) int {
+	if s.packed != nil {
+		return spanLen(s.events[i].Ref) + batching.EventOverhead
+	}
+	return s.events[i].Size()
+}
+
+// bytes is the CloudWatch size of all its events.
+func (s *streamEvents) bytes() int {
+	if s.packed == nil {
+		return batching.Bytes(s.events)
+	}
+	n := 0
+	for i := range s.events {
+		n += s.size(i)
+	}
+	return n
+}
+
+// slice returns events [lo, hi) as a segment of their own; the capped slice keeps a later
+// append to it from writing into the events that follow.
+func (s *streamEvents) slice(lo, hi int) streamEvents {
+	return streamEvents{id: s.id, events: s.events[lo:hi:hi], packed: s.packed}
 }
 
 var (
@@ -43,27 +74,42 @@ func (r *eventsRequest) BytesSize() int { return r.bytes }
 
 // append adds events of stream id, after the events the request already holds for it.
 func (r *eventsRequest) append(id streamID, evs []batching.Event) {
-	if len(evs) == 0 {
+	r.appendSegment(streamEvents{id: id, events: evs})
+}
+
+// appendSegment adds a segment's events after the events the request already holds for its
+// stream: into that stream's last segment when both are unpacked or share a packed body,
+// else as a new segment.
+func (r *eventsRequest) appendSegment(s streamEvents) {
+	if len(s.events) == 0 {
 		return
 	}
-	r.events += len(evs)
-	r.bytes += batching.Bytes(evs)
+	r.events += len(s.events)
+	r.bytes += s.bytes()
 	for i := len(r.streams) - 1; i >= 0; i-- {
-		if r.streams[i].id == id {
-			r.streams[i].events = append(r.streams[i].events, evs...)
-			return
+		if r.streams[i].id == s.id {
+			if r.streams[i].packed == s.packed {
+				r.streams[i].events = append(r.streams[i].events, s.events...)
+				return
+			}
+			break
 		}
 	}
-	r.streams = append(r.streams, streamEvents{id: id, events: evs})
+	r.streams = append(r.streams, s)
 }
 
 // partitionKey names the request's stream when it has a single one; requests that mix
 // streams share the empty key.
 func (r *eventsRequest) partitionKey() string {
-	if len(r.streams) != 1 {
+	if len(r.streams) == 0 {
 		return ""
 	}
 	id := r.streams[0].id
+	for _, s := range r.streams[1:] {
+		if s.id != id {
+			return ""
+		}
+	}
 	return id.group + "\x00" + id.stream
 }
 
@@ -77,21 +123,20 @@ func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterh
 			return nil, errors.New("cloudwatch_groups: cannot merge a foreign request")
 		}
 		for _, s := range o.streams {
-			r.append(s.id, s.events)
+			r.appendSegment(s)
 		}
 		*o = eventsRequest{}
 	}
-	var unit func(batching.Event) int
+	items := false
 	switch szt {
 	case exporterhelper.RequestSizerTypeBytes:
-		unit = batching.Event.Size
 	case exporterhelper.RequestSizerTypeItems:
-		unit = func(batching.Event) int { return 1 }
+		items = true
 	default:
 		return nil, errors.New("cloudwatch_groups: unsupported sizer")
 	}
 	size := r.bytes
-	if szt == exporterhelper.RequestSizerTypeItems {
+	if items {
 		size = r.events
 	}
 	if maxSize <= 0 || size <= maxSize {
@@ -103,17 +148,19 @@ func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterh
 	curSize := 0
 	for _, s := range r.streams {
 		start := 0
-		for i, ev := range s.events {
-			u := unit(ev)
+		for i := range s.events {
+			u := 1
+			if !items {
+				u = s.size(i)
+			}
 			if curSize > 0 && curSize+u > maxSize {
-				// Capped slices: a later append to one piece never writes into another's events.
-				cur.append(s.id, s.events[start:i:i])
+				cur.appendSegment(s.slice(start, i))
 				out = append(out, cur)
 				cur, curSize, start = &eventsRequest{}, 0, i
 			}
 			curSize += u
 		}
-		cur.append(s.id, s.events[start:len(s.events):len(s.events)])
+		cur.appendSegment(s.slice(start, len(s.events)))
 	}
 	if cur.events > 0 {
 		out = append(out, cur)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,15 @@ func reqOf(id streamID, sizes ...int) *eventsRequest {
 	return r
 }
 
+// unpacked returns r with its packed segments decoded (packed.go).
+func unpacked(r *eventsRequest) *eventsRequest {
+	u, err := r.unpack()
+	if err != nil {
+		panic(err) // a test helper: the requests are the test's own
+	}
+	return u
+}
+
 // flatten lists every event of the requests as "stream/timestamp/length", in order.
 func flatten(reqs ...*eventsRequest) map[streamID][]string {
 	out := map[streamID][]string{}
@@ -40,7 +50,7 @@ func flatten(reqs ...*eventsRequest) map[streamID][]string {
 		if r == nil {
 			continue
 		}
-		for _, s := range r.streams {
+		for _, s := range unpacked(r).streams {
 			for _, ev := range s.events {
 				out[s.id] = append(out[s.id], fmt.Sprintf("%d/%d", ev.Timestamp, len(ev.Message)))
 			}
@@ -103,7 +113,8 @@ func batchingBytes(r *eventsRequest) int {
 }
 
 // Random merges and splits never lose, repeat or reorder an event, never exceed the limit
-// (except a lone oversized event).
+// (except a lone oversized event), whether the events are packed (read back from the queue)
+// or not.
 func TestMergeSplitProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	ids := []streamID{{"g", "a"}, {"g", "b"}, {"h", "a"}}
@@ -125,6 +136,12 @@ func TestMergeSplitProperty(t *testing.T) {
 				in.append(id, evs)
 			}
 			all = append(all, cloneRequest(in))
+			if rng.IntN(2) == 0 {
+				// Read back from the queue: packed segments mix with unpacked ones.
+				var err error
+				in, err = unmarshalRequest(marshalRequest(in))
+				require.NoError(t, err)
+			}
 			out, err := cur.MergeSplit(context.Background(), max, exporterhelper.RequestSizerTypeBytes, in)
 			require.NoError(t, err)
 			if len(out) == 0 {
@@ -132,6 +149,7 @@ func TestMergeSplitProperty(t *testing.T) {
 			}
 			for i, r := range out {
 				er := r.(*eventsRequest)
+				require.Equal(t, batchingBytes(unpacked(er)), er.BytesSize(), "round %d: packed sizes", round)
 				if er.BytesSize() > max {
 					require.Equal(t, 1, er.ItemsCount(), "round %d: only a lone event may exceed the limit", round)
 				}
@@ -174,7 +192,10 @@ func TestQueueEncodingRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	_, back, err := enc.Unmarshal(b)
 	require.NoError(t, err)
-	assert.Equal(t, r, back)
+	assert.NotNil(t, back.(*eventsRequest).streams[0].packed, "read back packed")
+	assert.Equal(t, r.BytesSize(), back.BytesSize())
+	assert.Equal(t, r.ItemsCount(), back.ItemsCount())
+	assert.Equal(t, r, unpacked(back.(*eventsRequest)))
 
 	for i := range len(b) {
 		_, _, err := enc.Unmarshal(b[:i]) // every truncation is an error, never a panic
@@ -221,7 +242,7 @@ func FuzzUnmarshalRequest(f *testing.F) {
 			return
 		}
 		// Whatever decodes survives a round trip unchanged.
-		back, err := unmarshalRequest(marshalRequest(r))
+		back, err := unmarshalRequest(marshalRequest(unpacked(r)))
 		require.NoError(t, err)
 		assert.Equal(t, flatten(r), flatten(back))
 		assert.Equal(t, r.ItemsCount(), back.ItemsCount())
@@ -257,4 +278,47 @@ func TestQueueShapesDeliverEverything(t *testing.T) {
 			assert.Len(t, b.storedEvents(t), 3*40*len(testSources))
 		})
 	}
+}
+
+// A request read back from the queue holds about its stored (compressed) size while it waits,
+// not its decoded size: neither its events nor its stream names keep the decoded body alive.
+func TestPackedRequestsHoldTheCompressedSize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const items = 40
+	var stored [][]byte
+	decoded, compressed := 0, 0
+	for i := range items {
+		var evs []batching.Event
+		for j := range 2000 {
+			// JSON-like messages that compress a few times, as container logs do.
+			evs = append(evs, batching.Event{Timestamp: int64(j), Message: fmt.Sprintf(
+				`{"body":"request %d served in %dms","attributes":{"trace":"%016x","user":"u%d"},"resource":{"k8s.pod.name":"web-%d"}}`,
+				rng.IntN(1e6), rng.IntN(900), rng.Uint64(), rng.IntN(50), i)})
+		}
+		r := &eventsRequest{}
+		r.append(streamID{"/k8s/app", fmt.Sprintf("node-1/web-%d", i)}, evs)
+		b := marshalRequest(r)
+		decoded += r.BytesSize()
+		compressed += len(b)
+		stored = append(stored, b)
+	}
+	require.Less(t, compressed*2, decoded, "the test's messages must compress")
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	held := make([]*eventsRequest, 0, items)
+	for _, b := range stored {
+		r, err := unmarshalRequest(b)
+		require.NoError(t, err)
+		held = append(held, r)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grown := int(after.HeapAlloc) - int(before.HeapAlloc)
+	t.Logf("%d requests: %d bytes decoded, %d stored, heap grew by %d", items, decoded, compressed, grown)
+	// The events' timestamps and spans (32 bytes each) plus the blocks (shared with stored).
+	require.Less(t, grown, decoded/2, "waiting requests keep their decoded bodies")
+	runtime.KeepAlive(held)
+	runtime.KeepAlive(stored)
 }

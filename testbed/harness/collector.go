@@ -6,6 +6,8 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"syscall"
@@ -87,3 +89,36 @@ var ErrExited = errors.New("collector exited")
 
 // Pid is the collector's process id.
 func (c *Collector) Pid() int { return c.cmd.Process.Pid }
+
+// FreeAddr returns a loopback address with a port that was free a moment ago, for a
+// collector's health check.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = ln.Close() }() // only probing for a free port
+	return ln.Addr().String(), nil
+}
+
+// WaitHealthy waits until the health check at addr answers 200 (the collector's pipelines run
+// and cri_log's first discovery is done), the collector exits, or timeout passes.
+func WaitHealthy(addr string, timeout time.Duration, c *Collector) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := http.Get("http://" + addr + "/") //nolint:noctx // a local probe with a deadline loop
+		if err == nil {
+			_ = resp.Body.Close() // only the status matters
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if exited, err := c.Exited(); exited {
+			return fmt.Errorf("collector exited before it was ready: %w", errors.Join(ErrExited, err))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("collector not ready within %s", timeout)
+		}
+		time.Sleep(20 * time.Millisecond) // polling an HTTP endpoint: there is no event to wait on
+	}
+}

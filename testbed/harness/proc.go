@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package harness
 
 import (
@@ -37,4 +39,51 @@ func ProcUsage(pid int) (cpu time.Duration, peakRSS int64, err error) {
 		}
 	}
 	return cpu, peakRSS, nil
+}
+
+// Memory is a process's resident memory split by kind, from /proc/<pid>/status, in bytes:
+// Anon is what the Go heap, stacks and buffers use (RssAnon), File the pages of mapped files
+// (RssFile: the binary's text and data, the queue database's mmap), Shmem shared memory.
+type Memory struct {
+	Anon, File, Shmem int64
+}
+
+// Total is the resident set size the three parts make.
+func (m Memory) Total() int64 { return m.Anon + m.File + m.Shmem }
+
+// Max keeps the larger of each part.
+func (m Memory) Max(o Memory) Memory {
+	return Memory{Anon: max(m.Anon, o.Anon), File: max(m.File, o.File), Shmem: max(m.Shmem, o.Shmem)}
+}
+
+// ProcMemory reads a Linux process's current RssAnon, RssFile and RssShmem.
+func ProcMemory(pid int) (Memory, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Memory{}, err
+	}
+	var m Memory
+	for _, line := range strings.Split(string(status), "\n") {
+		key, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch key {
+		case "RssAnon":
+			dst = &m.Anon
+		case "RssFile":
+			dst = &m.File
+		case "RssShmem":
+			dst = &m.Shmem
+		default:
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		if err != nil {
+			return Memory{}, fmt.Errorf("/proc/%d/status: %s: %w", pid, key, err)
+		}
+		*dst = kb << 10
+	}
+	return m, nil
 }

@@ -217,3 +217,45 @@ func envFor(text string, vals map[string]string) ([]string, error) {
 	sort.Strings(env)
 	return env, nil
 }
+
+// ShippedNodeDaemonSet is the node agent's DaemonSet, relative to the repository root.
+const ShippedNodeDaemonSet = "deploy/kubernetes/daemonset.yaml"
+
+// ShippedNodeEnv returns the environment variables the DaemonSet at daemonSetPath gives its
+// collector container as literal values (GOMEMLIMIT, AWS_REGION, ...); variables filled from
+// the pod's fields (the node name) are the caller's to supply.
+func ShippedNodeEnv(daemonSetPath string) (map[string]string, error) {
+	raw, err := os.ReadFile(daemonSetPath)
+	if err != nil {
+		return nil, err
+	}
+	var ds struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []struct {
+						Env []struct {
+							Name  string  `yaml:"name"`
+							Value *string `yaml:"value"`
+						} `yaml:"env"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &ds); err != nil {
+		return nil, fmt.Errorf("%s: %w", daemonSetPath, err)
+	}
+	containers := ds.Spec.Template.Spec.Containers
+	if ds.Kind != "DaemonSet" || len(containers) != 1 {
+		return nil, fmt.Errorf("%s: not a DaemonSet with one container", daemonSetPath)
+	}
+	env := map[string]string{}
+	for _, e := range containers[0].Env {
+		if e.Value != nil {
+			env[e.Name] = *e.Value
+		}
+	}
+	return env, nil
+}

@@ -1,10 +1,13 @@
 // Command benche2e is `make bench-e2e`: the system benchmark. It writes one corpus with the node
 // simulator, then, in one run and alternating, lets each collector read it from the beginning and
-// send it to the same local CloudWatch Logs server: bin/otelcol-k8s with config/run.yaml and the
-// closest upstream pipeline (testbed/bench/e2e-upstream: contrib file_log with the container
-// operator and a klog regex parser, into contrib awscloudwatchlogs). For each run it reports the
-// events stored, the collector's CPU time and peak RSS when the last event arrived, events per
-// CPU-second and PutLogEvents calls per MiB of corpus, then the medians and ratios.
+// send it to the same local CloudWatch Logs server: bin/otelcol-k8s with the node agent's shipped
+// configuration (the DaemonSet's ConfigMap and environment, see harness.LoadShippedNodeConfig; or
+// -config config/run.yaml) and the closest upstream pipeline (testbed/bench/e2e-upstream: contrib
+// file_log with the container operator and a klog regex parser, into contrib awscloudwatchlogs).
+// For each run it reports the events stored, the collector's CPU time and peak RSS when the last
+// event arrived, the peaks of its anonymous and file-backed resident memory (RssAnon, RssFile)
+// sampled every 50 ms, events per CPU-second and PutLogEvents calls per MiB of corpus, then the
+// medians and ratios.
 package main
 
 import (
@@ -15,7 +18,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
@@ -23,9 +28,15 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/nodesim"
 )
 
+// heapProfiles is the -heap-profiles directory.
+var heapProfiles string
+
 type pipeline struct {
 	Name, Bin, Config string
 }
+
+// shippedConfig is the -config value that selects the DaemonSet's configuration.
+const shippedConfig = "shipped"
 
 type result struct {
 	Pipeline       string  `json:"pipeline"`
@@ -35,6 +46,8 @@ type result struct {
 	Seconds        float64 `json:"seconds"`
 	CPUSeconds     float64 `json:"cpuSeconds"`
 	PeakRSSMiB     float64 `json:"peakRssMiB"`
+	PeakAnonMiB    float64 `json:"peakRssAnonMiB"`
+	PeakFileMiB    float64 `json:"peakRssFileMiB"`
 	EventsPerCPUs  float64 `json:"eventsPerCpuSecond"`
 	Calls          int64   `json:"putLogEventsCalls"`
 	CallsPerMiB    float64 `json:"callsPerMiB"`
@@ -52,7 +65,7 @@ func main() {
 
 func run() error {
 	ours := flag.String("bin", "bin/otelcol-k8s", "otelcol-k8s binary")
-	oursConfig := flag.String("config", "config/run.yaml", "otelcol-k8s configuration")
+	oursConfig := flag.String("config", shippedConfig, `otelcol-k8s configuration: "shipped" (the DaemonSet's ConfigMap and environment, as in deploy/kubernetes) or a file such as config/run.yaml`)
 	upstream := flag.String("upstream-bin", "bin/otelcol-upstream", "upstream pipeline binary (testbed/bench/e2e-upstream)")
 	upstreamConfig := flag.String("upstream-config", "testbed/bench/e2e-upstream/config.yaml", "upstream pipeline configuration")
 	dir := flag.String("dir", "tmp/bench-e2e", "working directory (emptied first)")
@@ -64,11 +77,25 @@ func run() error {
 	out := flag.String("out", "", "also append the JSON lines here")
 	sustain := flag.String("sustain", "", "instead of the corpus runs: comma-separated live write rates (lines/s) to try with the collectors on GOMAXPROCS=1")
 	sustainFor := flag.Duration("sustain-for", 20*time.Second, "how long the node writes at each -sustain rate")
-	only := flag.String("only", "", "run only this pipeline (otelcol-k8s, otelcol-k8s-lean or upstream), for profiling one side")
-	lean := flag.String("lean-bin", "", "also run this build of only the pipeline's components (testbed/bench/e2e-lean) with -config")
+	only := flag.String("only", "", "run only these pipelines (comma-separated: otelcol-k8s, otelcol-k8s-node, upstream), for profiling one side")
+	node := flag.String("node-bin", "", "also run the node agent's build (builder-config-node.yaml, make build-node) with -config")
+	idleFiles := flag.Int("idle", 0, "instead of the corpus runs: this many quiet files of one line each; report each collector's CPU and memory once it has read them")
+	idleFor := flag.Duration("idle-for", 20*time.Second, "how long -idle measures")
+	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s and keep, per run, the heap profile taken at its highest RssAnon in this directory (profiling costs CPU: not for measured runs)")
 	flag.Parse()
-	if *sustain != "" {
-		return sustained(*sustain, *sustainFor, *dir, *pods, []pipeline{{"otelcol-k8s", *ours, *oursConfig}, {"upstream", *upstream, *upstreamConfig}})
+	if *sustain != "" || *idleFiles > 0 {
+		pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
+		if *node != "" {
+			pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig})
+		}
+		pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig})
+		if *only != "" {
+			pipes = slices.DeleteFunc(pipes, func(p pipeline) bool { return !slices.Contains(strings.Split(*only, ","), p.Name) })
+		}
+		if *idleFiles > 0 {
+			return idle(*idleFiles, *idleFor, *dir, pipes)
+		}
+		return sustained(*sustain, *sustainFor, *dir, *pods, pipes)
 	}
 
 	if err := os.RemoveAll(*dir); err != nil {
@@ -93,22 +120,21 @@ func run() error {
 	corpusMiB := float64(ledger.Bytes) / (1 << 20)
 	fmt.Fprintf(os.Stderr, "corpus: %d lines, %.1f MiB\n", ledger.Lines, corpusMiB)
 
-	srv := localcloudwatch.New(localcloudwatch.Config{DiscardMessages: true, Quotas: localcloudwatch.Unlimited()})
-	endpoint, err := srv.Start("127.0.0.1:0")
+	srv, endpoint, err := startServer()
 	if err != nil {
 		return err
 	}
 	defer func() { _ = srv.Close() }() // the benchmark's results are already out
 
 	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
-	if *lean != "" {
-		pipes = append(pipes, pipeline{"otelcol-k8s-lean", *lean, *oursConfig})
+	if *node != "" {
+		pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig})
 	}
 	pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig})
 	if *only != "" {
 		kept := pipes[:0]
 		for _, p := range pipes {
-			if p.Name == *only {
+			if slices.Contains(strings.Split(*only, ","), p.Name) {
 				kept = append(kept, p)
 			}
 		}
@@ -128,6 +154,9 @@ func run() error {
 	for r := 1; r <= *rounds; r++ {
 		for _, p := range pipes {
 			res, err := runOne(p, r, *dir, corpus, endpoint, srv, ledger.Lines, *timeout, *stall)
+			if err == nil && res.Events == 0 && res.CollectorError == "" {
+				err = errors.New("no event arrived: see the collector's log in -dir")
+			}
 			if err != nil {
 				return fmt.Errorf("%s round %d: %w", p.Name, r, err)
 			}
@@ -147,30 +176,96 @@ func run() error {
 	return nil
 }
 
-func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloudwatch.Server, lines int64, timeout, stall time.Duration) (result, error) {
-	srv.Reset()
-	state := filepath.Join(dir, fmt.Sprintf("state-%s-%d", p.Name, round))
+// started is a collector of one run with the corpus in place; stop stops it and puts the
+// corpus back where the shipped configuration's run moved it from.
+type started struct {
+	col   *harness.Collector
+	start time.Time
+	stop  func() error
+}
+
+// startRun starts pipeline p on the corpus at corpus (a node root with var/log/pods): with
+// the shipped configuration, the corpus moves into a node root of its own once the collector
+// is ready, since the DaemonSet reads files present at its first start from their end
+// (start_at: end) and files that appear later from their beginning, as a node's pods would.
+func startRun(p pipeline, tag, dir, corpus, endpoint string) (*started, error) {
+	state := filepath.Join(dir, "state-"+tag)
 	if err := os.MkdirAll(state, 0o755); err != nil {
-		return result{}, err
+		return nil, err
 	}
-	col, err := harness.StartCollector(p.Bin, p.Config, []string{
+	logPath := filepath.Join(dir, tag+".log")
+	env := []string{
 		"OTELCOL_K8S_NODE_ROOT=" + corpus, "OTELCOL_K8S_STATE=" + state,
 		"OTELCOL_K8S_CLOUDWATCH=" + endpoint, "OTELCOL_K8S_HEALTH=127.0.0.1:0",
 		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_REGION=us-east-1",
 		"AWS_EC2_METADATA_DISABLED=true",
-	}, filepath.Join(dir, fmt.Sprintf("%s-%d.log", p.Name, round)))
+	}
+	config := p.Config
+	var node string // the shipped configuration's node root
+	var health string
+	pprofAddr = ""
+	if p.Config == shippedConfig {
+		node = filepath.Join(dir, "node-"+tag)
+		var err error
+		if config, env, health, err = shippedRun(dir, node, state, endpoint, p.Name, tag); err != nil {
+			return nil, err
+		}
+	}
+	col, err := harness.StartCollector(p.Bin, config, env, logPath)
+	if err != nil {
+		return nil, err
+	}
+	s := &started{col: col, start: time.Now(), stop: func() error { return col.Stop(20 * time.Second) }}
+	if node == "" {
+		return s, nil
+	}
+	if err := harness.WaitHealthy(health, 30*time.Second, col); err != nil {
+		_ = s.stop() // the wait's error is the one to report
+		return nil, err
+	}
+	pods, moved := filepath.Join(corpus, "var/log/pods"), filepath.Join(node, "var/log/pods")
+	if err := os.Rename(pods, moved); err != nil {
+		_ = s.stop() // the rename's error is the one to report
+		return nil, err
+	}
+	s.stop = func() error {
+		_ = col.Stop(20 * time.Second) // before the files go back; its error does not matter here
+		if err := os.Rename(moved, pods); err != nil {
+			return fmt.Errorf("moving the corpus back: %w", err)
+		}
+		return nil
+	}
+	return s, nil
+}
+
+// startServer starts the local CloudWatch Logs server every run sends to: messages counted
+// and discarded, no quotas.
+func startServer() (*localcloudwatch.Server, string, error) {
+	srv := localcloudwatch.New(localcloudwatch.Config{DiscardMessages: true, Quotas: localcloudwatch.Unlimited()})
+	endpoint, err := srv.Start("127.0.0.1:0")
+	return srv, endpoint, err
+}
+
+func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloudwatch.Server, lines int64, timeout, stall time.Duration) (_ result, err error) {
+	srv.Reset()
+	run, err := startRun(p, fmt.Sprintf("%s-%d", p.Name, round), dir, corpus, endpoint)
 	if err != nil {
 		return result{}, err
 	}
-	defer func() { _ = col.Stop(20 * time.Second) }()
-	start := time.Now()
+	defer func() { err = errors.Join(err, run.stop()) }()
+	col, start := run.col, run.start
 	res := result{Pipeline: p.Name, Round: round, Lines: lines}
 	var last int64
 	lastChange := start
 	var cpu time.Duration
 	var rss int64
+	var peak harness.Memory
+	if pprofAddr != "" {
+		stop := keepHeapProfile(col.Pid(), pprofAddr, filepath.Join(heapProfiles, fmt.Sprintf("%s-%d.heap.pb.gz", p.Name, round)))
+		defer stop()
+	}
 	for {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 		if exited, werr := col.Exited(); exited {
 			res.CollectorError = fmt.Sprint(errors.Join(harness.ErrExited, werr))
 			break
@@ -178,6 +273,9 @@ func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloud
 		c, r, uerr := harness.ProcUsage(col.Pid())
 		if uerr == nil {
 			cpu, rss = c, r
+		}
+		if m, merr := harness.ProcMemory(col.Pid()); merr == nil {
+			peak = peak.Max(m)
 		}
 		n := srv.Stats().EventsAccepted
 		if n != last {
@@ -197,10 +295,52 @@ func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloud
 	res.Events = st.EventsAccepted
 	res.Calls = st.PutLogEventsAccepted
 	res.PeakRSSMiB = float64(rss) / (1 << 20)
+	res.PeakAnonMiB = float64(peak.Anon) / (1 << 20)
+	res.PeakFileMiB = float64(peak.File) / (1 << 20)
 	if res.CPUSeconds > 0 {
 		res.EventsPerCPUs = float64(res.Events) / res.CPUSeconds
 	}
 	return res, nil
+}
+
+// shippedRun writes the DaemonSet's configuration for one run (node root, state directory,
+// endpoint and health address swapped, harness.LoadShippedNodeConfig) and returns its path,
+// the environment the DaemonSet gives the container plus what the pod's fields would, and the
+// health address.
+func shippedRun(dir, node, state, endpoint, name, tag string) (config string, env []string, health string, err error) {
+	if err := os.MkdirAll(filepath.Join(node, "var/log"), 0o755); err != nil {
+		return "", nil, "", err
+	}
+	if health, err = harness.FreeAddr(); err != nil {
+		return "", nil, "", err
+	}
+	vals, err := harness.ShippedNodeEnv(harness.ShippedNodeDaemonSet)
+	if err != nil {
+		return "", nil, "", err
+	}
+	vals["K8S_NODE_NAME"] = "node-1"
+	shipped, err := harness.LoadShippedNodeConfig(harness.ShippedNodeConfigMap, harness.Local{
+		NodeRoot: node, StateDir: state, Endpoint: endpoint, HealthAddr: health, Env: vals,
+	})
+	if err != nil {
+		return "", nil, "", err
+	}
+	if strings.HasSuffix(tag, "-1") {
+		for _, c := range shipped.Changes {
+			fmt.Fprintf(os.Stderr, "%s: shipped configuration, local change: %s\n", name, c)
+		}
+	}
+	if heapProfiles != "" && name == "otelcol-k8s" {
+		if shipped.YAML, pprofAddr, err = withPprof(shipped.YAML); err != nil {
+			return "", nil, "", err
+		}
+	}
+	config = filepath.Join(dir, "shipped-"+tag+".yaml")
+	if err := os.WriteFile(config, shipped.YAML, 0o600); err != nil {
+		return "", nil, "", err
+	}
+	env = append(slices.Clip(shipped.Env), "AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_EC2_METADATA_DISABLED=true")
+	return config, env, health, nil
 }
 
 func median(xs []float64) float64 {
@@ -212,7 +352,7 @@ func median(xs []float64) float64 {
 }
 
 func summarize(results []result, pipes []pipeline) {
-	type agg struct{ eps, rss, cpm, secs, events []float64 }
+	type agg struct{ eps, rss, anon, file, cpm, secs, events []float64 }
 	by := map[string]*agg{}
 	for _, r := range results {
 		a := by[r.Pipeline]
@@ -222,26 +362,30 @@ func summarize(results []result, pipes []pipeline) {
 		}
 		a.eps = append(a.eps, r.EventsPerCPUs)
 		a.rss = append(a.rss, r.PeakRSSMiB)
+		a.anon = append(a.anon, r.PeakAnonMiB)
+		a.file = append(a.file, r.PeakFileMiB)
 		a.cpm = append(a.cpm, r.CallsPerMiB)
 		a.secs = append(a.secs, r.Seconds)
 		a.events = append(a.events, float64(r.Events))
 	}
 	fmt.Println()
-	fmt.Println("| pipeline | events stored (median) | events per CPU-second | peak RSS MiB | PutLogEvents calls per MiB | seconds to last event |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| pipeline | events stored (median) | events per CPU-second | peak RSS MiB | peak RssAnon MiB | peak RssFile MiB | PutLogEvents calls per MiB | seconds to last event |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, p := range pipes {
 		a := by[p.Name]
-		fmt.Printf("| %s | %.0f | %.0f | %.0f | %.2f | %.1f |\n", p.Name, median(a.events), median(a.eps), median(a.rss), median(a.cpm), median(a.secs))
+		fmt.Printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.1f |\n", p.Name, median(a.events), median(a.eps),
+			median(a.rss), median(a.anon), median(a.file), median(a.cpm), median(a.secs))
 	}
 	u := by["upstream"]
-	if u == nil || median(u.eps) == 0 || median(u.rss) == 0 || median(u.cpm) == 0 {
+	if u == nil || median(u.eps) == 0 || median(u.rss) == 0 || median(u.anon) == 0 || median(u.cpm) == 0 {
 		return
 	}
 	fmt.Println()
 	for _, p := range pipes {
 		if o := by[p.Name]; p.Name != "upstream" && o != nil {
-			fmt.Printf("ratios %s / upstream: events per CPU-second %.2fx, peak RSS %.2fx, PutLogEvents calls per MiB %.2fx\n",
-				p.Name, median(o.eps)/median(u.eps), median(o.rss)/median(u.rss), median(o.cpm)/median(u.cpm))
+			fmt.Printf("ratios %s / upstream: events per CPU-second %.2fx, peak RSS %.2fx, peak RssAnon %.2fx, peak RssFile %.2fx, PutLogEvents calls per MiB %.2fx\n",
+				p.Name, median(o.eps)/median(u.eps), median(o.rss)/median(u.rss), median(o.anon)/median(u.anon),
+				median(o.file)/median(u.file), median(o.cpm)/median(u.cpm))
 		}
 	}
 }

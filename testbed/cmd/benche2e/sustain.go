@@ -32,8 +32,7 @@ func sustained(rates string, length time.Duration, dir string, pods int, pipes [
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	srv := localcloudwatch.New(localcloudwatch.Config{DiscardMessages: true, Quotas: localcloudwatch.Unlimited()})
-	endpoint, err := srv.Start("127.0.0.1:0")
+	srv, endpoint, err := startServer()
 	if err != nil {
 		return err
 	}
@@ -80,17 +79,24 @@ func sustainOne(p pipeline, rate float64, length time.Duration, dir string, pods
 	srv.Reset()
 	run := filepath.Join(dir, fmt.Sprintf("%s-%.0f", p.Name, rate))
 	node, state := filepath.Join(run, "node"), filepath.Join(run, "state")
+	var err error
 	for _, d := range []string{node, state} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err = os.MkdirAll(d, 0o755); err != nil {
 			return sustainedResult{}, err
 		}
 	}
-	col, err := harness.StartCollector(p.Bin, p.Config, []string{
+	config, env := p.Config, []string{
 		"OTELCOL_K8S_NODE_ROOT=" + node, "OTELCOL_K8S_STATE=" + state,
 		"OTELCOL_K8S_CLOUDWATCH=" + endpoint, "OTELCOL_K8S_HEALTH=127.0.0.1:0",
 		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_REGION=us-east-1",
-		"AWS_EC2_METADATA_DISABLED=true", "GOMAXPROCS=1",
-	}, filepath.Join(run, "collector.log"))
+		"AWS_EC2_METADATA_DISABLED=true",
+	}
+	if p.Config == shippedConfig {
+		if config, env, _, err = shippedRun(run, node, state, endpoint, p.Name, p.Name+"-1"); err != nil {
+			return sustainedResult{}, err
+		}
+	}
+	col, err := harness.StartCollector(p.Bin, config, append(env, "GOMAXPROCS=1"), filepath.Join(run, "collector.log"))
 	if err != nil {
 		return sustainedResult{}, err
 	}

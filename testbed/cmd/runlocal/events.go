@@ -90,7 +90,7 @@ func startEvents(ctx context.Context, kubeBin, bin, dir string) (*eventsRun, err
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	})}
 	go func() { _ = e.traces.Serve(ln) }()
-	health, err := freeAddr()
+	health, err := harness.FreeAddr()
 	if err != nil {
 		e.stop()
 		return nil, err

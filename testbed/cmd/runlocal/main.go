@@ -9,7 +9,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,15 +25,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "run:", err)
 		os.Exit(1)
 	}
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = ln.Close() }() // only probing for a free port
-	return ln.Addr().String(), nil
 }
 
 func run() error {
@@ -90,7 +80,7 @@ func run() error {
 	}()
 	fmt.Printf("simulated node writing %s/var/log/pods (%d pods, %.0f lines/s, one-second pods, rotation)\n", nodeRoot, *pods, *rate)
 
-	health, err := freeAddr()
+	health, err := harness.FreeAddr()
 	if err != nil {
 		return err
 	}

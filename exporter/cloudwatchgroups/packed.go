@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+)
+
+// packed is the body of a request read back from the persistent queue, kept as the queue
+// stored it (one S2 block) while its events wait in the batcher's partitions and for a
+// consumer: JSON messages compress several times, and a partition holds up to a whole batch
+// per stream until it is full or flush_timeout passes. Sending decodes it again (design.md,
+// section 5a, "Packed while waiting").
+type packed struct {
+	block []byte // the S2 block
+	n     int    // its decoded length
+}
+
+// body decodes the block.
+func (p *packed) body() (string, error) {
+	b, err := decodeBlock(p.block, p.n)
+	if err != nil {
+		return "", err
+	}
+	if len(b) != p.n {
+		return "", errCorruptRequest
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil //nolint:gosec // b is owned here and never written again
+}
+
+// A packed event's Ref holds its message's span in the decoded body: offset in the high 32
+// bits, length in the low 32. Bodies of 4 GiB or more are never packed.
+const spanBits = 32
+
+// canPack says whether spans fit in an int (64-bit platforms).
+const canPack = strconv.IntSize == 64
+
+func spanOf(off, n int) int { return off<<spanBits | n }
+func spanOff(ref int) int   { return ref >> spanBits }
+func spanLen(ref int) int   { return ref & (1<<spanBits - 1) }
+
+// pack turns the events of req, whose messages are substrings of body, into packed
+// segments of block (body compressed). It leaves req as it is when spans do not fit.
+func pack(req *eventsRequest, body []byte, block []byte) {
+	if !canPack || uint64(len(body)) >= 1<<spanBits {
+		return
+	}
+	p := &packed{block: block, n: len(body)}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(body))) //nolint:gosec // only compared with the addresses of substrings of body
+	for i := range req.streams {
+		s := &req.streams[i]
+		// The names are substrings of body too: copies, so nothing keeps body alive.
+		s.id = streamID{group: strings.Clone(s.id.group), stream: strings.Clone(s.id.stream)}
+		for j := range s.events {
+			ev := &s.events[j]
+			off := 0
+			if len(ev.Message) > 0 {
+				off = int(uintptr(unsafe.Pointer(unsafe.StringData(ev.Message))) - base) //nolint:gosec // a substring of body: 0 <= off < len(body)
+			}
+			ev.Ref = spanOf(off, len(ev.Message))
+			ev.Message = ""
+		}
+		s.packed = p
+	}
+}
+
+// unpack returns the request with every packed segment decoded and the segments of each
+// stream joined, in order: what sending and the queue encoding work on. A request without
+// packed segments is returned as is.
+func (r *eventsRequest) unpack() (*eventsRequest, error) {
+	has := false
+	for _, s := range r.streams {
+		has = has || s.packed != nil
+	}
+	if !has {
+		return r, nil
+	}
+	bodies := map[*packed]string{}
+	out := &eventsRequest{firstFailure: r.firstFailure, streams: make([]streamEvents, 0, len(r.streams))}
+	for _, s := range r.streams {
+		if s.packed == nil {
+			out.append(s.id, s.events)
+			continue
+		}
+		body, ok := bodies[s.packed]
+		if !ok {
+			var err error
+			if body, err = s.packed.body(); err != nil {
+				return nil, err
+			}
+			bodies[s.packed] = body
+		}
+		evs := make([]batching.Event, len(s.events))
+		for i, ev := range s.events {
+			off, n := spanOff(ev.Ref), spanLen(ev.Ref)
+			if off < 0 || off+n > len(body) {
+				return nil, errors.New("cloudwatch_groups: packed event outside its body")
+			}
+			evs[i] = batching.Event{Timestamp: ev.Timestamp, Message: body[off : off+n]}
+		}
+		out.append(s.id, evs)
+	}
+	return out, nil
+}

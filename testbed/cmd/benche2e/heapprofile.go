@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
+)
+
+// pprofAddr is where the current run's pprof extension listens (empty: none).
+var pprofAddr string
+
+// withPprof adds the pprof extension on a free local port to a collector configuration.
+func withPprof(config []byte) ([]byte, string, error) {
+	var cfg map[string]any
+	if err := yaml.Unmarshal(config, &cfg); err != nil {
+		return nil, "", err
+	}
+	addr, err := harness.FreeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	exts, _ := cfg["extensions"].(map[string]any)
+	service, _ := cfg["service"].(map[string]any)
+	if exts == nil || service == nil {
+		return nil, "", errors.New("-heap-profiles: the configuration has no extensions or service section")
+	}
+	exts["pprof"] = map[string]any{"endpoint": addr}
+	list, _ := service["extensions"].([]any)
+	service["extensions"] = append(list, "pprof")
+	out, err := yaml.Marshal(cfg)
+	return out, addr, err
+}
+
+// keepHeapProfile samples the process's RssAnon every 250 ms and, whenever it is higher than
+// before, writes the heap profile the pprof extension at addr serves to path. The returned
+// function stops it.
+func keepHeapProfile(pid int, addr, path string) (stop func()) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-e2e: -heap-profiles:", err)
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var best int64
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			m, err := harness.ProcMemory(pid)
+			if err != nil || m.Anon <= best {
+				continue
+			}
+			best = m.Anon
+			resp, err := http.Get("http://" + addr + "/debug/pprof/heap") //nolint:noctx // a local profile with the run's own deadline
+			if err != nil {
+				continue
+			}
+			raw, err := io.ReadAll(resp.Body)
+			_ = resp.Body.Close() // read in full
+			if err == nil && resp.StatusCode == http.StatusOK {
+				_ = os.WriteFile(path, raw, 0o644) // best effort: a later sample may still land
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}

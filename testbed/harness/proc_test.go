@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestProcMemory(t *testing.T) {
+	t.Parallel()
+	m, err := ProcMemory(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Anon <= 0 || m.File <= 0 {
+		t.Fatalf("a Go test process has a heap and its binary's pages: %+v", m)
+	}
+	if m.Total() != m.Anon+m.File+m.Shmem {
+		t.Fatalf("Total %d of %+v", m.Total(), m)
+	}
+	if got, want := (Memory{Anon: 3, File: 2, Shmem: 1}).Max(Memory{Anon: 1, File: 5}), (Memory{Anon: 3, File: 5, Shmem: 1}); got != want {
+		t.Fatalf("Max: %+v, want %+v", got, want)
+	}
+	if _, err := ProcMemory(-1); err == nil {
+		t.Fatal("no error for a process that does not exist")
+	}
+}
+
+func TestShippedNodeEnv(t *testing.T) {
+	t.Parallel()
+	env, err := ShippedNodeEnv("../../" + ShippedNodeDaemonSet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env["GOMEMLIMIT"] == "" || env["AWS_REGION"] == "" {
+		t.Fatalf("the DaemonSet's literal values are missing: %v", env)
+	}
+	if _, ok := env["K8S_NODE_NAME"]; ok {
+		t.Fatal("K8S_NODE_NAME comes from the pod's fields, not a literal")
+	}
+	notDS := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(notDS, []byte("kind: ConfigMap\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ShippedNodeEnv(notDS); err == nil || !strings.Contains(err.Error(), "not a DaemonSet") {
+		t.Fatalf("a ConfigMap: %v", err)
+	}
+	if _, err := ShippedNodeEnv(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+		t.Fatal("no error for a missing file")
+	}
+}
