@@ -1,11 +1,12 @@
-// Package e2e runs the built distribution (OTELCOL_K8S_BIN, set by `make e2e`) with the node
-// agent's shipped configuration (deploy/kubernetes/configmap.yaml, localized by
+// Package e2e runs the node agent's build (OTELCOL_K8S_NODE_BIN, set by `make e2e`, the binary
+// the shipped DaemonSet runs) with the node agent's shipped configuration (deploy/kubernetes/configmap.yaml, localized by
 // harness.LoadShippedNodeConfig: paths, endpoint, health address and environment swapped, and
 // k8s_attributes left out because there is no cluster) between the node simulator (testbed/nodesim) and the local CloudWatch Logs
 // server (testbed/localcloudwatch), through load and fault scenarios, and ends each with an exact
 // accounting of every line written against every event stored.
 //
-// Without OTELCOL_K8S_BIN the tests skip, except under CI, where that is a failure.
+// The events scenarios run the whole distribution (OTELCOL_K8S_BIN), as the events Deployment
+// does. Without those variables the tests skip, except under CI, where that is a failure.
 package e2e
 
 import (
@@ -34,17 +35,29 @@ var (
 // configMapPath is the shipped node agent configuration, from this directory.
 const configMapPath = "../../" + harness.ShippedNodeConfigMap
 
+// binary is the whole distribution (OTELCOL_K8S_BIN), which the events Deployment runs.
 func binary(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("OTELCOL_K8S_BIN")
+	return builtBinary(t, "OTELCOL_K8S_BIN")
+}
+
+// nodeBinary is the node agent's build (OTELCOL_K8S_NODE_BIN), which the DaemonSet runs.
+func nodeBinary(t *testing.T) string {
+	t.Helper()
+	return builtBinary(t, "OTELCOL_K8S_NODE_BIN")
+}
+
+func builtBinary(t *testing.T, variable string) string {
+	t.Helper()
+	bin := os.Getenv(variable)
 	if bin == "" {
 		if os.Getenv("CI") != "" {
-			t.Fatal("OTELCOL_K8S_BIN is not set: run the scenarios through `make e2e`")
+			t.Fatal(variable + " is not set: run the scenarios through `make e2e`")
 		}
-		t.Skip("OTELCOL_K8S_BIN is not set: run the scenarios through `make e2e`")
+		t.Skip(variable + " is not set: run the scenarios through `make e2e`")
 	}
 	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the distribution binary is missing: %v", err)
+		t.Fatalf("the binary %s names is missing: %v", variable, err)
 	}
 	return bin
 }
@@ -73,7 +86,7 @@ type env struct {
 }
 
 func newEnv(t *testing.T, cfg localcloudwatch.Config) *env {
-	e := &env{t: t, bin: binary(t), dir: t.TempDir()}
+	e := &env{t: t, bin: nodeBinary(t), dir: t.TempDir()}
 	if cfg.Credentials == nil { // the collector's key and secret: every signature is verified
 		cfg.Credentials = map[string]string{"local": "local"}
 	}

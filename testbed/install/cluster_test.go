@@ -37,7 +37,7 @@ var chartCombinations = []struct{ name, values string }{
 	{"irsa-kms-tags-monitors", `{node: {roleArn: "arn:aws:iam::123456789012:role/n"}, events: {roleArn: "arn:aws:iam::123456789012:role/e"},
 		logGroups: {kmsKeyArn: "arn:aws:kms:eu-west-1:123456789012:key/k", tags: {team: logs}, groupBy: log_type},
 		metrics: {serviceMonitor: {enabled: true}, podMonitor: {enabled: true}}}`},
-	{"node-only-extra-config", `{events: {enabled: false}, node: {extraConfig: {exporters: {debug: {}}, service: {pipelines: {logs/debug: {receivers: [cri_log], exporters: [debug]}}}}}}`},
+	{"node-only-extra-config", `{events: {enabled: false}, node: {build: full, extraConfig: {exporters: {debug: {}}, service: {pipelines: {logs/debug: {receivers: [cri_log], exporters: [debug]}}}}}}`},
 }
 
 // TestAgainstAPIServer applies every rendered manifest to a real kube-apiserver: the plain

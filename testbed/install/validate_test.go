@@ -16,6 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/install/image"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/install/internal/testenv"
 )
 
@@ -25,12 +26,16 @@ var envRef = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 // runtimeEnv are variables the workloads set for the Go runtime, not the configuration.
 var runtimeEnv = []string{"GOMEMLIMIT"}
 
-// TestRenderedConfigsValidate runs `otelcol-k8s validate` (the binary OTELCOL_K8S_BIN names) on
+// TestRenderedConfigsValidate runs `validate` of the binary each workload runs (the image's
+// entrypoint, OTELCOL_K8S_BIN, or the node agent's build its command names, OTELCOL_K8S_NODE_BIN) on
 // the collector configuration of each workload of the plain manifests and of every chart
 // combination, with the environment the workload's pod spec gives it; and checks that every
 // variable the configuration reads is set by the pod and every variable the pod sets is read.
 func TestRenderedConfigsValidate(t *testing.T) {
-	bin := testenv.Path(t, "OTELCOL_K8S_BIN", "run through `make test-modules` (it builds bin/otelcol-k8s)")
+	bins := map[string]string{
+		image.Binary:     testenv.Path(t, "OTELCOL_K8S_BIN", "run through `make test-modules` (it builds bin/otelcol-k8s)"),
+		image.NodeBinary: testenv.Path(t, "OTELCOL_K8S_NODE_BIN", "run through `make test-modules` (it builds bin/otelcol-k8s-node)"),
+	}
 	combos := append([]struct{ name, values string }{{"plain", "plain"}}, chartCombinations...)
 	for _, c := range combos {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,14 +59,22 @@ func TestRenderedConfigsValidate(t *testing.T) {
 					continue
 				}
 				n++
-				t.Run(w.GetName(), func(t *testing.T) { validateWorkload(t, bin, objs, w) })
+				t.Run(w.GetName(), func(t *testing.T) { validateWorkload(t, bins, objs, w) })
 			}
 			require.NotZero(t, n)
 		})
 	}
 }
 
-func validateWorkload(t *testing.T, bin string, objs []*unstructured.Unstructured, w *unstructured.Unstructured) {
+func validateWorkload(t *testing.T, bins map[string]string, objs []*unstructured.Unstructured, w *unstructured.Unstructured) {
+	cs, _, _ := unstructured.NestedSlice(w.Object, "spec", "template", "spec", "containers")
+	require.NotEmpty(t, cs)
+	program := image.Binary // the image's entrypoint, unless the container names a command
+	if cmd, _ := cs[0].(map[string]any)["command"].([]any); len(cmd) > 0 {
+		program, _ = cmd[0].(string)
+	}
+	bin, ok := bins[program]
+	require.True(t, ok, "%s runs %q, which the image does not hold", w.GetName(), program)
 	vols, _, _ := unstructured.NestedSlice(w.Object, "spec", "template", "spec", "volumes")
 	var cmName string
 	for _, v := range vols {

@@ -28,6 +28,8 @@ import (
 // Paths and identity inside the image.
 const (
 	Binary = "/otelcol-k8s"
+	// NodeBinary is the node agent's build (builder-config-node.yaml), the DaemonSet's command.
+	NodeBinary = "/otelcol-k8s-node"
 	CAFile = "/etc/ssl/certs/ca-certificates.crt"
 	User   = "10001:10001"
 )
@@ -39,6 +41,9 @@ var Cmd = []string{"--config=/etc/otelcol-k8s/config.yaml"}
 type Options struct {
 	// Binaries maps an architecture (amd64, arm64) to the path of its static linux binary.
 	Binaries map[string]string
+	// NodeBinaries maps an architecture to the path of its node agent build; every
+	// architecture of Binaries needs one.
+	NodeBinaries map[string]string
 	// Labels are the OCI annotations of the image config (org.opencontainers.image.*).
 	Labels map[string]string
 	// Created is the creation time written into the configs and the file times of the layer
@@ -69,7 +74,11 @@ func Build(o Options) (v1.ImageIndex, map[string]v1.Image, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		img, err := archImage(arch, bin, ca, o)
+		nodeBin, err := os.ReadFile(o.NodeBinaries[arch])
+		if err != nil {
+			return nil, nil, fmt.Errorf("the node agent build for %s: %w", arch, err)
+		}
+		img, err := archImage(arch, bin, nodeBin, ca, o)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", arch, err)
 		}
@@ -82,13 +91,14 @@ func Build(o Options) (v1.ImageIndex, map[string]v1.Image, error) {
 	return idx, images, nil
 }
 
-func archImage(arch string, bin, ca []byte, o Options) (v1.Image, error) {
+func archImage(arch string, bin, nodeBin, ca []byte, o Options) (v1.Image, error) {
 	layerTar, err := files(o.Created, []file{
 		{name: "etc/", dir: true},
 		{name: "etc/ssl/", dir: true},
 		{name: "etc/ssl/certs/", dir: true},
 		{name: CAFile[1:], mode: 0o644, data: ca},
 		{name: Binary[1:], mode: 0o755, data: bin},
+		{name: NodeBinary[1:], mode: 0o755, data: nodeBin},
 	})
 	if err != nil {
 		return nil, err
@@ -101,7 +111,7 @@ func archImage(arch string, bin, ca []byte, o Options) (v1.Image, error) {
 	}
 	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 	if img, err = mutate.Append(img, mutate.Addendum{Layer: layer, History: v1.History{
-		Created: v1.Time{Time: o.Created}, CreatedBy: "otelcol-k8s make image", Comment: "binary and CA roots",
+		Created: v1.Time{Time: o.Created}, CreatedBy: "otelcol-k8s make image", Comment: "binaries and CA roots",
 	}}); err != nil {
 		return nil, err
 	}

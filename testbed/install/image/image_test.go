@@ -48,14 +48,17 @@ func TestCABundle(t *testing.T) {
 // outputs: the OCI layout (index, platforms, config) and the docker tarballs.
 func TestBuildAndWrite(t *testing.T) {
 	dir := t.TempDir()
-	bins := map[string]string{}
+	bins, nodeBins := map[string]string{}, map[string]string{}
 	for _, arch := range []string{"amd64", "arm64"} {
 		p := filepath.Join(dir, arch)
 		require.NoError(t, os.WriteFile(p, []byte("binary for "+arch), 0o600))
 		bins[arch] = p
+		p = filepath.Join(dir, "node-"+arch)
+		require.NoError(t, os.WriteFile(p, []byte("node binary for "+arch), 0o600))
+		nodeBins[arch] = p
 	}
 	labels := map[string]string{"org.opencontainers.image.revision": "abc123"}
-	idx, images, err := Build(Options{Binaries: bins, Labels: labels, Created: time.Unix(1700000000, 0)})
+	idx, images, err := Build(Options{Binaries: bins, NodeBinaries: nodeBins, Labels: labels, Created: time.Unix(1700000000, 0)})
 	require.NoError(t, err)
 	out := filepath.Join(dir, "out")
 	require.NoError(t, os.MkdirAll(out, 0o755))
@@ -64,6 +67,7 @@ func TestBuildAndWrite(t *testing.T) {
 	got := checkLayout(t, filepath.Join(out, "oci"), labels)
 	for arch, img := range got {
 		assert.Equal(t, []byte("binary for "+arch), fileOf(t, img, Binary))
+		assert.Equal(t, []byte("node binary for "+arch), fileOf(t, img, NodeBinary))
 	}
 	for _, arch := range []string{"amd64", "arm64"} {
 		tag, err := name.NewTag("otelcol-k8s:test")
@@ -93,9 +97,20 @@ func TestBuiltImage(t *testing.T) {
 	for _, c := range []string{"cri_log", "klog_parser", "object_ref", "cloudwatch_groups", "kube_events"} {
 		assert.Contains(t, string(out), c)
 	}
-	arm := fileOf(t, images["arm64"], Binary)
-	assert.Equal(t, []byte{0x7f, 'E', 'L', 'F'}, arm[:4])
-	assert.Equal(t, byte(0xb7), arm[18], "e_machine is AArch64")
+	// The node agent's build: the DaemonSet's components, without the cluster-wide ones.
+	node := filepath.Join(t.TempDir(), "otelcol-k8s-node")
+	require.NoError(t, os.WriteFile(node, fileOf(t, images["amd64"], NodeBinary), 0o700))
+	out, err = exec.Command(node, "components").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, c := range []string{"cri_log", "klog_parser", "object_ref", "cloudwatch_groups", "trace_context", "kube_lifecycle"} {
+		assert.Contains(t, string(out), c)
+	}
+	assert.NotContains(t, string(out), "kube_events")
+	for _, p := range []string{Binary, NodeBinary} {
+		arm := fileOf(t, images["arm64"], p)
+		assert.Equal(t, []byte{0x7f, 'E', 'L', 'F'}, arm[:4], p)
+		assert.Equal(t, byte(0xb7), arm[18], "%s: e_machine is AArch64", p)
+	}
 }
 
 // checkLayout checks an OCI layout: one index with linux/amd64 and linux/arm64 images whose
