@@ -366,10 +366,6 @@ replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../internal/aw
 
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ../../testbed/localcloudwatch
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
-
 replace github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../pkg/objecttrace
-
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../../testbed/sigv4check
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../internal/kubeclient

@@ -9,7 +9,6 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/klauspost/compress v1.19.2
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.160.0
-	github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.66.0
@@ -41,7 +40,6 @@ require (
 require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.15 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.8 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check v0.0.0 // indirect
 )
 
 require (
@@ -82,7 +80,7 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.0.0-00010101000000-000000000000
+	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
 	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000
 	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.0.0
@@ -133,12 +131,8 @@ replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ../../test
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../internal/jsonstring
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
-
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k8smodel
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../internal/awsauth
-
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../../testbed/sigv4check
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../internal/kubeclient

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 

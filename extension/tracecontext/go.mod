@@ -6,12 +6,9 @@ replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../internal
 
 replace github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../pkg/objecttrace
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
-
 require (
 	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
@@ -65,7 +62,7 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/collector/component/componentstatus v0.160.0 // indirect
-	go.opentelemetry.io/collector/consumer v1.66.0 // indirect
+	go.opentelemetry.io/collector/consumer v1.66.0
 	go.opentelemetry.io/collector/consumer/xconsumer v0.160.0 // indirect
 	go.opentelemetry.io/collector/featuregate v1.66.0 // indirect
 	go.opentelemetry.io/collector/internal/componentalias v0.160.0 // indirect

@@ -30,7 +30,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 )
 
 // memStorage is a storage extension keeping its data in memory, shared by the receivers of a

@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 )
 
 func createEvents(t *testing.T, client kubernetes.Interface, reason string, n int) {

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
@@ -94,8 +93,6 @@ require (
 )
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k8smodel
-
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
 
 replace github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext => ../../extension/tracecontext
 

@@ -14,9 +14,9 @@ require (
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.26 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.10 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.10 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.0.0
 )
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../internal/jsonstring
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../sigv4check
+replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../internal/awsauth
