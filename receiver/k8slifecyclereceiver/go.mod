@@ -9,9 +9,9 @@ replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k
 replace github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../pkg/objecttrace
 
 require (
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.1.0
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/consumer v1.66.0
 	go.opentelemetry.io/collector/pdata v1.66.0
