@@ -97,7 +97,7 @@ func Load(root string) (*Repo, error) {
 		if d.Name() != "go.mod" {
 			return nil
 		}
-		data, err := os.ReadFile(p)
+		data, err := os.ReadFile(p) //nolint:gosec // the repository's own tree, walked by its maintainer
 		if err != nil {
 			return err
 		}
@@ -290,7 +290,7 @@ func (r *Repo) Sync() ([]string, error) {
 		if err != nil {
 			return changed, err
 		}
-		if err := os.WriteFile(filepath.Join(r.Root, filepath.FromSlash(rel)), out, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(r.Root, filepath.FromSlash(rel)), out, 0o644); err != nil { //nolint:gosec // a committed source file, readable like the others
 			return changed, err
 		}
 		changed = append(changed, rel)
@@ -313,7 +313,7 @@ func (r *Repo) Sync() ([]string, error) {
 			return s
 		})
 		if out != string(data) {
-			if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+			if err := os.WriteFile(p, []byte(out), 0o644); err != nil { //nolint:gosec // a committed source file, readable like the others
 				return changed, err
 			}
 			changed = append(changed, bc)
@@ -337,7 +337,7 @@ func SetVersion(root, version string) error {
 	if !re.Match(data) {
 		return fmt.Errorf("%s: no version line", File)
 	}
-	return os.WriteFile(p, re.ReplaceAll(data, []byte("${1}"+version)), 0o644)
+	return os.WriteFile(p, re.ReplaceAll(data, []byte("${1}"+version)), 0o644) //nolint:gosec // a committed source file, readable like the others
 }
 
 // WriteProxy writes a file-based Go module proxy (GOPROXY=file://dir) serving every released
@@ -351,7 +351,7 @@ func (r *Repo) WriteProxy(dir string, stamp time.Time) error {
 			return err
 		}
 		vdir := filepath.Join(dir, filepath.FromSlash(esc), "@v")
-		if err := os.MkdirAll(vdir, 0o755); err != nil {
+		if err := os.MkdirAll(vdir, 0o750); err != nil {
 			return err
 		}
 		src := filepath.Join(r.Root, filepath.FromSlash(r.Dir(m.Path)))
@@ -382,7 +382,7 @@ func (r *Repo) WriteProxy(dir string, stamp time.Time) error {
 			m.Version + ".info": info,
 			m.Version + ".mod":  mod,
 		} {
-			if err := os.WriteFile(filepath.Join(vdir, name), data, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(vdir, name), data, 0o600); err != nil {
 				return err
 			}
 		}

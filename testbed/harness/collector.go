@@ -6,6 +6,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"syscall"
@@ -87,3 +88,26 @@ var ErrExited = errors.New("collector exited")
 
 // Pid is the collector's process id.
 func (c *Collector) Pid() int { return c.cmd.Process.Pid }
+
+// WaitHealthy waits until the health_check extension at addr answers 200 (the pipelines run and
+// cri_log's first discovery, where start_at: end applies, is done), the collector exits, or
+// timeout passes.
+func WaitHealthy(addr string, c *Collector, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: time.Second}
+	for {
+		if resp, err := client.Get("http://" + addr + "/"); err == nil { //nolint:noctx // a local probe under the client's timeout
+			_ = resp.Body.Close() // only the status matters
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if exited, err := c.Exited(); exited {
+			return fmt.Errorf("%w before it was healthy: %v", ErrExited, err) //nolint:errorlint // err is nil after a clean exit
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the collector's health check at %s did not answer 200 within %s", addr, timeout)
+		}
+		time.Sleep(20 * time.Millisecond) // polling an HTTP endpoint: there is no event to wait on
+	}
+}
