@@ -9,6 +9,7 @@ REAL_GO   := $(shell command -v $(GO))
 TOOLS_BIN := $(CURDIR)/.tools/bin
 BIN       := $(CURDIR)/bin/otelcol-k8s
 KUBE_BIN  := $(CURDIR)/bin/kube-local
+LOCALCW_BIN := $(CURDIR)/bin/localcloudwatch
 DIST_DIR  := cmd/otelcol-k8s
 NODE_BIN  := $(CURDIR)/bin/otelcol-k8s-node
 NODE_DIR  := cmd/otelcol-k8s-node
@@ -75,6 +76,33 @@ check-generated: ## fail if any generated file differs from what the generators 
 manifests: ## re-render the plain manifests of deploy/kubernetes from the Helm chart
 	cd testbed/install && $(GO) run ./cmd/manifests -root $(CURDIR)
 
+## ---- versions and releases (versions.yaml, internal/modset) ----
+
+# One version set: the modules of versions.yaml's module set are released together at its
+# version, tagged <module folder>/<version>; every go.mod and builder configuration of the
+# repository requires them at that version (with replace lines for development here, which a
+# consumer's build ignores). A released module never requires a testbed module.
+MODSET := $(GO) run ./internal/modset/cmd/modset
+
+.PHONY: check-versions
+check-versions: ## fail when a go.mod or builder configuration disagrees with versions.yaml
+	$(MODSET) check
+
+.PHONY: versions
+versions: ## rewrite the requirements on released modules to versions.yaml's version (VERSION=vX.Y.Z changes it first), then regenerate the distribution
+	$(if $(VERSION),$(MODSET) set-version $(VERSION),$(MODSET) sync)
+	$(MAKE) --no-print-directory generate-dist
+
+# make release: tags every released module at HEAD (annotated, never pushed); VERSION, when
+# given, must be versions.yaml's (change it with `make versions VERSION=...` and commit first).
+.PHONY: release
+release: ## check the version set and create the git tags <module folder>/<version> at HEAD (not pushed)
+	@v=$$(awk '/^ +version:/ {print $$2; exit}' versions.yaml); \
+	if [ -n "$(VERSION)" ] && [ "$(VERSION)" != "$$v" ]; then \
+		echo "versions.yaml says $$v: run 'make versions VERSION=$(VERSION)', commit, then make release"; exit 1; fi
+	$(MAKE) --no-print-directory check-generated
+	$(MODSET) tag
+
 ## ---- build and run ----
 
 .PHONY: build
@@ -135,18 +163,25 @@ test-image: image ## build the image, open it and run its amd64 binary
 ## ---- tests ----
 
 .PHONY: test
-test: check-generated test-modules ## everything CI runs: generated code, then every module with -race (the distribution tests included)
+test: check-generated check-versions test-modules ## everything CI runs: generated code, the version set, then every module with -race (the distribution tests included)
 
 # The root module's testbed/distribution tests run the built binary, so it is built first; tests
 # that need a Kubernetes API server (testbed/kubecluster) run bin/kube-local, built by kube-bin;
 # testbed/install/image opens the image of `make image`.
 # The end-to-end scenarios (testbed/e2e) are long and run by `make e2e`, without -race.
 .PHONY: test-modules
-test-modules: build-only build-node kube-bin image ## go test -race in every module (e2e scenarios excepted)
+test-modules: build-only build-node kube-bin localcw-bin $(BUILDER) image ## go test -race in every module (e2e scenarios excepted)
 	@set -e; for m in $(TEST_MODULES); do \
 		echo "==> go test -race $$m"; \
-		(cd $$m && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_NODE_BIN=$(NODE_BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) OTELCOL_K8S_IMAGE=$(IMAGE_DIR)/oci $(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/testbed/e2e$$')); \
+		(cd $$m && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_NODE_BIN=$(NODE_BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) OTELCOL_K8S_LOCALCW_BIN=$(LOCALCW_BIN) \
+			OTELCOL_K8S_BUILDER=$(BUILDER) OTELCOL_K8S_IMAGE=$(IMAGE_DIR)/oci $(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/testbed/e2e$$')); \
 	done
+
+# bin/localcloudwatch: the local CloudWatch Logs server as a command; the exporter's tests run it
+# as a process (its module is not in the exporter's go.mod).
+.PHONY: localcw-bin
+localcw-bin: ## compile bin/localcloudwatch, the local CloudWatch Logs server
+	cd testbed/localcloudwatch && $(GO) build -o $(LOCALCW_BIN) ./cmd/localcloudwatch
 
 # bin/kube-local: etcd and kube-apiserver in one process, compiled from their Go modules
 # (k8s.io/kubernetes, go.etcd.io/etcd/server/v3), for tests against a real API server.

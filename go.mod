@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/go-logr/logr v1.4.4
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0
 	go.opentelemetry.io/collector/pdata v1.66.0
 	go.uber.org/zap v1.27.1
 	go.yaml.in/yaml/v3 v3.0.5
@@ -23,8 +23,8 @@ require (
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check v0.0.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.1.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.1.0 // indirect
 	go.opentelemetry.io/collector/featuregate v1.66.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
@@ -48,7 +48,7 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/localxray v0.0.0
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
@@ -84,8 +84,8 @@ replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ./internal/jso
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ./internal/k8smodel
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ./testbed/sigv4check
-
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/localxray => ./testbed/localxray
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ./testbed/kubecluster
+replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ./internal/kubeclient
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ./internal/awsauth

@@ -56,8 +56,8 @@ func components() (otelcol.Factories, error) {
 		return otelcol.Factories{}, err
 	}
 	factories.ExtensionModules = makeModulesMap(factories.Extensions, map[component.Type]string{
-		tracecontext.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.0.0",
-		awssigv4authextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.0.0",
+		tracecontext.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0",
+		awssigv4authextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0",
 		filestorage.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.160.0",
 		healthcheckextension.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.160.0",
 	})
@@ -70,8 +70,8 @@ func components() (otelcol.Factories, error) {
 		return otelcol.Factories{}, err
 	}
 	factories.ReceiverModules = makeModulesMap(factories.Receivers, map[component.Type]string{
-		crilogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.0.0",
-		k8slifecyclereceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.0.0",
+		crilogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0",
+		k8slifecyclereceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0",
 	})
 
 	factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
@@ -82,7 +82,7 @@ func components() (otelcol.Factories, error) {
 		return otelcol.Factories{}, err
 	}
 	factories.ExporterModules = makeModulesMap(factories.Exporters, map[component.Type]string{
-		cloudwatchgroups.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.0.0",
+		cloudwatchgroups.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.1.0",
 		otlphttpexporter.NewFactory().Type(): "go.opentelemetry.io/collector/exporter/otlphttpexporter v0.160.0",
 	})
 
@@ -97,8 +97,8 @@ func components() (otelcol.Factories, error) {
 		return otelcol.Factories{}, err
 	}
 	factories.ProcessorModules = makeModulesMap(factories.Processors, map[component.Type]string{
-		klogparser.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.0.0",
-		objectref.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.0.0",
+		klogparser.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0",
+		objectref.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0",
 		batchprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/batchprocessor v0.160.0",
 		memorylimiterprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/memorylimiterprocessor v0.160.0",
 		k8sattributesprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor v0.160.0",

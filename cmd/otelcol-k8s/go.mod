@@ -15,14 +15,14 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourcedetectionprocessor v0.160.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor v0.160.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver v0.160.0
-	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/confmap v1.66.0
 	go.opentelemetry.io/collector/confmap/provider/envprovider v1.66.0
@@ -186,11 +186,11 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/openshift/api v0.0.0-20251015095338-264e80a2b6e7 // indirect
 	github.com/openshift/client-go v0.0.0-20251015124057-db0dee36e235 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.0.0-00010101000000-000000000000 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.0.0 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.0.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.1.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.1.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.1.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.29 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
@@ -342,21 +342,21 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.0.0 => ../../extension/tracecontext
+replace github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0 => ../../extension/tracecontext
 
-replace github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.0.0 => ../../extension/awssigv4authextension
+replace github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0 => ../../extension/awssigv4authextension
 
-replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.0.0 => ../../receiver/crilogreceiver
+replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0 => ../../receiver/crilogreceiver
 
-replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.0.0 => ../../receiver/k8seventsreceiver
+replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0 => ../../receiver/k8seventsreceiver
 
-replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.0.0 => ../../receiver/k8slifecyclereceiver
+replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0 => ../../receiver/k8slifecyclereceiver
 
-replace github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.0.0 => ../../exporter/cloudwatchgroups
+replace github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.1.0 => ../../exporter/cloudwatchgroups
 
-replace github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.0.0 => ../../processor/klogparser
+replace github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0 => ../../processor/klogparser
 
-replace github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.0.0 => ../../processor/objectref
+replace github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0 => ../../processor/objectref
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../internal/jsonstring
 
@@ -364,12 +364,6 @@ replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../internal/awsauth
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ../../testbed/localcloudwatch
-
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
-
 replace github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../pkg/objecttrace
-
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../../testbed/sigv4check
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../internal/kubeclient

@@ -7,15 +7,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
 // TestTransientAWSAnswersDropNothing sends through the real SDK client to the local server
 // answering a share of calls with the errors AWS gives during a rollout or an IAM change:
 // every event is stored once and none is rejected.
 func TestTransientAWSAnswersDropNothing(t *testing.T) {
-	for _, f := range []localcloudwatch.Faults{
+	for _, f := range []localFaults{
 		{ErrorRate: 0.5, ErrorCode: "OperationAbortedException", Operations: []string{"CreateLogGroup", "CreateLogStream"}},
 		{ErrorRate: 0.3, ErrorCode: "AccessDeniedException", Operations: []string{"PutLogEvents"}},
 		{ErrorRate: 0.3, ErrorCode: "UnrecognizedClientException"},
@@ -23,7 +21,7 @@ func TestTransientAWSAnswersDropNothing(t *testing.T) {
 	} {
 		t.Run(f.ErrorCode, func(t *testing.T) {
 			awsEnv(t)
-			b := startLocal(t, localcloudwatch.Config{Seed: 3, Faults: f})
+			b := startLocal(t, localConfig{Seed: 3, Faults: f})
 			cfg := testConfig(b.endpoint)
 			cfg.BackOffConfig.InitialInterval = 5 * time.Millisecond
 			cfg.BackOffConfig.MaxInterval = 20 * time.Millisecond

@@ -15,13 +15,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch/mototest"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/awsauth/mototest"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	mototest.Stop()
+	removeLocalServerBinary()
 	os.Exit(code)
 }
 
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 type backend struct {
 	name     string
 	endpoint string
-	local    *localcloudwatch.Server // nil for moto
+	local    *localServer // nil for moto
 }
 
 // awsEnv points the standard credential chain at static test credentials and away from any
@@ -52,21 +52,6 @@ func awsEnv(t *testing.T) {
 func startMoto(t *testing.T) *backend {
 	t.Helper()
 	return &backend{name: "moto", endpoint: mototest.Endpoint(t)}
-}
-
-func startLocal(t *testing.T, cfg localcloudwatch.Config) *backend {
-	t.Helper()
-	if cfg.Credentials == nil {
-		// Verify every request's signature: the exporter serializes PutLogEvents itself.
-		cfg.Credentials = map[string]string{"AKIDTEST": "secret"}
-	}
-	srv := localcloudwatch.New(cfg)
-	endpoint, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return &backend{name: "local", endpoint: endpoint, local: srv}
 }
 
 // client returns an SDK client for inspecting the backend (with the SDK's own retries).
@@ -176,9 +161,9 @@ func serveOnLoopback(t *testing.T, srv *http.Server) string {
 }
 
 // storedEvents returns every event the local server holds, in all groups and streams.
-func (b *backend) storedEvents(t *testing.T) []localcloudwatch.Event {
+func (b *backend) storedEvents(t *testing.T) []localEvent {
 	t.Helper()
-	var all []localcloudwatch.Event
+	var all []localEvent
 	for _, g := range b.local.Groups() {
 		streams, err := b.local.Streams(g.Name)
 		if err != nil {

@@ -18,8 +18,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
-
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
 // TestRoleARN assumes a role through STS (moto's, behind a counting proxy, reached through the
@@ -33,7 +31,7 @@ func TestRoleARN(t *testing.T) {
 	})
 
 	// moto's STS issues credentials the local server does not know: no signature check.
-	local := startLocal(t, localcloudwatch.Config{Credentials: map[string]string{}})
+	local := startLocal(t, localConfig{Credentials: map[string]string{}})
 	cfg := testConfig(local.endpoint)
 	cfg.RoleARN = "arn:aws:iam::123456789012:role/log-writer"
 	exp := newTestExporter(t, cfg, component.NewIDWithName(metadata.Type, "role"), componenttest.NewNopHost())
@@ -69,7 +67,7 @@ func TestCredentialsFailureIsTransient(t *testing.T) {
 	})
 
 	// moto's STS issues credentials the local server does not know: no signature check.
-	local := startLocal(t, localcloudwatch.Config{Credentials: map[string]string{}})
+	local := startLocal(t, localConfig{Credentials: map[string]string{}})
 	cfg := testConfig(local.endpoint)
 	cfg.RoleARN = "arn:aws:iam::123456789012:role/log-writer"
 	e, tel := startExporter(t, cfg, nil)

@@ -21,7 +21,6 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
 // failingStreams wraps a real client and fails PutLogEvents for streams containing a marker,
@@ -86,7 +85,7 @@ func pushFor(e *cwExporter, req xexporterhelper.Request, d time.Duration) error 
 // hands them back, and retrying them completes the delivery without duplicates.
 func TestPushReturnsOnlyUndeliveredRecords(t *testing.T) {
 	awsEnv(t)
-	b := startLocal(t, localcloudwatch.Config{})
+	b := startLocal(t, localConfig{})
 	fail := &failingStreams{marker: "web-2"}
 	e, tel := newPushExporter(t, b.endpoint, func(real sender.API) sender.API { fail.API = real; return fail })
 
@@ -115,7 +114,7 @@ func TestPushReturnsOnlyUndeliveredRecords(t *testing.T) {
 // as rejected with reason retries_exhausted, and the error is permanent.
 func TestRetriesExhaustedAreCounted(t *testing.T) {
 	awsEnv(t)
-	b := startLocal(t, localcloudwatch.Config{})
+	b := startLocal(t, localConfig{})
 	fail := &failingStreams{marker: "web-2"}
 	cfg := testConfig(b.endpoint)
 	cfg.BackOffConfig.MaxElapsedTime = 200 * time.Millisecond
@@ -140,7 +139,7 @@ func TestRetriesExhaustedAreCounted(t *testing.T) {
 // A permanent error drops the batch, counts it as rejected and does not fail the push.
 func TestPushPermanentErrorIsCountedNotRetried(t *testing.T) {
 	awsEnv(t)
-	b := startLocal(t, localcloudwatch.Config{})
+	b := startLocal(t, localConfig{})
 	fail := &failingStreams{marker: "billing", permanent: true}
 	e, tel := newPushExporter(t, b.endpoint, func(real sender.API) sender.API { fail.API = real; return fail })
 
@@ -155,7 +154,7 @@ func TestOversizeAgainstLocalServer(t *testing.T) {
 	for _, mode := range []string{"truncate", "split"} {
 		t.Run(mode, func(t *testing.T) {
 			awsEnv(t)
-			b := startLocal(t, localcloudwatch.Config{})
+			b := startLocal(t, localConfig{})
 			cfg := testConfig(b.endpoint)
 			cfg.MessageFormat = "raw"
 			cfg.Oversize = mode
@@ -207,7 +206,7 @@ func TestOversizeAgainstLocalServer(t *testing.T) {
 // that cannot change is reported.
 func TestGroupSettingsOnExistingGroupLocal(t *testing.T) {
 	awsEnv(t)
-	b := startLocal(t, localcloudwatch.Config{})
+	b := startLocal(t, localConfig{})
 	ctx := context.Background()
 	_, err := b.client().CreateLogGroup(ctx, &cloudwatchlogs.CreateLogGroupInput{
 		LogGroupName: aws.String("it.application"), LogGroupClass: "STANDARD",

@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
 // storageHost is a component.Host offering one storage extension.
@@ -49,11 +48,11 @@ func TestFaultsAndRestart(t *testing.T) {
 		t.Skip("long fault test")
 	}
 	awsEnv(t)
-	b := startLocal(t, localcloudwatch.Config{
+	b := startLocal(t, localConfig{
 		Seed: 7,
-		Faults: localcloudwatch.Faults{
+		Faults: localFaults{
 			ThrottleRate: 0.30, ServerErrorRate: 0.05,
-			Latency: localcloudwatch.Duration(2 * time.Millisecond), LatencyJitter: localcloudwatch.Duration(3 * time.Millisecond),
+			Latency: 2 * time.Millisecond, LatencyJitter: 3 * time.Millisecond,
 		},
 	})
 	storageDir := t.TempDir()

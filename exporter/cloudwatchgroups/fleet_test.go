@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
 // TestFleetStartControlPlane starts 200 nodes at once against the local server with AWS's
@@ -27,7 +25,7 @@ func TestFleetStartControlPlane(t *testing.T) {
 		t.Skip("200 nodes")
 	}
 	awsEnv(t)
-	b := startLocal(t, localcloudwatch.Config{CreationDelay: 200 * time.Millisecond})
+	b := startLocal(t, localConfig{CreationDelay: 200 * time.Millisecond})
 	const nodes = 200
 	sources := []source{{namespace: "shop", pod: "web", container: "c"}, {namespace: "billing", pod: "api", container: "c"}}
 

@@ -9,8 +9,6 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/klauspost/compress v1.19.2
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.160.0
-	github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
@@ -41,7 +39,6 @@ require (
 require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.15 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.8 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check v0.0.0 // indirect
 )
 
 require (
@@ -82,10 +79,9 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.0.0-00010101000000-000000000000
-	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000
-	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
@@ -129,16 +125,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ../../testbed/localcloudwatch
-
-replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../internal/jsonstring
-
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
-
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k8smodel
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../internal/awsauth
-
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../../testbed/sigv4check
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../internal/kubeclient

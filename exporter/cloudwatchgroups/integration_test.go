@@ -21,7 +21,6 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
 // source is one log file on a node.
@@ -107,7 +106,7 @@ func newTestExporter(t *testing.T, cfg *Config, id component.ID, host component.
 func TestIntegration(t *testing.T) {
 	for _, start := range []func(*testing.T) *backend{
 		startMoto,
-		func(t *testing.T) *backend { return startLocal(t, localcloudwatch.Config{}) },
+		func(t *testing.T) *backend { return startLocal(t, localConfig{}) },
 	} {
 		awsEnv(t)
 		b := start(t)

@@ -15,8 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 )
 
 // TestNamespaceUIDWatchAgainstAPIServer configures group_by namespace_uid with the exporter's
@@ -37,7 +36,7 @@ func TestNamespaceUIDWatchAgainstAPIServer(t *testing.T) {
 	}
 
 	awsEnv(t)
-	b := startLocal(t, localcloudwatch.Config{})
+	b := startLocal(t, localConfig{})
 	cfg := testConfig(b.endpoint)
 	cfg.GroupBy = "namespace_uid"
 	cfg.NamespaceUID.Watch = true

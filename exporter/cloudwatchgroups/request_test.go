@@ -21,7 +21,6 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
 func reqOf(id streamID, sizes ...int) *eventsRequest {
@@ -266,7 +265,7 @@ func TestQueueShapesDeliverEverything(t *testing.T) {
 	}
 	for name, shape := range shapes {
 		t.Run(name, func(t *testing.T) {
-			b := startLocal(t, localcloudwatch.Config{})
+			b := startLocal(t, localConfig{})
 			cfg := testConfig(b.endpoint)
 			shape(cfg)
 			require.NoError(t, cfg.Validate())

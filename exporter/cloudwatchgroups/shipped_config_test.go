@@ -22,7 +22,6 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
 // The shipped configuration has no time-based drop (max_elapsed_time 0), so an outage of any
@@ -68,7 +67,7 @@ func TestShippedConfigSurvivesOutage(t *testing.T) {
 		t.Skip("outage of -cw.outage")
 	}
 	awsEnv(t)
-	b := startLocal(t, localcloudwatch.Config{})
+	b := startLocal(t, localConfig{})
 	cfg := shippedExporterConfig(t, map[string]string{"AWS_REGION": "us-east-1", "CLUSTER_NAME": "shipped", "K8S_NODE_NAME": "node-1"})
 	require.Zero(t, cfg.BackOffConfig.MaxElapsedTime, "the shipped configuration retries until delivered")
 	require.True(t, cfg.QueueConfig.Get().BlockOnOverflow, "a full queue pauses the receiver")

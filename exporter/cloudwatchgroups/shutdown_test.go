@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
 // TestShutdownDuringOutageKeepsQueue stops the DaemonSet's exporter (shipped settings,
@@ -28,7 +27,7 @@ func TestShutdownDuringOutageKeepsQueue(t *testing.T) {
 		t.Skip("outage and restart")
 	}
 	awsEnv(t)
-	b := startLocal(t, localcloudwatch.Config{})
+	b := startLocal(t, localConfig{})
 	cfg := shippedExporterConfig(t, map[string]string{"AWS_REGION": "us-east-1", "CLUSTER_NAME": "shipped", "K8S_NODE_NAME": "node-1"})
 	var down atomic.Bool
 	var refused atomic.Int64

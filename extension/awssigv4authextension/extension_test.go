@@ -28,7 +28,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/awsauth"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/awsauth/sigv4check"
 )
 
 const (

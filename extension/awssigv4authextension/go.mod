@@ -4,12 +4,9 @@ go 1.26.0
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../internal/awsauth
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../../testbed/sigv4check
-
 require (
 	github.com/aws/aws-sdk-go-v2 v1.47.7
-	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.0.0-00010101000000-000000000000
-	github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0

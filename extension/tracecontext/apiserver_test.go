@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
 )
 
 // objectRefSource is object_ref's hook interface, restated: the extension must satisfy it.

@@ -2,10 +2,7 @@ module github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient
 
 go 1.26.0
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
-
 require (
-	github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	k8s.io/apimachinery v0.36.4

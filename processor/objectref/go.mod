@@ -3,7 +3,7 @@ module github.com/otelcol-k8s/otelcol-k8s/processor/objectref
 go 1.26.0
 
 require (
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0

@@ -29,8 +29,8 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
 )
 
 // memStorage is a storage extension keeping its data in memory, shared by the receivers of a

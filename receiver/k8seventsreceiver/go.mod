@@ -3,8 +3,7 @@ module github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver
 go 1.26.0
 
 require (
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
@@ -53,9 +52,9 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.1.0
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
@@ -94,8 +93,6 @@ require (
 )
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k8smodel
-
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
 
 replace github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext => ../../extension/tracecontext
 

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 )
 
 // TestLeaderHandover runs two receivers on one Lease (client-go leader election against a real

@@ -8,12 +8,10 @@ replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k
 
 replace github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../pkg/objecttrace
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../testbed/kubecluster
-
 require (
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.1.0
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/consumer v1.66.0
 	go.opentelemetry.io/collector/pdata v1.66.0
@@ -74,7 +72,6 @@ require (
 )
 
 require (
-	github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
 	go.opentelemetry.io/collector/confmap v1.66.0

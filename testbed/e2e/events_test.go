@@ -31,8 +31,8 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 

@@ -101,23 +101,24 @@ func FreeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// WaitHealthy waits until the health check at addr answers 200 (the collector's pipelines run
-// and cri_log's first discovery is done), the collector exits, or timeout passes.
-func WaitHealthy(addr string, timeout time.Duration, c *Collector) error {
+// WaitHealthy waits until the health_check extension at addr answers 200 (the pipelines run and
+// cri_log's first discovery, where start_at: end applies, is done), the collector exits, or
+// timeout passes.
+func WaitHealthy(addr string, c *Collector, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: time.Second}
 	for {
-		resp, err := http.Get("http://" + addr + "/") //nolint:noctx // a local probe with a deadline loop
-		if err == nil {
+		if resp, err := client.Get("http://" + addr + "/"); err == nil { //nolint:noctx // a local probe under the client's timeout
 			_ = resp.Body.Close() // only the status matters
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
 		}
 		if exited, err := c.Exited(); exited {
-			return fmt.Errorf("collector exited before it was ready: %w", errors.Join(ErrExited, err))
+			return fmt.Errorf("%w before it was healthy: %v", ErrExited, err) //nolint:errorlint // err is nil after a clean exit
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("collector not ready within %s", timeout)
+			return fmt.Errorf("the collector's health check at %s did not answer 200 within %s", addr, timeout)
 		}
 		time.Sleep(20 * time.Millisecond) // polling an HTTP endpoint: there is no event to wait on
 	}

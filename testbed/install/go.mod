@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/go-containerregistry v0.22.1
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
@@ -23,8 +24,8 @@ require (
 	github.com/klauspost/compress v1.19.2 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check v0.0.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.1.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.1.0 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.24.0 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
@@ -75,7 +76,6 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/otelcol-k8s/otelcol-k8s v0.0.0-00010101000000-000000000000
-	github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch v0.0.0
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
@@ -103,8 +103,6 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../kubecluster
-
 replace github.com/otelcol-k8s/otelcol-k8s => ../..
 
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ../localcloudwatch
@@ -113,8 +111,8 @@ replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../internal
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../internal/k8smodel
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../sigv4check
-
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/localxray => ../localxray
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../internal/kubeclient
+
+replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../internal/awsauth

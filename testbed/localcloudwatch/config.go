@@ -43,7 +43,7 @@ type Config struct {
 	AllowUnsigned bool
 
 	// Credentials maps access key IDs to secret access keys. When set, every signed request's
-	// SigV4 signature is verified (testbed/sigv4check: service "logs", Region, body hash, a
+	// SigV4 signature is verified (internal/awsauth/sigv4check: service "logs", Region, body hash, a
 	// 5-minute skew against the wall clock) and a wrong one is answered as AWS does
 	// (UnrecognizedClientException, InvalidSignatureException, ...). Without it only the
 	// header's shape is checked. The map must not change after New.

@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/awsauth/mototest"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch/mototest"
 )
 
 // A conformance check runs API calls and summarizes what it saw in one string, so the

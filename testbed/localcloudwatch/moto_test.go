@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch/mototest"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/awsauth/mototest"
 )
 
 func TestMain(m *testing.M) {

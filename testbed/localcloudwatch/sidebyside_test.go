@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch/mototest"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/awsauth/mototest"
 )
 
 // processCPU returns the user+system CPU time a process has used, from /proc.

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/awsauth/sigv4check"
 )
 
 // signingName is CloudWatch Logs' SigV4 signing name.

@@ -18,7 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/awsauth/sigv4check"
 )
 
 // TracesPath is the endpoint's path.

@@ -9,7 +9,7 @@ replace (
 )
 
 require (
-	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/bench/cwbenchkit v0.0.0
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
@@ -62,9 +62,9 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.0.0-00010101000000-000000000000 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.0.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/awsauth v0.1.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
@@ -129,12 +129,8 @@ require (
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../../internal/jsonstring
 
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster => ../../kubecluster
-
 replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../../internal/awsauth
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../../internal/k8smodel
-
-replace github.com/otelcol-k8s/otelcol-k8s/testbed/sigv4check => ../../sigv4check
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../../internal/kubeclient

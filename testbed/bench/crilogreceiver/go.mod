@@ -6,7 +6,7 @@ replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver => ../../../r
 
 require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver v0.160.0
-	github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.0.0-00010101000000-000000000000
+	github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
 	go.opentelemetry.io/collector/confmap v1.66.0
 	go.opentelemetry.io/collector/consumer v1.66.0
@@ -42,8 +42,8 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/open-telemetry/opentelemetry-collector-contrib/internal/coreinternal v0.160.0 // indirect
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza v0.160.0 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.0.0-00010101000000-000000000000 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring v0.1.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/valyala/fastjson v1.6.10 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect

@@ -6,7 +6,7 @@ replace github.com/otelcol-k8s/otelcol-k8s/processor/klogparser => ../../../proc
 
 require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor v0.160.0
-	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/confmap v1.66.0
 	go.opentelemetry.io/collector/consumer v1.66.0
@@ -51,7 +51,7 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/internal/pdatautil v0.160.0 // indirect
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl v0.160.0 // indirect
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatautil v0.160.0 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0 // indirect
 	github.com/twmb/murmur3 v1.1.8 // indirect
 	github.com/ua-parser/uap-go v0.0.0-20251207011819-db9adb27a0b8 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect

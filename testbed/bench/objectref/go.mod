@@ -4,8 +4,8 @@ go 1.26.0
 
 require (
 	github.com/go-logr/logr v1.4.4
-	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.0.0
-	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
@@ -34,7 +34,7 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.0.0-00010101000000-000000000000 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.23.2 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect

@@ -219,7 +219,7 @@ func startRun(p pipeline, tag, dir, corpus, endpoint string) (*started, error) {
 	if node == "" {
 		return s, nil
 	}
-	if err := harness.WaitHealthy(health, 30*time.Second, col); err != nil {
+	if err := harness.WaitHealthy(health, col, 30*time.Second); err != nil {
 		_ = s.stop() // the wait's error is the one to report
 		return nil, err
 	}

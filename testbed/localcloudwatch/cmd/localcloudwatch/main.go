@@ -41,6 +41,8 @@ type options struct {
 	reportEvents                                                          int
 	reportOnExit                                                          bool
 	addr, controlAddr, region, account, faultOps, stateDump, endpointFile string
+	credentials                                                           string
+	creationDelay                                                         time.Duration
 	seed                                                                  uint64
 	faults                                                                localcloudwatch.Faults
 	latency, jitter                                                       time.Duration
@@ -70,6 +72,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "accept requests without a SigV4 Authorization header")
 	fs.BoolVar(&o.discard, "discard-messages", false, "count events but do not keep their messages (long benchmarks)")
 	fs.StringVar(&o.stateDump, "state-dump", "", "on exit write the /local/summary JSON to this file (- for stdout)")
+	fs.StringVar(&o.credentials, "credentials", "", "comma-separated KEY=SECRET access keys: verify every request's SigV4 signature against them (default: check only the header's shape)")
+	fs.DurationVar(&o.creationDelay, "creation-delay", 0, "eventual consistency: a new group or stream is not found by other operations for this long")
 	fs.StringVar(&o.endpointFile, "endpoint-file", "", "write the API endpoint URL to this file once listening")
 	fs.StringVar(&o.report, "report", "", "do not serve: print a report of the server at this endpoint (URL) and exit")
 	fs.IntVar(&o.reportEvents, "report-events", 3, "events shown per log group in reports")
@@ -105,7 +109,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := localcloudwatch.Config{
 		Region: o.region, AccountID: o.account, Seed: o.seed, Faults: o.faults,
-		AllowUnsigned: o.allowUnsigned, DiscardMessages: o.discard,
+		AllowUnsigned: o.allowUnsigned, DiscardMessages: o.discard, CreationDelay: o.creationDelay,
+	}
+	if o.credentials != "" {
+		cfg.Credentials = map[string]string{}
+		for _, kv := range strings.Split(o.credentials, ",") {
+			key, secret, ok := strings.Cut(kv, "=")
+			if !ok || key == "" || secret == "" {
+				return fmt.Errorf("-credentials: %q is not KEY=SECRET", kv)
+			}
+			cfg.Credentials[key] = secret
+		}
 	}
 	cfg.Quotas = localcloudwatch.AWSQuotas()
 	if !o.awsQuotas {

@@ -160,3 +160,12 @@ func TestReport(t *testing.T) {
 		t.Errorf("report shows more than 1 event:\n%s", out.String())
 	}
 }
+
+// TestRunRefusesBadCredentials: -credentials takes KEY=SECRET pairs only.
+func TestRunRefusesBadCredentials(t *testing.T) {
+	for _, v := range []string{"AKID", "AKID=", "=secret", "AKID=s,nope"} {
+		if err := run([]string{"-addr", "127.0.0.1:0", "-credentials", v}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "not KEY=SECRET") {
+			t.Errorf("-credentials %q: %v", v, err)
+		}
+	}
+}

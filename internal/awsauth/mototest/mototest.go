@@ -1,6 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package mototest runs moto's CloudWatch Logs server (`python3 -m moto.server`, a third-party
 // implementation installed with the machine's Python) for tests, so that the same checks run
-// against moto and against the local server of this module.
+// against moto and against the project's local server (testbed/localcloudwatch) or a client
+// (the cloudwatch_groups exporter). Standard library only, in the shared AWS module so that a
+// component's tests use it without a test-only module in the component's go.mod.
 //
 // One moto process serves every test of a test binary: it starts on first use on a free
 // loopback port and each Endpoint call resets its state. Without moto a test is skipped,

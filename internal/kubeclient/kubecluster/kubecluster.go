@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kubecluster starts a real Kubernetes API server for Go tests: the binary built by
 // `make kube-bin` from testbed/kubecluster/server (an embedded etcd and kube-apiserver, in one
 // process, on loopback ports). Tests reach it through the kubeconfig it writes, exactly as a
@@ -8,6 +10,9 @@
 //
 // Each Start runs its own server (a few seconds of start-up, and a few hundred MiB): a package
 // whose tests need a cluster should start one and share it between subtests.
+//
+// It lives in internal/kubeclient (standard library only), which every component that watches
+// the cluster already requires, so that no component's go.mod names a test-only module.
 package kubecluster
 
 import (
