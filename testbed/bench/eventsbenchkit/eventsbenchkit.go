@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"syscall"
@@ -24,6 +25,7 @@ type Flags struct {
 	Kubeconfig string
 	Records    string
 	Identity   string
+	CPUProfile string
 }
 
 // ParseFlags reads the runner's command line.
@@ -32,6 +34,7 @@ func ParseFlags() Flags {
 	flag.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig of the API server (required)")
 	flag.StringVar(&f.Records, "records", "", "file the records are appended to, one line each: uid, count, state (required)")
 	flag.StringVar(&f.Identity, "identity", "bench", "holder identity, where the receiver elects a leader")
+	flag.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
 	if f.Kubeconfig == "" || f.Records == "" {
 		fmt.Fprintln(os.Stderr, "-kubeconfig and -records are required")
@@ -103,10 +106,21 @@ func (s *Sink) Close() error {
 }
 
 // Run starts the receiver through start, prints "running" once it started, waits for SIGTERM
-// or SIGINT, stops it with stop and closes the sink.
-func Run(sink *Sink, start func(ctx context.Context) error, stop func(ctx context.Context) error) {
+// or SIGINT, stops it with stop and closes the sink; with cpuProfile set, the run is profiled.
+func Run(sink *Sink, cpuProfile string, start func(ctx context.Context) error, stop func(ctx context.Context) error) {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cpuprofile:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := start(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)
 		os.Exit(1)
@@ -121,6 +135,7 @@ func Run(sink *Sink, start func(ctx context.Context) error, stop func(ctx contex
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stop:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }

@@ -68,7 +68,7 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	eventsbenchkit.Run(sink,
+	eventsbenchkit.Run(sink, flags.CPUProfile,
 		func(ctx context.Context) error { return rcv.Start(ctx, componenttest.NewNopHost()) },
 		rcv.Shutdown)
 }

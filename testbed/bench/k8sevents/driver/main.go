@@ -55,6 +55,7 @@ var (
 	crashN    = flag.Int("crashloop-writes", 360, "writes of the CrashLoop series: a create and count PATCHes, one per 10 s of an hour")
 	relistAt  = flag.Int("relist-at", 5000, "live Events when the watches are cut into 410 Gone")
 	jsonOut   = flag.String("json", "", "also write the results here")
+	profiles  = flag.String("cpuprofiles", "", "directory for a CPU profile of every receiver process")
 )
 
 func main() {
@@ -90,6 +91,9 @@ func (r *receiver) start() error {
 	r.runs++
 	rec := filepath.Join(r.dir, fmt.Sprintf("%s-%d.tsv", r.name, r.runs))
 	args := append([]string{"-records", rec, "-identity", fmt.Sprintf("%s-%d", r.name, r.runs)}, r.args...)
+	if *profiles != "" {
+		args = append(args, "-cpuprofile", filepath.Join(*profiles, fmt.Sprintf("%s-%d.pprof", r.name, r.runs)))
+	}
 	cmd := exec.Command(r.bin, args...) //nolint:gosec // the benchmark's own binaries
 	logf, err := os.Create(filepath.Join(r.dir, fmt.Sprintf("%s-%d.log", r.name, r.runs)))
 	if err != nil {
