@@ -6,12 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
@@ -167,3 +169,24 @@ func (e *Elector) Namespace() string { return e.namespace }
 
 // IsLeader reports whether this process holds the Lease.
 func (e *Elector) IsLeader() bool { return e.elector.IsLeader() }
+
+// LeaseConfig returns a copy of rc for the Lease's client: its 429 and 5xx answers lose their
+// Retry-After header, so client-go does not retry them (its retry sleeps through Retry-After
+// without watching the request's context). A renewal then fails within the renew deadline
+// instead of overrunning it by up to Retry-After, and the holder learns it lost the Lease
+// before a standby can take it over (lease duration > renew deadline).
+func LeaseConfig(rc *rest.Config) *rest.Config {
+	c := rest.CopyConfig(rc)
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return noRetryAfter{rt} })
+	return c
+}
+
+type noRetryAfter struct{ rt http.RoundTripper }
+
+func (n noRetryAfter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := n.rt.RoundTrip(req)
+	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= http.StatusInternalServerError) {
+		resp.Header.Del("Retry-After")
+	}
+	return resp, err
+}

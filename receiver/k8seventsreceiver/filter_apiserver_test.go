@@ -87,15 +87,15 @@ func TestFieldSelectorsAgainstAPIServer(t *testing.T) {
 	}{
 		{
 			name: "type", api: APIEventsV1, selector: "type=Warning", marker: marker{"Warning", "Marker", "Pod", "test/marker"},
-			want: map[string]int{"BackOff singleton": 1, "NodeNotReady singleton": 1, "Marker singleton": 1},
+			want: map[string]int{"BackOff singleton": 1, "Stalled singleton": 1, "Marker singleton": 1},
 		},
 		{
 			name: "reason", api: APIEventsV1, selector: "reason=Scheduled", marker: marker{"Normal", "Scheduled", "Pod", "test/marker"},
 			want: map[string]int{"Scheduled singleton": 2},
 		},
 		{
-			name: "regarding.kind", api: APIEventsV1, selector: "regarding.kind=Node", marker: marker{"Normal", "Marker", "Node", "test/marker"},
-			want: map[string]int{"NodeNotReady singleton": 1, "Marker singleton": 1},
+			name: "regarding.kind", api: APIEventsV1, selector: "regarding.kind=Deployment", marker: marker{"Normal", "Marker", "Deployment", "test/marker"},
+			want: map[string]int{"Stalled singleton": 1, "Marker singleton": 1},
 		},
 		{
 			name: "reportingController", api: APIEventsV1, selector: "reportingController=test/scheduler", marker: marker{"Normal", "Marker", "Pod", "test/scheduler"},
@@ -103,7 +103,7 @@ func TestFieldSelectorsAgainstAPIServer(t *testing.T) {
 		},
 		{
 			name: "two, one negated", api: APIEventsV1, selector: "type=Warning,reason!=BackOff", marker: marker{"Warning", "Marker", "Pod", "test/marker"},
-			want: map[string]int{"NodeNotReady singleton": 1, "Marker singleton": 1},
+			want: map[string]int{"Stalled singleton": 1, "Marker singleton": 1},
 		},
 		{
 			name: "core/v1: involvedObject.kind", api: APICoreV1, selector: "involvedObject.kind=Pod", marker: marker{"Normal", "Marker", "Pod", "test/marker"},
@@ -111,7 +111,7 @@ func TestFieldSelectorsAgainstAPIServer(t *testing.T) {
 		},
 		{
 			name: "core/v1: reportingComponent", api: APICoreV1, selector: "reportingComponent=test/kubelet", marker: marker{"Normal", "Marker", "Pod", "test/kubelet"},
-			want: map[string]int{"BackOff singleton": 1, "NodeNotReady singleton": 1, "Marker singleton": 1},
+			want: map[string]int{"BackOff singleton": 1, "Stalled singleton": 1, "Marker singleton": 1},
 		},
 	}
 	for i, tt := range tests {
@@ -139,8 +139,8 @@ func TestFieldSelectorsAgainstAPIServer(t *testing.T) {
 			}, 20*time.Second, 20*time.Millisecond)
 			create := func(name string, m marker) {
 				regarding := corev1.ObjectReference{Kind: m.kind, APIVersion: "v1", Name: "web-0", Namespace: ns, UID: web.UID}
-				if m.kind == "Node" {
-					regarding = corev1.ObjectReference{Kind: "Node", APIVersion: "v1", Name: "node-1", UID: "uid-node-1"}
+				if m.kind == "Deployment" {
+					regarding = corev1.ObjectReference{Kind: "Deployment", APIVersion: "apps/v1", Name: "web", Namespace: ns, UID: "uid-deploy-web"}
 				}
 				_, err := client.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{
 					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -149,9 +149,8 @@ func TestFieldSelectorsAgainstAPIServer(t *testing.T) {
 				}, metav1.CreateOptions{})
 				require.NoError(t, err)
 			}
-			// A node controller's Event about a Node, in this namespace (as one of a namespaced
-			// watch), then the marker.
-			create("node-1.notready", marker{"Warning", "NodeNotReady", "Node", "test/kubelet"})
+			// A controller's Warning about a Deployment, then the marker.
+			create("web.stalled", marker{"Warning", "Stalled", "Deployment", "test/kubelet"})
 			create("marker", tt.marker)
 			require.Eventually(t, func() bool {
 				for _, lr := range got.records() {

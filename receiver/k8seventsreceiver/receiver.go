@@ -151,7 +151,11 @@ func (r *kubeEventsReceiver) start(ctx context.Context, host component.Host) err
 	// One leader-election implementation for the repository (internal/kubeclient): only the
 	// holder watches; losing the Lease ends the term; at shutdown the term ends before the
 	// Lease is released (design.md rule 6).
-	elector, err := kubeclient.NewElector(client, kubeclient.Lease{
+	leaseClient, err := kubernetes.NewForConfig(kubeclient.LeaseConfig(rc))
+	if err != nil {
+		return fmt.Errorf("kube_events: %w", err)
+	}
+	elector, err := kubeclient.NewElector(leaseClient, kubeclient.Lease{
 		Name: le.LeaseName, Namespace: namespace, Identity: identity,
 		LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
 	}, func(leaderCtx context.Context) {
