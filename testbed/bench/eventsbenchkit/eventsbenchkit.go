@@ -108,6 +108,13 @@ func (s *Sink) Close() error {
 // Run starts the receiver through start, prints "running" once it started, waits for SIGTERM
 // or SIGINT, stops it with stop and closes the sink; with cpuProfile set, the run is profiled.
 func Run(sink *Sink, cpuProfile string, start func(ctx context.Context) error, stop func(ctx context.Context) error) {
+	if err := run(sink, cpuProfile, start, stop); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(sink *Sink, cpuProfile string, start func(ctx context.Context) error, stop func(ctx context.Context) error) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
 	if cpuProfile != "" {
@@ -116,14 +123,12 @@ func Run(sink *Sink, cpuProfile string, start func(ctx context.Context) error, s
 			err = pprof.StartCPUProfile(f)
 		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "cpuprofile:", err)
-			os.Exit(1)
+			return fmt.Errorf("cpuprofile: %w", err)
 		}
 		defer pprof.StopCPUProfile()
 	}
 	if err := start(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "start:", err)
-		os.Exit(1)
+		return fmt.Errorf("start: %w", err)
 	}
 	fmt.Println("running")
 	<-ctx.Done()
@@ -134,8 +139,7 @@ func Run(sink *Sink, cpuProfile string, start func(ctx context.Context) error, s
 		err = cerr
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "stop:", err)
-		pprof.StopCPUProfile()
-		os.Exit(1)
+		return fmt.Errorf("stop: %w", err)
 	}
+	return nil
 }
