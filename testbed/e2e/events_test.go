@@ -181,6 +181,7 @@ func cpuSeconds(pid int) float64 {
 // Logs server every Event and series state is counted: none twice, every state once, each in
 // the stream the shipped scheme names; in the local traces endpoint every span once.
 func TestEventsLeaderKilled(t *testing.T) {
+	t.Parallel() // its own API server, servers and ports: it shares the e2e suite's second slot
 	bin := binary(t)
 	cluster := kubecluster.Start(t)
 	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
