@@ -240,7 +240,7 @@ bench: ## Go benchmarks of every module, then the side-by-side benchmark scripts
 # it means type-checking all of k8s.io/kubernetes) and the two upstream baselines of the
 # benchmarks (a few dozen lines each over contrib components, which dominate the time).
 LINT_SKIP := ./internal/tools ./$(DIST_DIR) ./$(NODE_DIR) ./testbed/kubecluster/server \
-	./testbed/bench/e2e-upstream ./testbed/bench/cloudwatch-upstream
+	./testbed/bench/e2e-upstream ./testbed/bench/cloudwatch-upstream ./testbed/bench/k8sevents-upstream
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint in every module (the local API server and the upstream baselines excepted)

@@ -6,12 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
@@ -39,12 +41,20 @@ type Lease struct {
 }
 
 // Elector runs work only while this process holds a Lease.
+//
+// Its guarantees: lead runs in one term at a time; when the Lease is lost (client-go gives up
+// once it cannot renew within the renew deadline, shorter than the lease duration) lead's
+// context ends; when Run's context ends, lead's context ends and lead returns before the Lease
+// is released, so a new holder never starts while this one's lead still runs.
 type Elector struct {
-	elector *leaderelection.LeaderElector
-	lead    func(ctx context.Context)
+	elector   *leaderelection.LeaderElector
+	lead      func(ctx context.Context)
+	namespace string
 
-	mu      sync.Mutex
-	running chan struct{} // closed when the current term's lead returned
+	mu       sync.Mutex
+	running  chan struct{} // closed when the current term's lead returned
+	stopping bool          // Run's context ended: no new term starts
+	stopLead context.CancelFunc
 }
 
 // NewElector returns an Elector that calls lead with a context ending when the Lease is lost.
@@ -76,7 +86,7 @@ func NewElector(client kubernetes.Interface, l Lease, lead func(ctx context.Cont
 	if err != nil {
 		return nil, fmt.Errorf("leader election: lease lock: %w", err)
 	}
-	e := &Elector{lead: lead}
+	e := &Elector{lead: lead, namespace: l.Namespace}
 	e.elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   l.LeaseDuration,
@@ -97,11 +107,32 @@ func NewElector(client kubernetes.Interface, l Lease, lead func(ctx context.Cont
 
 func (e *Elector) startedLeading(ctx context.Context) {
 	done := make(chan struct{})
-	e.mu.Lock()
-	e.running = done
-	e.mu.Unlock()
 	defer close(done)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.mu.Lock()
+	if e.stopping {
+		e.mu.Unlock()
+		return
+	}
+	e.running, e.stopLead = done, cancel
+	e.mu.Unlock()
 	e.lead(ctx)
+}
+
+// stopTerm ends the current term's lead, if any, waits for it to return and keeps new terms
+// from starting.
+func (e *Elector) stopTerm() {
+	e.mu.Lock()
+	e.stopping = true
+	done, stop := e.running, e.stopLead
+	e.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if done != nil {
+		<-done
+	}
 }
 
 // waitTerm waits for the last term's lead to return (client-go runs it in its own goroutine).
@@ -116,14 +147,46 @@ func (e *Elector) waitTerm() {
 }
 
 // Run campaigns for the Lease, runs lead while holding it, and campaigns again after losing
-// it, until ctx ends; it returns after the last term's lead has returned and the Lease has been
-// released.
+// it, until ctx ends; then it ends lead, waits for it to return, and only then releases the
+// Lease. It returns once the Lease has been released.
 func (e *Elector) Run(ctx context.Context) {
-	for ctx.Err() == nil {
-		e.elector.Run(ctx)
+	campaign, release := context.WithCancel(context.WithoutCancel(ctx))
+	defer release()
+	stop := context.AfterFunc(ctx, func() {
+		e.stopTerm()
+		release()
+	})
+	defer stop()
+	for campaign.Err() == nil {
+		e.elector.Run(campaign)
+		// client-go runs lead in its own goroutine: wait for it before campaigning again.
 		e.waitTerm()
 	}
 }
 
+// Namespace is the Lease's namespace (the Pod's own when the Lease did not name one).
+func (e *Elector) Namespace() string { return e.namespace }
+
 // IsLeader reports whether this process holds the Lease.
 func (e *Elector) IsLeader() bool { return e.elector.IsLeader() }
+
+// LeaseConfig returns a copy of rc for the Lease's client: its 429 and 5xx answers lose their
+// Retry-After header, so client-go does not retry them (its retry sleeps through Retry-After
+// without watching the request's context). A renewal then fails within the renew deadline
+// instead of overrunning it by up to Retry-After, and the holder learns it lost the Lease
+// before a standby can take it over (lease duration > renew deadline).
+func LeaseConfig(rc *rest.Config) *rest.Config {
+	c := rest.CopyConfig(rc)
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return noRetryAfter{rt} })
+	return c
+}
+
+type noRetryAfter struct{ rt http.RoundTripper }
+
+func (n noRetryAfter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := n.rt.RoundTrip(req)
+	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= http.StatusInternalServerError) {
+		resp.Header.Del("Retry-After")
+	}
+	return resp, err
+}

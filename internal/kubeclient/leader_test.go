@@ -24,7 +24,8 @@ func TestNewElectorDefaults(t *testing.T) {
 }
 
 // TestElectorHandover runs two electors on one Lease of a real kube-apiserver: only one leads at
-// a time; when the leader's Run ends, it releases the Lease and the other takes over.
+// a time; when the leader's Run ends, its lead returns before the Lease is released (it still
+// holds it while lead is stopping), then the other takes over.
 func TestElectorHandover(t *testing.T) {
 	cluster := kubecluster.Start(t)
 	rc, err := RestConfig(Options{Kubeconfig: cluster.Kubeconfig, UserAgent: "otelcol-k8s/kubeclient-test"})
@@ -35,6 +36,7 @@ func TestElectorHandover(t *testing.T) {
 	var leading atomic.Int32 // replicas inside lead at once
 	var maxLeading atomic.Int32
 	led := map[string]*atomic.Bool{"a": {}, "b": {}}
+	aStopping, aRelease := make(chan struct{}), make(chan struct{})
 	start := func(identity string) (context.CancelFunc, *sync.WaitGroup) {
 		e, err := NewElector(client, Lease{
 			Name: "test", Namespace: "default", Identity: identity,
@@ -45,6 +47,10 @@ func TestElectorHandover(t *testing.T) {
 			}
 			led[identity].Store(true)
 			<-ctx.Done()
+			if identity == "a" {
+				close(aStopping)
+				<-aRelease
+			}
 			leading.Add(-1)
 		})
 		require.NoError(t, err)
@@ -67,6 +73,10 @@ func TestElectorHandover(t *testing.T) {
 	require.Never(t, led["b"].Load, time.Second, 50*time.Millisecond)
 
 	stopA()
+	<-aStopping
+	// a's lead has not returned: a must still hold the Lease.
+	require.Never(t, func() bool { return holder() != "a" }, time.Second, 50*time.Millisecond)
+	close(aRelease)
 	wgA.Wait() // returns after lead returned and the Lease was released
 	require.Eventually(t, func() bool { return led["b"].Load() && holder() == "b" }, 30*time.Second, 20*time.Millisecond)
 	require.Equal(t, int32(1), maxLeading.Load())

@@ -282,7 +282,7 @@ func TestRecordersAgainstAPIServer(t *testing.T) {
 		"Scheduled singleton": 1,
 	}
 	// nothing more arrives: every record exactly once (the sweep runs every 100ms)
-	require.Never(t, func() bool { return !equalCounts(got.counts(), want) }, 2*time.Second, 100*time.Millisecond)
+	require.Never(t, func() bool { return !equalCounts(got.counts(), want) }, 2*time.Second, 100*time.Millisecond, "counts: %v", got.counts())
 	assert.Equal(t, want, got.counts())
 	for k, n := range got.byUIDState() {
 		assert.Equal(t, 1, n, k)

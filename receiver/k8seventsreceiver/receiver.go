@@ -16,10 +16,9 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver/internal/metadata"
@@ -43,9 +42,6 @@ type kubeEventsReceiver struct {
 	terms          sync.WaitGroup
 	election       sync.WaitGroup
 	storageClient  storage.Client
-
-	termMu   sync.Mutex
-	termDone chan struct{} // closed when the current leader term ends
 
 	// traceContext answers the regarding object's span context; nil without trace_context.
 	traceContext TraceContextSource
@@ -74,6 +70,10 @@ func (r *kubeEventsReceiver) restConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube_events: %w", err)
 	}
+	// Events, Leases and ConfigMaps are built-in types: protobuf, not JSON, on the wire. Decoding
+	// the watch stream is most of the receiver's CPU (testbed/BENCHMARKS.md).
+	rc.ContentType = runtime.ContentTypeProtobuf
+	rc.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 			resp, err := rt.RoundTrip(req)
@@ -148,51 +148,34 @@ func (r *kubeEventsReceiver) start(ctx context.Context, host component.Host) err
 		identity, _ = os.Hostname()
 	}
 	store = &configMapCheckpoints{client: client, namespace: namespace, name: le.LeaseName + "-checkpoint"}
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, namespace, le.LeaseName,
-		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: identity})
+	// One leader-election implementation for the repository (internal/kubeclient): only the
+	// holder watches; losing the Lease ends the term; at shutdown the term ends before the
+	// Lease is released (design.md rule 6).
+	leaseClient, err := kubernetes.NewForConfig(kubeclient.LeaseConfig(rc))
 	if err != nil {
-		return fmt.Errorf("kube_events: lease lock: %w", err)
+		return fmt.Errorf("kube_events: %w", err)
 	}
-	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		LeaseDuration:   le.LeaseDuration,
-		RenewDeadline:   le.RenewDeadline,
-		RetryPeriod:     le.RetryPeriod,
-		ReleaseOnCancel: true,
-		Name:            le.LeaseName,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(leaderCtx context.Context) {
-				done := make(chan struct{})
-				defer close(done)
-				r.termMu.Lock()
-				r.termDone = done
-				r.termMu.Unlock()
-				ctx, cancel := context.WithCancel(leaderCtx)
-				defer cancel()
-				stop := context.AfterFunc(termCtx, cancel)
-				defer stop()
-				r.logger.Info("leading: watching Events", zap.String("identity", identity))
-				r.runTerm(ctx, client, store)
-			},
-			OnStoppedLeading: func() {
-				r.logger.Info("not leading", zap.String("identity", identity))
-			},
-		},
+	elector, err := kubeclient.NewElector(leaseClient, kubeclient.Lease{
+		Name: le.LeaseName, Namespace: namespace, Identity: identity,
+		LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
+	}, func(leaderCtx context.Context) {
+		ctx, cancel := context.WithCancel(leaderCtx)
+		defer cancel()
+		stop := context.AfterFunc(termCtx, cancel)
+		defer stop()
+		r.logger.Info("leading: watching Events", zap.String("identity", identity))
+		defer r.logger.Info("not leading", zap.String("identity", identity))
+		r.runTerm(ctx, client, store)
 	})
 	if err != nil {
-		return fmt.Errorf("kube_events: leader election: %w", err)
+		return fmt.Errorf("kube_events: %w", err)
 	}
 	electionCtx, cancelElection := context.WithCancel(context.Background())
 	r.cancelElection = cancelElection
 	r.election.Add(1)
 	go func() {
 		defer r.election.Done()
-		for electionCtx.Err() == nil {
-			elector.Run(electionCtx)
-			// client-go runs OnStartedLeading in a goroutine: wait for this replica's watch to
-			// stop before campaigning again.
-			r.waitTerm()
-		}
+		elector.Run(electionCtx)
 	}()
 	return nil
 }
@@ -239,17 +222,6 @@ func (r *kubeEventsReceiver) discover(ctx context.Context, client kubernetes.Int
 
 func isNotServed(err error) bool { return apierrors.IsNotFound(err) }
 
-// waitTerm waits for the leader term running in OnStartedLeading, if any, to end.
-func (r *kubeEventsReceiver) waitTerm() {
-	r.termMu.Lock()
-	done := r.termDone
-	r.termDone = nil
-	r.termMu.Unlock()
-	if done != nil {
-		<-done
-	}
-}
-
 func ownNamespace() string {
 	b, err := os.ReadFile(serviceAccountNamespace)
 	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
@@ -275,8 +247,7 @@ func (r *kubeEventsReceiver) shutdown(ctx context.Context) error {
 		r.terms.Wait()
 	}
 	if r.cancelElection != nil {
-		// The watch stops before the Lease is released (design.md rule 6).
-		r.waitTerm()
+		// The Elector ends the term before it releases the Lease (design.md rule 6).
 		r.cancelElection()
 		r.election.Wait()
 	}

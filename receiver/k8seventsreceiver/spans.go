@@ -4,6 +4,7 @@ package k8seventsreceiver
 
 import (
 	"crypto/sha256"
+	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -57,9 +58,12 @@ func eventTraceID(r objref.Ref) pcommon.TraceID {
 	return id
 }
 
-// eventSpanID is the span of one Event (singleton or series) on its object.
-func eventSpanID(r objref.Ref, eventUID string) pcommon.SpanID {
-	sum := sha256.Sum256([]byte("otelcol_k8s span\x00" + objectKey(r) + "\x00" + eventUID))
+// eventSpanID is the span of one Event on its object covering its occurrences up to count: 1
+// for the singleton span, the series' count at its finish for the series span (design.md rule
+// 9.3). A singleton that later repeats and its series are so two spans with two ids, and a
+// repeated export of either derives its id again.
+func eventSpanID(r objref.Ref, eventUID string, count int32) pcommon.SpanID {
+	sum := sha256.Sum256([]byte("otelcol_k8s span\x00" + objectKey(r) + "\x00" + eventUID + "\x00" + strconv.FormatInt(int64(count), 10)))
 	var id pcommon.SpanID
 	copy(id[:], sum[:8])
 	if id.IsEmpty() {
@@ -108,7 +112,11 @@ func (b *spanBuilder) span(sp ptrace.Span, tr *transition) {
 	sp.SetName(spanName(ev))
 	sp.SetKind(ptrace.SpanKindInternal)
 	sp.SetTraceID(eventTraceID(ref))
-	sp.SetSpanID(eventSpanID(ref, ev.UID))
+	covered := ev.Count
+	if tr.State == stateSingleton {
+		covered = 1
+	}
+	sp.SetSpanID(eventSpanID(ref, ev.UID, covered))
 	start, end := ev.First, ev.Last
 	if end.Before(start) {
 		end = start

@@ -145,8 +145,15 @@ func TestSpansAgainstAPIServer(t *testing.T) {
 	assert.Equal(t, scheduled.StartTimestamp(), scheduled.EndTimestamp())
 	assert.Equal(t, "Pod.BackOff", finished.Name())
 	assert.Equal(t, ptrace.StatusCodeError, finished.Status().Code())
-	assert.Equal(t, single.SpanID(), finished.SpanID(), "the restarted receiver derives the Event's span id again")
+	// The singleton and the series it became are two spans (design.md rule 9.4): the series'
+	// id is derived from the Event and its final count, by whichever run sees it finish.
+	assert.NotEqual(t, single.SpanID(), finished.SpanID(), "no span id is reused for another span")
 	assert.NotEqual(t, scheduled.SpanID(), finished.SpanID())
+	ref := canonicalRef(fromEventsV1(backoff).Regarding)
+	assert.Equal(t, eventSpanID(ref, string(backoff.UID), 1), single.SpanID())
+	assert.Equal(t, eventSpanID(ref, string(backoff.UID), 12), finished.SpanID())
+	assert.Equal(t, single.StartTimestamp(), single.EndTimestamp())
+	assert.Equal(t, single.StartTimestamp(), finished.StartTimestamp(), "both begin at the first occurrence")
 	assert.Equal(t, backoff.EventTime.UTC(), finished.StartTimestamp().AsTime(), "start: the first occurrence")
 	assert.Equal(t, last.UTC(), finished.EndTimestamp().AsTime(), "end: the last occurrence")
 	count, _ := finished.Attributes().Get(attr.EventCount)

@@ -49,16 +49,18 @@ func spansOf(tr ptrace.Traces) []ptrace.Span {
 }
 
 func TestSpans(t *testing.T) {
-	// The ids are sha256 prefixes of the object's uid (trace) and of it and the Event's uid (span),
-	// computed outside Go: sha256("otelcol_k8s trace\x00uid:<pod uid>")[:16] and
-	// sha256("otelcol_k8s span\x00uid:<pod uid>\x00ev-1")[:8].
-	const wantTrace, wantSpan = "a8ee0e0d1765605343947d9305ae7f05", "8de8241a6e524fb8"
+	// The ids are sha256 prefixes of the object's uid (trace) and of it, the Event's uid and the
+	// occurrences the span covers (span), computed outside Go:
+	// sha256("otelcol_k8s trace\x00uid:<pod uid>")[:16] and
+	// sha256("otelcol_k8s span\x00uid:<pod uid>\x00ev-1\x00<count>")[:8].
+	const wantTrace = "a8ee0e0d1765605343947d9305ae7f05"
 	tests := []struct {
 		name       string
 		tr         transition
 		mode       SpanMode
 		objCtx     bool
 		wantSpans  int
+		wantSpan   string
 		wantName   string
 		wantStatus ptrace.StatusCode
 		wantDur    time.Duration
@@ -68,22 +70,22 @@ func TestSpans(t *testing.T) {
 	}{
 		{
 			name: "singleton: one instant span", tr: transition{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal")},
-			wantSpans: 1, wantName: "Pod.BackOff", wantStatus: ptrace.StatusCodeUnset, wantCount: 1,
+			wantSpans: 1, wantSpan: "69770ead076e6cde", wantName: "Pod.BackOff", wantStatus: ptrace.StatusCodeUnset, wantCount: 1,
 		},
 		{name: "start: no span yet", tr: transition{State: stateStart, Event: backOffEvent("ev-1", 2, "Warning")}},
 		{name: "ongoing: no span yet", tr: transition{State: stateOngoing, Event: backOffEvent("ev-1", 40, "Warning")}},
 		{
 			name: "finished: first to last occurrence, error for Warning", tr: transition{State: stateFinished, Event: backOffEvent("ev-1", 55, "Warning")},
-			wantSpans: 1, wantName: "Pod.BackOff", wantStatus: ptrace.StatusCodeError, wantDur: 540 * time.Second, wantCount: 55,
+			wantSpans: 1, wantSpan: "02f72ab018b3c9a8", wantName: "Pod.BackOff", wantStatus: ptrace.StatusCodeError, wantDur: 540 * time.Second, wantCount: 55,
 		},
 		{
 			name: "parent mode: child of the object's context", tr: transition{State: stateFinished, Event: backOffEvent("ev-1", 3, "Warning")},
 			mode: SpanModeParent, objCtx: true,
-			wantSpans: 1, wantName: "Pod.BackOff", wantStatus: ptrace.StatusCodeError, wantDur: 20 * time.Second, wantCount: 3, wantParent: true,
+			wantSpans: 1, wantSpan: "a582ef7e0546ac15", wantName: "Pod.BackOff", wantStatus: ptrace.StatusCodeError, wantDur: 20 * time.Second, wantCount: 3, wantParent: true,
 		},
 		{
 			name: "link mode: own trace, linked", tr: transition{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal")},
-			mode: SpanModeLink, objCtx: true, wantSpans: 1, wantName: "Pod.BackOff", wantCount: 1, wantLink: true,
+			mode: SpanModeLink, objCtx: true, wantSpans: 1, wantSpan: "69770ead076e6cde", wantName: "Pod.BackOff", wantCount: 1, wantLink: true,
 		},
 	}
 	for _, tt := range tests {
@@ -107,7 +109,7 @@ func TestSpans(t *testing.T) {
 			assert.Equal(t, tt.wantStatus, sp.Status().Code())
 			assert.Equal(t, spanT0, sp.StartTimestamp().AsTime())
 			assert.Equal(t, tt.wantDur, sp.EndTimestamp().AsTime().Sub(sp.StartTimestamp().AsTime()))
-			assert.Equal(t, wantSpan, sp.SpanID().String())
+			assert.Equal(t, tt.wantSpan, sp.SpanID().String())
 			switch {
 			case tt.wantParent:
 				assert.Equal(t, pcommon.TraceID(objSpan.TraceID()), sp.TraceID())
@@ -141,12 +143,15 @@ func str2(m pcommon.Map, k string) string {
 
 // TestSpanIDsAreDerived: the same Event gives the same ids in any builder (a restart, another
 // replica); another Event on the object shares the trace, not the span; another object neither.
+// A singleton that became a series and the series are two spans: no id is reused for another
+// span (design.md rule 9.4), while a finished series exported again derives its id again.
 func TestSpanIDsAreDerived(t *testing.T) {
-	one := func(ev event) ptrace.Span {
+	oneIn := func(st state, ev event) ptrace.Span {
 		traces := ptrace.NewTraces()
-		(&spanBuilder{putRef: putObjectRef}).build(traces, []transition{{State: stateSingleton, Event: ev}})
+		(&spanBuilder{putRef: putObjectRef}).build(traces, []transition{{State: st, Event: ev}})
 		return spansOf(traces)[0]
 	}
+	one := func(ev event) ptrace.Span { return oneIn(stateSingleton, ev) }
 	a, again := one(backOffEvent("ev-1", 1, "Normal")), one(backOffEvent("ev-1", 1, "Normal"))
 	assert.Equal(t, a.TraceID(), again.TraceID())
 	assert.Equal(t, a.SpanID(), again.SpanID())
@@ -164,6 +169,14 @@ func TestSpanIDsAreDerived(t *testing.T) {
 	keyed, keyedAgain := one(noUID), one(noUID)
 	assert.Equal(t, keyed.TraceID(), keyedAgain.TraceID())
 	assert.NotEqual(t, a.TraceID(), keyed.TraceID())
+
+	// The singleton, then its series: same trace, two spans.
+	series := oneIn(stateFinished, backOffEvent("ev-1", 7, "Warning"))
+	assert.Equal(t, a.TraceID(), series.TraceID())
+	assert.NotEqual(t, a.SpanID(), series.SpanID())
+	assert.Equal(t, series.SpanID(), oneIn(stateFinished, backOffEvent("ev-1", 7, "Warning")).SpanID())
+	// A legacy series that started again after it finished: its second finish is another span.
+	assert.NotEqual(t, series.SpanID(), oneIn(stateFinished, backOffEvent("ev-1", 12, "Warning")).SpanID())
 }
 
 // TestRecordsCarryTheObjectContext: with trace_context a record gets its regarding object's

@@ -26,7 +26,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 )
 
 // deploymentController acts as kube-controller-manager's Deployment and ReplicaSet controllers

@@ -36,7 +36,13 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
-var eventObjects = flag.Int("e2e.events.objects", 30, "objects the simulated controller reports on in TestEventsLeaderKilled (each: 3 Events, 6 records)")
+var eventObjects = flag.Int("e2e.events.objects", 30, "objects the simulated controller reports on in TestEventsLeaderKilled (each: 3 Events, up to 9 records)")
+
+// eventsSeries compresses the legacy series timers of TestEventsLeaderKilled: a legacy series
+// finishes after 60s without an occurrence instead of 15 minutes (well above the failover's ~20s, so
+// a series does not finish while nobody leads), and an occurrence 5s after the last ongoing one
+// is ongoing again (instead of 30 minutes).
+var eventsSeries = map[string]any{"finish_after": "60s", "ongoing_interval": "5s"}
 
 // eventsConfigMapPath is the shipped events collector configuration, from this directory.
 const eventsConfigMapPath = "../../" + harness.ShippedEventsConfigMap
@@ -97,10 +103,10 @@ func (s *traceSink) snapshot() map[string]int {
 }
 
 // eventRecords counts the records stored in every group of the local server by "uid state",
-// and by "reason state".
-func eventRecords(t *testing.T, srv *localcloudwatch.Server) (byUID, byReason map[string]int) {
+// by "reason state" and by stream name.
+func eventRecords(t *testing.T, srv *localcloudwatch.Server) (byUID, byReason, byStream map[string]int) {
 	t.Helper()
-	byUID, byReason = map[string]int{}, map[string]int{}
+	byUID, byReason, byStream = map[string]int{}, map[string]int{}, map[string]int{}
 	for _, g := range srv.Groups() {
 		streams, err := srv.Streams(g.Name)
 		if err != nil {
@@ -123,10 +129,11 @@ func eventRecords(t *testing.T, srv *localcloudwatch.Server) (byUID, byReason ma
 				reason, _ := m.Attributes["otelcol_k8s.event.reason"].(string)
 				byUID[uid+" "+state]++
 				byReason[reason+" "+state]++
+				byStream[st.Name]++
 			}
 		}
 	}
-	return byUID, byReason
+	return byUID, byReason, byStream
 }
 
 // peakRSS is a process's peak resident set (VmHWM) in KiB, 0 when unknown.
@@ -165,12 +172,16 @@ func cpuSeconds(pid int) float64 {
 // TestEventsLeaderKilled: a simulated controller writes Events through client-go's recorders
 // (tools/events: a singleton and a series per object; tools/record: a legacy series per object)
 // into the local API server; two collector replicas run the shipped events configuration (only
-// endpoints swapped) with leader election on one Lease; the leader is killed with SIGKILL while
-// Events are being written and replaced by a new pod; the standby takes over from the checkpoint. The
-// series' final writes (the new recorder's, driven by hand) come last. In the local CloudWatch
-// Logs server every Event and series state is counted: none twice, every final state once; in
-// the local traces endpoint every span once.
+// endpoints swapped, and the legacy series timers compressed) with leader election on one
+// Lease; the leader is killed with SIGKILL while Events are being written and replaced by a new
+// pod; the standby takes over from the checkpoint. Every series then gets its heartbeat (new
+// recorder, driven by hand) or one more occurrence (legacy): ongoing. The leader is then stopped
+// gracefully and the third replica takes over; the series' final writes (the new recorder's,
+// driven by hand) and the legacy series' silence finish every series. In the local CloudWatch
+// Logs server every Event and series state is counted: none twice, every state once, each in
+// the stream the shipped scheme names; in the local traces endpoint every span once.
 func TestEventsLeaderKilled(t *testing.T) {
+	t.Parallel() // its own API server, servers and ports: it shares the e2e suite's second slot
 	bin := binary(t)
 	cluster := kubecluster.Start(t)
 	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
@@ -204,7 +215,7 @@ func TestEventsLeaderKilled(t *testing.T) {
 	replicas := map[string]*harness.Collector{}
 	start := func(name string) {
 		t.Helper()
-		replicas[name] = startEventsCollector(t, bin, dir, name, cluster.Kubeconfig, endpoint, ln.Addr().String(), len(replicas) == 0)
+		replicas[name] = startEventsCollector(t, bin, dir, name, cluster.Kubeconfig, endpoint, ln.Addr().String(), eventsSeries, len(replicas) == 0)
 	}
 	logOf := func(name string) string {
 		b, _ := os.ReadFile(filepath.Join(dir, name+".log"))
@@ -274,7 +285,7 @@ func TestEventsLeaderKilled(t *testing.T) {
 		write(p)
 	}
 	waitFor("the first half's records", 60*time.Second, func() bool {
-		_, byReason := eventRecords(t, srv)
+		_, byReason, _ := eventRecords(t, srv)
 		return byReason["Scheduled singleton"] == half && byReason["BackOff start"] == half && byReason["Unhealthy start"] == half
 	})
 	// ... and the checkpoint past the last write (the recorders may still be PATCHing counts).
@@ -307,30 +318,54 @@ func TestEventsLeaderKilled(t *testing.T) {
 	// The Deployment replaces the killed pod: a new pod name, a new identity, now the standby.
 	start("events-c")
 
-	// Every series started; then the recorder's final write of each BackOff series.
+	// Every series started; then the new recorder's heartbeat of each BackOff series (the PATCH
+	// its 30-minute heartbeat writes: the count so far and a fresh lastObservedTime) and one
+	// more occurrence of each legacy Unhealthy series, more than ongoing_interval after its
+	// first: an ongoing record each.
 	waitFor("every BackOff and Unhealthy series started", 120*time.Second, func() bool {
-		_, byReason := eventRecords(t, srv)
+		_, byReason, _ := eventRecords(t, srv)
 		return byReason["BackOff start"] >= n && byReason["Unhealthy start"] >= n && byReason["Scheduled singleton"] >= n
 	})
 	list, err := client.EventsV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=BackOff"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range list.Items {
-		patch := fmt.Sprintf(`{"series":{"count":%d,"lastObservedTime":%q}}`, 9, time.Now().Add(-7*time.Minute).UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
-		if _, err := client.EventsV1().Events("default").Patch(ctx, e.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	seriesWrite := func(name string, count int, last time.Time) {
+		patch := fmt.Sprintf(`{"series":{"count":%d,"lastObservedTime":%q}}`, count, last.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
+		if _, err := client.EventsV1().Events("default").Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitFor("every BackOff series finished", 60*time.Second, func() bool {
-		_, byReason := eventRecords(t, srv)
-		return byReason["BackOff finished"] >= n
+	for _, e := range list.Items {
+		seriesWrite(e.Name, 5, time.Now())
+	}
+	for _, p := range pods {
+		legacyRec.Event(p, corev1.EventTypeWarning, "Unhealthy", "Readiness probe failed")
+	}
+	waitFor("every series ongoing", 60*time.Second, func() bool {
+		_, byReason, _ := eventRecords(t, srv)
+		return byReason["BackOff ongoing"] >= n && byReason["Unhealthy ongoing"] >= n
+	})
+	// A rolling restart: the leader stops gracefully (its checkpoint saved, the Lease
+	// released), the standby takes over; then the new recorder's final write of each BackOff
+	// series (lastObservedTime older than its 6-minute finish window), and the legacy series
+	// finish by silence (finish_after) under the new leader.
+	if err := replicas["events-b"].Stop(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("replica c takes over", 60*time.Second, func() bool { return holder() == "events-c" })
+	for _, e := range list.Items {
+		seriesWrite(e.Name, 9, time.Now().Add(-7*time.Minute))
+	}
+	waitFor("every series finished", 120*time.Second, func() bool {
+		_, byReason, _ := eventRecords(t, srv)
+		return byReason["BackOff finished"] >= n && byReason["Unhealthy finished"] >= n
 	})
 	// Nothing more may arrive: watch for duplicates a little longer.
 	quietUntil := time.Now().Add(*quiet)
 	waitFor("quiet period", *quiet+time.Second, func() bool { return time.Now().After(quietUntil) })
 
-	byUID, byReason := eventRecords(t, srv)
+	byUID, byReason, byStream := eventRecords(t, srv)
 	for k, c := range byUID {
 		if c != 1 {
 			t.Errorf("%s stored %d times", k, c)
@@ -341,11 +376,17 @@ func TestEventsLeaderKilled(t *testing.T) {
 	// shows count 1), so the second half has no singleton of its series (design.md rule 8).
 	want := map[string]int{
 		"Scheduled singleton": n,
-		"BackOff singleton":   half, "BackOff start": n, "BackOff finished": n,
-		"Unhealthy singleton": half, "Unhealthy start": n,
+		"BackOff singleton":   half, "BackOff start": n, "BackOff ongoing": n, "BackOff finished": n,
+		"Unhealthy singleton": half, "Unhealthy start": n, "Unhealthy ongoing": n, "Unhealthy finished": n,
 	}
 	if !equalCounts(byReason, want) {
 		t.Errorf("records by reason and state:\n got %v\nwant %v", byReason, want)
+	}
+	// The shipped stream scheme: one stream per regarding kind and reporting controller (the
+	// legacy recorder's is its source component).
+	wantStreams := map[string]int{"Pod/e2e/controller": 4*n + half, "Pod/kubelet": 3*n + half}
+	if !equalCounts(byStream, wantStreams) {
+		t.Errorf("records by stream:\n got %v\nwant %v", byStream, wantStreams)
 	}
 	spans := sink.snapshot()
 	spanStates := map[string]int{}
@@ -356,20 +397,21 @@ func TestEventsLeaderKilled(t *testing.T) {
 		_, state, _ := strings.Cut(k, " ")
 		spanStates[state] += c
 	}
-	if wantSpans := map[string]int{"singleton": n + 2*half, "finished": n}; !equalCounts(spanStates, wantSpans) {
+	// A span per singleton and per finished series; a singleton that became a series is two.
+	if wantSpans := map[string]int{"singleton": n + 2*half, "finished": 2 * n}; !equalCounts(spanStates, wantSpans) {
 		t.Errorf("spans by state: got %v, want %v", spanStates, wantSpans)
 	}
-	t.Logf("%d Events, %d records, %d spans in %s; peak RSS: events-b %d KiB",
-		3*n, len(byUID), len(spans), time.Since(started).Round(time.Millisecond), peakRSS(replicas["events-b"].Pid()))
+	t.Logf("%d Events, %d records, %d spans in %s; peak RSS: events-c %d KiB",
+		3*n, len(byUID), len(spans), time.Since(started).Round(time.Millisecond), peakRSS(replicas["events-c"].Pid()))
 }
 
 // startEventsCollector starts a replica of the events collector named name (its POD_NAME) with
 // the shipped events configuration, endpoints swapped for the local API server, CloudWatch
 // server and OTLP traces endpoint at traceAddr; logChanges logs the swaps.
-func startEventsCollector(t *testing.T, bin, dir, name, kubeconfig, endpoint, traceAddr string, logChanges bool) *harness.Collector {
+func startEventsCollector(t *testing.T, bin, dir, name, kubeconfig, endpoint, traceAddr string, series map[string]any, logChanges bool) *harness.Collector {
 	t.Helper()
 	shipped, err := harness.LoadShippedEventsConfig(eventsConfigMapPath, harness.EventsLocal{
-		Kubeconfig: kubeconfig, Endpoint: endpoint,
+		Kubeconfig: kubeconfig, Endpoint: endpoint, Series: series,
 		TracesEndpoint: "http://" + traceAddr + "/v1/traces", HealthAddr: freeAddr(t),
 		Env: map[string]string{
 			"POD_NAME": name, "CLUSTER_NAME": "local", "AWS_REGION": "us-east-1",
@@ -461,7 +503,7 @@ func TestEventsAtScale(t *testing.T) {
 	go func() { _ = traceSrv.Serve(ln) }()
 	defer func() { _ = traceSrv.Close() }()
 	start := func(name string) *harness.Collector {
-		return startEventsCollector(t, bin, dir, name, cluster.Kubeconfig, endpoint, ln.Addr().String(), false)
+		return startEventsCollector(t, bin, dir, name, cluster.Kubeconfig, endpoint, ln.Addr().String(), nil, false)
 	}
 	stored := func() int { // the server's count: cheap enough to poll at 100,000
 		total := 0
@@ -555,7 +597,7 @@ func TestEventsAtScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil("the marker stored", 10*time.Minute, func() bool {
-		_, byReason := eventRecords(t, srv)
+		_, byReason, _ := eventRecords(t, srv)
 		return byReason["Marker singleton"] == 1
 	})
 	if got := stored(); got != n+1 {

@@ -31,6 +31,10 @@ type EventsLocal struct {
 	HealthAddr string
 	// Env gives the values the Deployment's environment provides (POD_NAME, AWS_REGION, ...).
 	Env map[string]string
+	// Series, when set, is kube_events' series section (shorter timers, so a scenario sees a
+	// legacy series finish by silence in seconds instead of 15 minutes). The shipped file
+	// sets none: it keeps the receiver's defaults.
+	Series map[string]any
 }
 
 // LoadShippedEventsConfig reads the events collector's configuration from the ConfigMap at
@@ -74,6 +78,9 @@ func LoadShippedEventsConfig(configMapPath string, l EventsLocal) (*Shipped, err
 	set("exporters", "cloudwatch_groups", "endpoint", l.Endpoint, "the local CloudWatch Logs server")
 	set("exporters", "otlp_http", "traces_endpoint", l.TracesEndpoint, "a local OTLP/HTTP server")
 	set("extensions", "health_check", "endpoint", l.HealthAddr, "a free local port")
+	if l.Series != nil {
+		set("receivers", "kube_events", "series", l.Series, fmt.Sprintf("%v (compressed timers)", l.Series))
+	}
 	if service, _ := cfg["service"].(map[string]any); service == nil {
 		errs = append(errs, errors.New("no service section"))
 	} else {

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -43,18 +44,31 @@ type watchConn struct{ cancel context.CancelFunc }
 // StartProxy starts a proxy in front of c and stops it with t.Cleanup.
 func StartProxy(t testing.TB, c *Cluster) *Proxy {
 	t.Helper()
-	target, err := url.Parse(c.Host)
+	p, stop, err := ServeProxy(c.Host, c.CA, c.Token, filepath.Join(t.TempDir(), "proxy-kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = stop() })
+	return p
+}
+
+// ServeProxy starts a proxy in front of the API server at host (its serving certificate
+// verified with the PEM bundle ca), adding token to every request, and writes a kubeconfig
+// for it at kubeconfig. Programs that run their own server (the benchmarks) use it; stop
+// closes it.
+func ServeProxy(host string, ca []byte, token, kubeconfig string) (p *Proxy, stop func() error, err error) {
+	target, err := url.Parse(host)
+	if err != nil {
+		return nil, nil, err
+	}
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(c.CA) {
-		t.Fatal("kubecluster: no certificate in CA")
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, nil, errors.New("kubecluster: no certificate in CA")
 	}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 	rp.FlushInterval = -1 // stream watches
-	p := &Proxy{watches: map[*watchConn]struct{}{}}
+	p = &Proxy{watches: map[*watchConn]struct{}{}}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.requests.Add(1)
 		if p.throttle.Load() > 0 && p.throttle.Add(-1) >= 0 {
@@ -69,7 +83,7 @@ func StartProxy(t testing.TB, c *Cluster) *Proxy {
 			})
 			return
 		}
-		r.Header.Set("Authorization", "Bearer "+c.Token)
+		r.Header.Set("Authorization", "Bearer "+token)
 		if r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1" {
 			ctx, cancel := context.WithCancel(r.Context())
 			wc := &watchConn{cancel: cancel}
@@ -88,13 +102,12 @@ func StartProxy(t testing.TB, c *Cluster) *Proxy {
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	srv := &http.Server{Handler: handler} //nolint:gosec // loopback test server
 	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
 	p.URL = "http://" + ln.Addr().String()
-	p.Kubeconfig = filepath.Join(t.TempDir(), "proxy-kubeconfig")
+	p.Kubeconfig = kubeconfig
 	kc := map[string]any{
 		"apiVersion": "v1", "kind": "Config", "current-context": "proxy",
 		"clusters": []any{map[string]any{"name": "proxy", "cluster": map[string]any{"server": p.URL}}},
@@ -102,13 +115,14 @@ func StartProxy(t testing.TB, c *Cluster) *Proxy {
 		"contexts": []any{map[string]any{"name": "proxy", "context": map[string]any{"cluster": "proxy", "user": "proxy"}}},
 	}
 	data, err := json.Marshal(kc)
+	if err == nil {
+		err = os.WriteFile(p.Kubeconfig, data, 0o600)
+	}
 	if err != nil {
-		t.Fatal(err)
+		_ = srv.Close()
+		return nil, nil, err
 	}
-	if err := os.WriteFile(p.Kubeconfig, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return p, srv.Close, nil
 }
 
 // Throttle answers the next n requests with 429 and Retry-After: retryAfter seconds.

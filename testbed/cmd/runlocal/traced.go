@@ -59,7 +59,7 @@ func startTraced(ctx context.Context, client kubernetes.Interface, bin, kubeconf
 		return nil, fmt.Errorf("traced Pods: %w", err)
 	}
 	root, state := filepath.Join(dir, "traced-node"), filepath.Join(dir, "traced-state")
-	health, err := freeAddr()
+	health, err := harness.FreeAddr()
 	if err != nil {
 		tr.stop()
 		return nil, err
