@@ -5,6 +5,7 @@ package k8seventsreceiver
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -190,7 +191,7 @@ func TestRelistContinueExpired(t *testing.T) {
 				return
 			case <-ticker.C:
 			}
-			cm.Data = map[string]string{"n": fmt.Sprint(i)}
+			cm.Data = map[string]string{"n": strconv.Itoa(i)}
 			_, _ = client.CoreV1().ConfigMaps("default").Update(context.Background(), cm, metav1.UpdateOptions{})
 		}
 	}()
