@@ -66,6 +66,19 @@ func startThroughProxy(t *testing.T, proxy *kubecluster.Proxy, sink *consumertes
 	return r, reader
 }
 
+// compactingCluster starts an API server without a watch cache and with a 1s etcd compaction,
+// a fault proxy in front of it, and a client that writes around the proxy.
+func compactingCluster(t *testing.T) (*kubecluster.Proxy, kubernetes.Interface) {
+	t.Helper()
+	cluster := kubecluster.StartWith(t, "-etcd-compaction-interval=1s", "-watch-cache=false")
+	proxy := kubecluster.StartProxy(t, cluster)
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	require.NoError(t, err)
+	client, err := kubernetes.NewForConfig(restCfg)
+	require.NoError(t, err)
+	return proxy, client
+}
+
 // counter is the sum of the receiver's counter name over all attribute sets.
 func counter(t *testing.T, reader *sdkmetric.ManualReader, name string) int64 {
 	t.Helper()
@@ -88,12 +101,7 @@ func counter(t *testing.T, reader *sdkmetric.ManualReader, name string) int64 {
 // compaction: a watch cut and kept away (429) until its resource version is compacted resumes
 // into 410 Gone; the receiver relists and emits exactly the Events created meanwhile.
 func TestWatchExpiryRelists(t *testing.T) {
-	cluster := kubecluster.StartWith(t, "-etcd-compaction-interval=1s", "-watch-cache=false")
-	proxy := kubecluster.StartProxy(t, cluster)
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	require.NoError(t, err)
-	client, err := kubernetes.NewForConfig(restCfg)
-	require.NoError(t, err)
+	proxy, client := compactingCluster(t)
 	sink := &consumertest.LogsSink{}
 	got := seen{sink}
 	r, reader := startThroughProxy(t, proxy, sink, nil)
@@ -164,12 +172,7 @@ func TestThrottledAPIServer(t *testing.T) {
 // (which would expire again, forever): every Event is emitted exactly once and the fallback
 // is counted.
 func TestRelistContinueExpired(t *testing.T) {
-	cluster := kubecluster.StartWith(t, "-etcd-compaction-interval=1s", "-watch-cache=false")
-	proxy := kubecluster.StartProxy(t, cluster)
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	require.NoError(t, err)
-	client, err := kubernetes.NewForConfig(restCfg)
-	require.NoError(t, err)
+	proxy, client := compactingCluster(t)
 	sink := &consumertest.LogsSink{}
 	got := seen{sink}
 	r, reader := startThroughProxy(t, proxy, sink, func(cfg *Config) {
