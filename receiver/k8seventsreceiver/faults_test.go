@@ -5,6 +5,7 @@ package k8seventsreceiver
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -40,8 +41,9 @@ func createEvents(t *testing.T, client kubernetes.Interface, reason string, n in
 }
 
 // startThroughProxy starts a receiver whose API traffic goes through a fault proxy and waits
-// for its first checkpoint (the list is done, the watch is opening).
-func startThroughProxy(t *testing.T, proxy *kubecluster.Proxy, sink *consumertest.LogsSink) (*kubeEventsReceiver, *sdkmetric.ManualReader) {
+// for its first checkpoint (the list is done, the watch is opening); tune, if set, changes the
+// test configuration first.
+func startThroughProxy(t *testing.T, proxy *kubecluster.Proxy, sink *consumertest.LogsSink, tune func(*Config)) (*kubeEventsReceiver, *sdkmetric.ManualReader) {
 	t.Helper()
 	storeID := component.MustNewID("mem")
 	mem := &memStorage{data: map[string][]byte{}}
@@ -49,7 +51,11 @@ func startThroughProxy(t *testing.T, proxy *kubecluster.Proxy, sink *consumertes
 	reader := sdkmetric.NewManualReader()
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	r, err := newReceiver(set, testReceiverConfig(proxy.Kubeconfig, &storeID))
+	cfg := testReceiverConfig(proxy.Kubeconfig, &storeID)
+	if tune != nil {
+		tune(cfg)
+	}
+	r, err := newReceiver(set, cfg)
 	r.nextLogs = sink
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), host))
@@ -58,6 +64,19 @@ func startThroughProxy(t *testing.T, proxy *kubecluster.Proxy, sink *consumertes
 		return len(v) > 0 && proxy.OpenWatches() == 1
 	}, 60*time.Second, 20*time.Millisecond)
 	return r, reader
+}
+
+// compactingCluster starts an API server without a watch cache and with a 1s etcd compaction,
+// a fault proxy in front of it, and a client that writes around the proxy.
+func compactingCluster(t *testing.T) (*kubecluster.Proxy, kubernetes.Interface) {
+	t.Helper()
+	cluster := kubecluster.StartWith(t, "-etcd-compaction-interval=1s", "-watch-cache=false")
+	proxy := kubecluster.StartProxy(t, cluster)
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	require.NoError(t, err)
+	client, err := kubernetes.NewForConfig(restCfg)
+	require.NoError(t, err)
+	return proxy, client
 }
 
 // counter is the sum of the receiver's counter name over all attribute sets.
@@ -82,15 +101,10 @@ func counter(t *testing.T, reader *sdkmetric.ManualReader, name string) int64 {
 // compaction: a watch cut and kept away (429) until its resource version is compacted resumes
 // into 410 Gone; the receiver relists and emits exactly the Events created meanwhile.
 func TestWatchExpiryRelists(t *testing.T) {
-	cluster := kubecluster.StartWith(t, "-etcd-compaction-interval=1s", "-watch-cache=false")
-	proxy := kubecluster.StartProxy(t, cluster)
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	require.NoError(t, err)
-	client, err := kubernetes.NewForConfig(restCfg)
-	require.NoError(t, err)
+	proxy, client := compactingCluster(t)
 	sink := &consumertest.LogsSink{}
 	got := seen{sink}
-	r, reader := startThroughProxy(t, proxy, sink)
+	r, reader := startThroughProxy(t, proxy, sink, nil)
 	defer func() { require.NoError(t, r.Shutdown(context.Background())) }()
 
 	createEvents(t, client, "Before", 5)
@@ -130,7 +144,7 @@ func TestThrottledAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	sink := &consumertest.LogsSink{}
 	got := seen{sink}
-	r, reader := startThroughProxy(t, proxy, sink)
+	r, reader := startThroughProxy(t, proxy, sink, nil)
 	defer func() { require.NoError(t, r.Shutdown(context.Background())) }()
 
 	const throttled = 6
@@ -149,4 +163,55 @@ func TestThrottledAPIServer(t *testing.T) {
 	require.Never(t, func() bool { return got.counts()["Busy singleton"] != 10 }, time.Second, 50*time.Millisecond)
 	assert.Equal(t, int64(throttled), counter(t, reader, "otelcol_receiver_kube_events_throttled"))
 	assert.Equal(t, int64(1), counter(t, reader, "otelcol_receiver_kube_events_relists"), "a throttled watch does not relist")
+}
+
+// TestRelistContinueExpired runs the API server without a watch cache and with a 1s etcd
+// compaction, and the receiver at 0.5 requests per second with 5 Events per page: the relist
+// after 410 Gone reads a page every 2s while other writes move etcd on, so its continue token
+// expires mid-list. The relist finishes with one full list (rule 5.6) instead of starting over
+// (which would expire again, forever): every Event is emitted exactly once and the fallback
+// is counted.
+func TestRelistContinueExpired(t *testing.T) {
+	proxy, client := compactingCluster(t)
+	sink := &consumertest.LogsSink{}
+	got := seen{sink}
+	r, reader := startThroughProxy(t, proxy, sink, func(cfg *Config) {
+		cfg.Client.QPS, cfg.Client.Burst, cfg.Client.PageSize = 0.5, 1, 5
+	})
+	defer func() { require.NoError(t, r.Shutdown(context.Background())) }()
+
+	// Writes to another resource move etcd's revision on, so each compaction passes the list's.
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "tick", Namespace: "default"}}
+		_, _ = client.CoreV1().ConfigMaps("default").Create(context.Background(), cm, metav1.CreateOptions{})
+		ticker := time.NewTicker(100 * time.Millisecond)
+		defer ticker.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-ticker.C:
+			}
+			cm.Data = map[string]string{"n": strconv.Itoa(i)}
+			_, _ = client.CoreV1().ConfigMaps("default").Update(context.Background(), cm, metav1.UpdateOptions{})
+		}
+	}()
+	defer func() { close(stop); <-done }()
+
+	const events = 30 // six pages: 10s at 0.5 requests per second, far beyond the compaction
+	proxy.Throttle(1<<30, 1)
+	require.Positive(t, proxy.DropWatches())
+	createEvents(t, client, "Paged", events)
+	// let etcd compact past the watch's resource version, so that it resumes into 410 Gone
+	time.Sleep(3 * time.Second) //nolint:forbidigo // waiting out the server's compaction timer, not synchronizing
+	proxy.Throttle(0, 0)
+
+	require.Eventually(t, func() bool { return got.counts()["Paged singleton"] == events },
+		30*time.Second, 20*time.Millisecond, "counts %v", got.counts())
+	require.Never(t, func() bool { return got.counts()["Paged singleton"] != events }, time.Second, 50*time.Millisecond)
+	assert.Len(t, got.counts(), 1, "only the Paged Events: %v", got.counts())
+	assert.Positive(t, counter(t, reader, "otelcol_receiver_kube_events_relist_fallbacks"), "the continue token expired")
+	assert.Equal(t, int64(2), counter(t, reader, "otelcol_receiver_kube_events_relists"), "the start and the 410, never started over")
 }

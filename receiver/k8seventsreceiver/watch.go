@@ -242,7 +242,8 @@ func (t *term) listOptions() metav1.ListOptions {
 	return metav1.ListOptions{FieldSelector: t.cfg.FieldSelector}
 }
 
-// relist lists every Event page by page and returns the list's resource version (rule 5.3).
+// relist lists every Event page by page and returns the list's resource version (rule 5.3);
+// a page whose continue token expired is replaced by one full list (rule 5.6).
 func (t *term) relist(ctx context.Context, ns string) (string, error) {
 	t.tel.ReceiverKubeEventsRelists.Add(ctx, 1)
 	t.mu.Lock()
@@ -256,16 +257,28 @@ func (t *term) relist(ctx context.Context, ns string) (string, error) {
 	var pending []transition
 	// The open series before the list: those the list does not return were deleted meanwhile.
 	t.mu.Lock()
-	missing := map[string]bool{}
-	for uid, o := range t.table.open {
-		if ns == "" || o.ev.Namespace == ns {
-			missing[uid] = true
-		}
-	}
+	missing := t.openIn(ns)
 	t.mu.Unlock()
 	listRV := ""
+	// observed holds the resource version of every item the pages so far passed to observe: a
+	// full list after an expired continue token skips them unchanged (rule 5.6).
+	var observed map[string]string
+	fallback := false
 	for {
 		items, meta, err := t.list(ctx, ns, opts)
+		if err != nil && opts.Continue != "" && apierrors.IsResourceExpired(err) {
+			// The continue token outlived etcd's compaction: starting over would expire again
+			// on a big list, so finish with one unpaged list at the current resource version.
+			t.tel.ReceiverKubeEventsGone.Add(ctx, 1)
+			t.tel.ReceiverKubeEventsRelistFallbacks.Add(ctx, 1)
+			t.logger.Info("continue token expired; finishing the relist with one full list",
+				zap.String("namespace", ns))
+			opts.Continue, opts.Limit, fallback = "", 0, true
+			t.mu.Lock()
+			missing = t.openIn(ns)
+			t.mu.Unlock()
+			items, meta, err = t.list(ctx, ns, opts)
+		}
 		if err != nil {
 			return "", err
 		}
@@ -280,13 +293,27 @@ func (t *term) relist(ctx context.Context, ns string) (string, error) {
 				continue
 			}
 			if cpRV == "" || !rvAbove(ev.ResourceVersion, cpRV) {
-				t.table.seed(ev, now)
+				t.table.seed(ev, now) // idempotent: a full list after the pages may repeat it
 				continue
 			}
-			pending = append(pending, t.table.observe(ev, now, true)...)
+			created := true
+			if fallback {
+				if rv, ok := observed[ev.UID]; ok {
+					if rv == ev.ResourceVersion {
+						continue // handled by a page already
+					}
+					created = false // changed since its page: as a watch MODIFIED
+				}
+			} else {
+				if observed == nil {
+					observed = map[string]string{}
+				}
+				observed[ev.UID] = ev.ResourceVersion
+			}
+			pending = append(pending, t.table.observe(ev, now, created)...)
 		}
 		t.mu.Unlock()
-		if meta.Continue == "" {
+		if meta.Continue == "" || fallback {
 			break
 		}
 		opts.Continue = meta.Continue
@@ -306,6 +333,17 @@ func (t *term) relist(ctx context.Context, ns string) (string, error) {
 		return "", ctx.Err()
 	}
 	return listRV, nil
+}
+
+// openIn is the set of open series in namespace ns (every namespace for ""); t.mu is held.
+func (t *term) openIn(ns string) map[string]bool {
+	out := map[string]bool{}
+	for uid, o := range t.table.open {
+		if ns == "" || o.ev.Namespace == ns {
+			out[uid] = true
+		}
+	}
+	return out
 }
 
 // rvAbove reports whether resource version a is newer than b; an unparsable one counts as new.

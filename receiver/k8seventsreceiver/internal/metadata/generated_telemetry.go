@@ -45,6 +45,8 @@ type TelemetryBuilder struct {
 	ReceiverKubeEventsRecordsEmitted metric.Int64Counter
 	// ReceiverKubeEventsReferencesRejected: Regarding or related object references the shared object model rejected (attributes role and reason); not written. [{references}]
 	ReceiverKubeEventsReferencesRejected metric.Int64Counter
+	// ReceiverKubeEventsRelistFallbacks: Paged relists whose continue token expired (410 Expired) mid-list, finished with one full list without limit. [{lists}]
+	ReceiverKubeEventsRelistFallbacks metric.Int64Counter
 	// ReceiverKubeEventsRelists: Paged lists of all Events (each start of the watch loop and after 410 Gone). [{lists}]
 	ReceiverKubeEventsRelists metric.Int64Counter
 	// ReceiverKubeEventsSeriesEvicted: Open series dropped because series.max_open was reached (their next write starts them again). [{series}]
@@ -139,6 +141,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_receiver_kube_events_references_rejected",
 		metric.WithDescription("Regarding or related object references the shared object model rejected (attributes role and reason); not written."),
 		metric.WithUnit("{references}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverKubeEventsRelistFallbacks, err = builder.meter.Int64Counter(
+		"otelcol_receiver_kube_events_relist_fallbacks",
+		metric.WithDescription("Paged relists whose continue token expired (410 Expired) mid-list, finished with one full list without limit."),
+		metric.WithUnit("{lists}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverKubeEventsRelists, err = builder.meter.Int64Counter(
