@@ -24,9 +24,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 )
 
 // deploymentController acts as kube-controller-manager's Deployment and ReplicaSet controllers

@@ -19,8 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness/traced"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness/traced"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localxray"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/nodesim"

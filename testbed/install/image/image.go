@@ -30,8 +30,8 @@ const (
 	Binary = "/otelcol-k8s"
 	// NodeBinary is the node agent's build (builder-config-node.yaml), the DaemonSet's command.
 	NodeBinary = "/otelcol-k8s-node"
-	CAFile = "/etc/ssl/certs/ca-certificates.crt"
-	User   = "10001:10001"
+	CAFile     = "/etc/ssl/certs/ca-certificates.crt"
+	User       = "10001:10001"
 )
 
 // Cmd is the image's default arguments: the configuration the manifests mount.
