@@ -13,8 +13,6 @@ import (
 	"cmp"
 	"context"
 	"flag"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -101,12 +99,11 @@ func newEnv(t *testing.T, cfg localcloudwatch.Config) *env {
 }
 
 func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := harness.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = ln.Close() }() // only probing for a free port
-	return ln.Addr().String()
+	return addr
 }
 
 // start starts (or restarts) the collector on the same state directory, with the shipped
@@ -174,22 +171,8 @@ func (e *env) startRunConfig() {
 // cri_log's first discovery (where the shipped start_at: end applies) is done.
 func (e *env) waitReady() {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + e.health + "/") //nolint:noctx // a local probe with a deadline loop
-		if err == nil {
-			_ = resp.Body.Close() // only the status matters
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if exited, err := e.col.Exited(); exited {
-			e.t.Fatalf("collector exited before it was ready: %v", err)
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatal("collector not ready within 30s")
-		}
-		time.Sleep(20 * time.Millisecond) // polling an HTTP endpoint: there is no event to wait on
+	if err := harness.WaitHealthy(e.health, e.col, 30*time.Second); err != nil {
+		e.t.Fatal(err)
 	}
 }
 
