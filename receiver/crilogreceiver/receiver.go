@@ -143,11 +143,21 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 	case r.cfg.Multiline.LineStartPattern != "":
 		isStart = regexp.MustCompile(r.cfg.Multiline.LineStartPattern).Match
 	}
+	if w, err := tracker.NewWatcher(r.cfg.Include); err != nil {
+		r.logger.Warn("directory watching unavailable; relying on polling", zap.Error(err))
+		r.tb.ReceiverCriLogWatchErrors.Add(ctx, 1)
+	} else {
+		r.watcher = w
+	}
 	r.tracker = tracker.New(tracker.Config{
 		Include:            r.cfg.Include,
 		Exclude:            r.cfg.Exclude,
 		StartAtEnd:         r.cfg.StartAt == StartAtEnd,
 		MaxConcurrentFiles: r.cfg.MaxConcurrentFiles,
+		// The pinner expands the patterns every discovery interval (and at every directory
+		// event): the loop's discovery uses its expansion instead of walking the directories
+		// again, unless it is older than that (with room for a slow walk).
+		ExpansionMaxAge: r.discoveryInterval() * 3 / 2,
 		Read: tracker.ReadConfig{
 			FingerprintSize:       r.cfg.FingerprintSize,
 			MaxLogSize:            r.cfg.MaxLogSize,
@@ -159,12 +169,6 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 		},
 	}, known, firstStart)
 	r.indexDirty = true // the index also records that a first start happened
-	if w, err := tracker.NewWatcher(r.cfg.Include); err != nil {
-		r.logger.Warn("directory watching unavailable; relying on polling", zap.Error(err))
-		r.tb.ReceiverCriLogWatchErrors.Add(ctx, 1)
-	} else {
-		r.watcher = w
-	}
 	r.emitter.includePath = r.cfg.IncludeFilePath
 	loopCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -284,9 +288,12 @@ func (r *criReceiver) pin(ctx context.Context) {
 	p := r.tracker.Pinner()
 	for {
 		if r.watcher != nil {
-			r.watcher.Refresh() // before the glob: a file created after it raises an event
+			// One walk refreshes the watches and lists the files: each directory is watched
+			// before it is listed, so a file created after the listing raises an event.
+			p.ScanPaths(r.tracker.Filter(r.watcher.Expand()))
+		} else {
+			p.Scan()
 		}
-		p.Scan()
 		select {
 		case <-ctx.Done():
 			return

@@ -59,31 +59,48 @@ func NewWatcher(include []string) (*Watcher, error) {
 // Refresh adds watches for new directories and forgets those that are gone. It returns the
 // number of watched directories.
 func (w *Watcher) Refresh() int {
-	now := watchDirs(w.include)
-	for d := range now {
-		if _, ok := w.watched[d]; !ok {
-			wd, err := addWatch(w.fd, d, dirEvents)
-			if errors.Is(err, unix.ENOENT) {
-				continue // removed since the listing (a pod deleted): nothing to watch
-			}
-			if err != nil {
-				// ENOSPC: fs.inotify.max_user_watches reached. Polling still finds its files.
-				w.errMu.Lock()
-				w.lastErr = fmt.Errorf("watching %s: %w", d, err)
-				w.errMu.Unlock()
-				w.Errors.Add(1)
-				continue
-			}
-			w.watched[d] = wd
+	w.Expand()
+	return len(w.watched)
+}
+
+// Expand lists the paths the include patterns match (unfiltered, as filepath.Glob gives them)
+// and refreshes the watches in the same walk: each directory is watched before it is listed, so
+// an entry created after the listing raises an event; directories no longer seen are forgotten.
+func (w *Watcher) Expand() []string {
+	seen := map[string]bool{}
+	visit := func(d string) {
+		if seen[d] {
+			return
 		}
+		seen[d] = true
+		if _, ok := w.watched[d]; ok {
+			return
+		}
+		wd, err := addWatch(w.fd, d, dirEvents)
+		if errors.Is(err, unix.ENOENT) {
+			return // removed since the listing (a pod deleted): nothing to watch
+		}
+		if err != nil {
+			// ENOSPC: fs.inotify.max_user_watches reached. Polling still finds its files.
+			w.errMu.Lock()
+			w.lastErr = fmt.Errorf("watching %s: %w", d, err)
+			w.errMu.Unlock()
+			w.Errors.Add(1)
+			return
+		}
+		w.watched[d] = wd
+	}
+	var paths []string
+	for _, inc := range w.include {
+		paths = append(paths, expand(inc, visit)...)
 	}
 	for d, wd := range w.watched {
-		if !now[d] {
+		if !seen[d] {
 			_, _ = unix.InotifyRmWatch(w.fd, uint32(wd)) //nolint:gosec // watch descriptors are small
 			delete(w.watched, d)
 		}
 	}
-	return len(w.watched)
+	return paths
 }
 
 func (w *Watcher) loop() {

@@ -21,6 +21,9 @@ func NewWatcher([]string) (*Watcher, error) {
 	return nil, errors.New("tracker: directory watching is only supported on Linux")
 }
 
+// Expand lists nothing: the tracker's own Match does.
+func (*Watcher) Expand() []string { return nil }
+
 // Refresh does nothing.
 func (*Watcher) Refresh() int { return 0 }
 
