@@ -31,8 +31,11 @@ import (
 // reads more until refused batches are accepted; each file still holds at most one batch.
 const maxPendingBytes = 64 << 20
 
-// quietAfter is how long a file must not grow before it is looked at less often.
-const quietAfter = 10 * time.Second
+// quietAfter is how long a file must not grow before it is looked at less often, and
+// quietWatchedCheck how often a quiet file with an inotify watch is looked at anyway: the watch
+// wakes the loop when the file is written, this bounds the delay should an event be missed.
+// Variables for the tests only.
+var quietAfter, quietWatchedCheck = 10 * time.Second, 10 * time.Second
 
 // Storage keys.
 const (
@@ -52,7 +55,9 @@ type criReceiver struct {
 	tracker *tracker.Tracker
 	watcher *tracker.Watcher
 	files   map[*tracker.Reader]*fileState
-	emitter emitter
+	// watchedFiles are the quiet files with an inotify watch, by watch descriptor.
+	watchedFiles map[int]*tracker.Reader
+	emitter      emitter
 
 	// pendingBytes is the text held by refused batches, bounded by maxPendingBytes.
 	pendingBytes int64
@@ -88,7 +93,10 @@ type fileState struct {
 	retryAt time.Time
 	// nextCheck delays looking at a quiet file.
 	nextCheck time.Time
-	backoff   time.Duration
+	// wd is the inotify watch on a quiet file (0: none, -1: it could not be watched): it is
+	// looked at when written, and otherwise only every quietWatchedCheck.
+	wd      int
+	backoff time.Duration
 	// committed is the encoded state after the last consumed batch; dirty means unsaved.
 	committed   []byte
 	dirty       bool
@@ -109,7 +117,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs) (*criRe
 	}
 	return &criReceiver{
 		cfg: cfg, set: set, next: next, tb: tb, obs: obs, logger: set.Logger,
-		files: map[*tracker.Reader]*fileState{},
+		files: map[*tracker.Reader]*fileState{}, watchedFiles: map[int]*tracker.Reader{},
 	}, nil
 }
 
@@ -225,9 +233,18 @@ func (r *criReceiver) run(ctx context.Context) {
 	// New files are found and opened by the pin goroutine; the loop adopts them when it is
 	// told, and expands the patterns itself (for rotations and deletions) every interval.
 	pinned := r.tracker.Pinner().Ready()
+	var written <-chan struct{} // quiet files written (nil without a watcher: never)
+	if r.watcher != nil {
+		written = r.watcher.Written
+	}
 	interval := r.discoveryInterval()
 	nextDiscovery := time.Time{}
 	for {
+		select {
+		case <-written:
+			r.wakeWritten()
+		default:
+		}
 		now := time.Now()
 		if !now.Before(nextDiscovery) {
 			r.discover(now)
@@ -260,6 +277,8 @@ func (r *criReceiver) run(ctx context.Context) {
 		case <-poll.C:
 		case <-pinned:
 			nextDiscovery = time.Time{}
+		case <-written:
+			r.wakeWritten()
 		}
 	}
 }
@@ -406,13 +425,7 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			continue
 		}
 		fs.readOffset = rd.Offset()
-		// A file quiet for a while is looked at five times less often: with many idle files
-		// the fstat calls are what an idle receiver spends.
-		if !changed && !done && now.UnixNano()-rd.LastGrowth > int64(quietAfter) {
-			fs.nextCheck = now.Add(5 * r.cfg.PollInterval)
-		} else {
-			fs.nextCheck = time.Time{}
-		}
+		r.pace(rd, fs, now, !changed && !done && now.UnixNano()-rd.LastGrowth > int64(quietAfter))
 		if b.len() == 0 {
 			if changed {
 				r.commit(rd, fs)
@@ -425,6 +438,7 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			if !changed && r.parkable(rd, fs, now) {
 				// Files wait for a slot and this one is idle, read to its end and saved: it
 				// is closed, its checkpoint kept, and opened again when it grows.
+				r.unwatch(fs)
 				r.tracker.Park(rd, fs.key)
 				delete(r.files, rd)
 				r.slotFreed = true
@@ -436,6 +450,58 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 		r.deliver(ctx, rd, fs, b, done)
 	}
 	return progress
+}
+
+// pace sets when a file is looked at next (design.md, "quiet files"). A busy file: at the next
+// cycle. A file quiet for quietAfter: five polls later, and it gets an inotify watch on its
+// descriptor; once it has one (so after one more look, which catches a write made before the
+// watch existed), only when the watch reports a write or every quietWatchedCheck. With many
+// idle files, their fstat calls are what an idle receiver spends.
+func (r *criReceiver) pace(rd *tracker.Reader, fs *fileState, now time.Time, quiet bool) {
+	switch {
+	case !quiet:
+		r.unwatch(fs)
+		fs.nextCheck = time.Time{}
+	case fs.wd > 0:
+		fs.nextCheck = now.Add(quietWatchedCheck)
+	default:
+		fs.nextCheck = now.Add(5 * r.cfg.PollInterval)
+		if r.watcher != nil && fs.wd == 0 {
+			wd, ok := r.watcher.WatchFile(rd.File())
+			if !ok {
+				wd = -1 // counted in watch_errors; not tried again while the file stays quiet
+			}
+			fs.wd = wd
+			if ok {
+				r.watchedFiles[wd] = rd
+			}
+		}
+	}
+}
+
+// unwatch removes the inotify watch of a file that is no longer quiet or no longer read.
+func (r *criReceiver) unwatch(fs *fileState) {
+	if fs.wd > 0 {
+		r.watcher.UnwatchFile(fs.wd)
+		delete(r.watchedFiles, fs.wd)
+	}
+	fs.wd = 0
+}
+
+// wakeWritten makes the quiet files the watches report written be looked at at once.
+func (r *criReceiver) wakeWritten() {
+	wds, all := r.watcher.Modified()
+	if all {
+		for _, fs := range r.files {
+			fs.nextCheck = time.Time{}
+		}
+		return
+	}
+	for _, wd := range wds {
+		if fs := r.files[r.watchedFiles[wd]]; fs != nil {
+			fs.nextCheck = time.Time{}
+		}
+	}
 }
 
 // parkable reports whether rd may be closed to free its slot: files are waiting, and rd has
@@ -494,6 +560,7 @@ func (r *criReceiver) commit(rd *tracker.Reader, fs *fileState) {
 }
 
 func (r *criReceiver) closeFile(rd *tracker.Reader, fs *fileState) {
+	r.unwatch(fs)
 	succ := rd.Successor
 	r.tracker.Remove(rd)
 	if sfs := r.files[succ]; sfs != nil {
@@ -602,7 +669,7 @@ func (r *criReceiver) report(ctx context.Context) {
 		if v := r.watcher.Errors.Load(); v != r.watchErrors {
 			tb.ReceiverCriLogWatchErrors.Add(ctx, v-r.watchErrors)
 			r.watchErrors = v
-			r.logger.Warn("a log directory cannot be watched; its new files are found by polling, every discovery_interval",
+			r.logger.Warn("a log directory or a quiet log file cannot be watched with inotify; it is polled instead",
 				zap.Int64("failures", v), zap.Error(r.watcher.LastError()))
 		}
 	}

@@ -72,3 +72,95 @@ func TestWatchFailuresAreCounted(t *testing.T) {
 		t.Fatalf("last error %v", err)
 	}
 }
+
+func TestWatchFileReportsWritesWhereverTheFileIs(t *testing.T) {
+	root := t.TempDir()
+	w, err := NewWatcher([]string{filepath.Join(root, "*", "*", "*.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	path := filepath.Join(root, "ns_p_u", "c", "0.log")
+	writeFile(t, path, line(1), false)
+	r, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	writer, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	wd, ok := w.WatchFile(r)
+	if !ok {
+		t.Fatalf("WatchFile: %v", w.LastError())
+	}
+	written := func(what string) {
+		t.Helper()
+		select {
+		case <-w.Written:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no signal", what)
+		}
+		wds, all := w.Modified()
+		if all || len(wds) == 0 || wds[0] != wd {
+			t.Fatalf("%s: Modified = %v, %v; want [%d ...]", what, wds, all, wd)
+		}
+	}
+	quiet := func(what string) {
+		t.Helper()
+		select {
+		case <-w.Written:
+			wds, all := w.Modified()
+			t.Fatalf("%s: signaled, Modified = %v, %v", what, wds, all)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	quiet("before any write")
+	if _, err := writer.WriteString(line(2)); err != nil {
+		t.Fatal(err)
+	}
+	written("a write")
+	// Rotated: the watch follows the file the reader holds, not the path.
+	if err := os.Rename(path, path+".20240501-100000"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, line(3), false) // the new file at the path
+	quiet("a write to the new file at the path")
+	if _, err := writer.WriteString(line(4)); err != nil {
+		t.Fatal(err)
+	}
+	written("a write to the rotated file")
+	w.UnwatchFile(wd)
+	if _, err := writer.WriteString(line(5)); err != nil {
+		t.Fatal(err)
+	}
+	quiet("a write after UnwatchFile")
+}
+
+// A file that cannot be watched (watch limit reached) is reported so (its reader keeps polling
+// it) and counted like a directory that cannot be.
+func TestWatchFileFailureIsCounted(t *testing.T) {
+	root := t.TempDir()
+	w, err := NewWatcher([]string{filepath.Join(root, "*", "*", "*.log")})
+	require(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	path := filepath.Join(root, "ns_p_u", "c", "0.log")
+	writeFile(t, path, line(1), false)
+	f, err := os.Open(path)
+	require(t, err)
+	t.Cleanup(func() { _ = f.Close() })
+	real := addWatch
+	t.Cleanup(func() { addWatch = real })
+	addWatch = func(int, string, uint32) (int, error) { return -1, unix.ENOSPC }
+	if wd, ok := w.WatchFile(f); ok || wd != 0 {
+		t.Fatalf("WatchFile = %d, %v", wd, ok)
+	}
+	if n := w.Errors.Load(); n != 1 {
+		t.Fatalf("watch errors %d, want 1", n)
+	}
+	if err := w.LastError(); !errors.Is(err, unix.ENOSPC) {
+		t.Fatalf("last error %v", err)
+	}
+}
