@@ -453,8 +453,8 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 }
 
 // pace sets when a file is looked at next (design.md, "quiet files"). A busy file: at the next
-// cycle. A file quiet for quietAfter: five polls later, and it gets an inotify watch on its
-// descriptor; once it has one (so after one more look, which catches a write made before the
+// cycle. A file quiet for quietAfter: five polls later, and, unless it is draining or holds an
+// unfinished entry, it gets an inotify watch on its descriptor; once it has one (so after one more look, which catches a write made before the
 // watch existed), only when the watch reports a write or every quietWatchedCheck. With many
 // idle files, their fstat calls are what an idle receiver spends.
 func (r *criReceiver) pace(rd *tracker.Reader, fs *fileState, now time.Time, quiet bool) {
@@ -462,6 +462,11 @@ func (r *criReceiver) pace(rd *tracker.Reader, fs *fileState, now time.Time, qui
 	case !quiet:
 		r.unwatch(fs)
 		fs.nextCheck = time.Time{}
+	case rd.Draining || rd.Pending():
+		// Waiting for its drain grace or a flush timeout, which may be longer than
+		// quietWatchedCheck: looked at every fifth poll, as without a watch.
+		r.unwatch(fs)
+		fs.nextCheck = now.Add(5 * r.cfg.PollInterval)
 	case fs.wd > 0:
 		fs.nextCheck = now.Add(quietWatchedCheck)
 	default:

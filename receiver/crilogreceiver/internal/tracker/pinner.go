@@ -142,6 +142,17 @@ func (p *Pinner) Latest(maxAge time.Duration) []string {
 	return p.latest
 }
 
+// PendingPaths returns the paths of the pinned files waiting to be adopted.
+func (p *Pinner) PendingPaths() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	paths := make([]string, len(p.queue))
+	for i, f := range p.queue {
+		paths[i] = f.path
+	}
+	return paths
+}
+
 // Pending returns the number of pinned files waiting to be adopted.
 func (p *Pinner) Pending() int {
 	p.mu.Lock()
@@ -181,3 +192,4 @@ func (p *Pinner) Close() {
 		_ = f.f.Close()
 	}
 }
+
