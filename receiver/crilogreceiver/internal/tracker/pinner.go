@@ -192,4 +192,3 @@ func (p *Pinner) Close() {
 		_ = f.f.Close()
 	}
 }
-
