@@ -231,7 +231,8 @@ func (r *criReceiver) run(ctx context.Context) {
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	// New files are found and opened by the pin goroutine; the loop adopts them when it is
-	// told, and expands the patterns itself (for rotations and deletions) every interval.
+	// told, and compares the pinner's newest expansion of the patterns with its files (for
+	// rotations and deletions) every interval.
 	pinned := r.tracker.Pinner().Ready()
 	var written <-chan struct{} // quiet files written (nil without a watcher: never)
 	if r.watcher != nil {
@@ -454,9 +455,10 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 
 // pace sets when a file is looked at next (design.md, "quiet files"). A busy file: at the next
 // cycle. A file quiet for quietAfter: five polls later, and, unless it is draining or holds an
-// unfinished entry, it gets an inotify watch on its descriptor; once it has one (so after one more look, which catches a write made before the
-// watch existed), only when the watch reports a write or every quietWatchedCheck. With many
-// idle files, their fstat calls are what an idle receiver spends.
+// unfinished entry, it gets an inotify watch on its descriptor; once it has one (so after one
+// more look, which catches a write made before the watch existed), only when the watch reports
+// a write or every quietWatchedCheck. With many idle files, their fstat calls are what an idle
+// receiver spends.
 func (r *criReceiver) pace(rd *tracker.Reader, fs *fileState, now time.Time, quiet bool) {
 	switch {
 	case !quiet:
