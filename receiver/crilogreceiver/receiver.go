@@ -55,6 +55,9 @@ type criReceiver struct {
 	tracker *tracker.Tracker
 	watcher *tracker.Watcher
 	files   map[*tracker.Reader]*fileState
+	// unsaved is set when a file's state is marked dirty or its read offset moves, until the
+	// next save: an idle loop's save then looks through nothing.
+	unsaved bool
 	// watchedFiles are the quiet files with an inotify watch, by watch descriptor.
 	watchedFiles map[int]*tracker.Reader
 	emitter      emitter
@@ -360,6 +363,7 @@ func (r *criReceiver) discover(now time.Time) {
 			key: readerKey(rd, now), resource: resourceFor(rd),
 			committed: tracker.MarshalState(st), dirty: true, savedOffset: st.Offset, readOffset: st.Offset,
 		}
+		r.unsaved = true
 		r.indexDirty = true
 	}
 }
@@ -425,7 +429,10 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			r.logger.Warn("reading a log file failed", zap.String("path", rd.Path), zap.Error(err))
 			continue
 		}
-		fs.readOffset = rd.Offset()
+		if o := rd.Offset(); o != fs.readOffset {
+			fs.readOffset = o
+			r.unsaved = true // the lag to the saved offset changed
+		}
 		r.pace(rd, fs, now, !changed && !done && now.UnixNano()-rd.LastGrowth > int64(quietAfter))
 		if b.len() == 0 {
 			if changed {
@@ -564,6 +571,7 @@ func (r *criReceiver) commit(rd *tracker.Reader, fs *fileState) {
 	fs.committed = tracker.MarshalState(rd.State())
 	fs.readOffset = rd.Offset()
 	fs.dirty = true
+	r.unsaved = true
 }
 
 func (r *criReceiver) closeFile(rd *tracker.Reader, fs *fileState) {
@@ -583,7 +591,11 @@ func (r *criReceiver) closeFile(rd *tracker.Reader, fs *fileState) {
 
 // saveCheckpoints writes dirty states, deletions and the index in one storage batch.
 func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
+	if !r.unsaved && !r.indexDirty && len(r.deletes) == 0 {
+		return nil // an idle loop saves every poll: nothing to look through
+	}
 	if r.client == nil {
+		r.unsaved = false
 		for _, fs := range r.files {
 			fs.dirty = false
 			fs.savedOffset = fs.readOffset
@@ -617,6 +629,7 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 		ops = append(ops, storage.SetOperation(indexKey, []byte(strings.Join(keys, "\n"))))
 	}
 	if len(ops) == 0 {
+		r.unsaved = false
 		return nil
 	}
 	r.lastSave = time.Now()
@@ -633,6 +646,7 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 	}
 	r.deletes = r.deletes[:0]
 	r.indexDirty = false
+	r.unsaved = false
 	return nil
 }
 

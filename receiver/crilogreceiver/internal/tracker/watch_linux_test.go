@@ -79,19 +79,15 @@ func TestWatchFileReportsWritesWhereverTheFileIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	t.Cleanup(func() { _ = w.Close() })
 	path := filepath.Join(root, "ns_p_u", "c", "0.log")
 	writeFile(t, path, line(1), false)
 	r, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	require(t, err)
+	t.Cleanup(func() { _ = r.Close() })
 	writer, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer writer.Close()
+	require(t, err)
+	t.Cleanup(func() { _ = writer.Close() })
 	wd, ok := w.WatchFile(r)
 	if !ok {
 		t.Fatalf("WatchFile: %v", w.LastError())
