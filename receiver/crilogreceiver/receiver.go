@@ -31,11 +31,8 @@ import (
 // reads more until refused batches are accepted; each file still holds at most one batch.
 const maxPendingBytes = 64 << 20
 
-// quietAfter is how long a file must not grow before it is looked at less often, and
-// quietWatchedCheck how often a quiet file with an inotify watch is looked at anyway: the watch
-// wakes the loop when the file is written, this bounds the delay should an event be missed.
-// Variables for the tests only.
-var quietAfter, quietWatchedCheck = 10 * time.Second, 10 * time.Second
+// quietAfter is how long a file must not grow before it is looked at less often.
+const quietAfter = 10 * time.Second
 
 // Storage keys.
 const (
@@ -55,12 +52,7 @@ type criReceiver struct {
 	tracker *tracker.Tracker
 	watcher *tracker.Watcher
 	files   map[*tracker.Reader]*fileState
-	// unsaved is set when a file's state is marked dirty or its read offset moves, until the
-	// next save: an idle loop's save then looks through nothing.
-	unsaved bool
-	// watchedFiles are the quiet files with an inotify watch, by watch descriptor.
-	watchedFiles map[int]*tracker.Reader
-	emitter      emitter
+	emitter emitter
 
 	// pendingBytes is the text held by refused batches, bounded by maxPendingBytes.
 	pendingBytes int64
@@ -96,10 +88,7 @@ type fileState struct {
 	retryAt time.Time
 	// nextCheck delays looking at a quiet file.
 	nextCheck time.Time
-	// wd is the inotify watch on a quiet file (0: none, -1: it could not be watched): it is
-	// looked at when written, and otherwise only every quietWatchedCheck.
-	wd      int
-	backoff time.Duration
+	backoff   time.Duration
 	// committed is the encoded state after the last consumed batch; dirty means unsaved.
 	committed   []byte
 	dirty       bool
@@ -120,7 +109,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs) (*criRe
 	}
 	return &criReceiver{
 		cfg: cfg, set: set, next: next, tb: tb, obs: obs, logger: set.Logger,
-		files: map[*tracker.Reader]*fileState{}, watchedFiles: map[int]*tracker.Reader{},
+		files: map[*tracker.Reader]*fileState{},
 	}, nil
 }
 
@@ -154,21 +143,11 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 	case r.cfg.Multiline.LineStartPattern != "":
 		isStart = regexp.MustCompile(r.cfg.Multiline.LineStartPattern).Match
 	}
-	if w, err := tracker.NewWatcher(r.cfg.Include); err != nil {
-		r.logger.Warn("directory watching unavailable; relying on polling", zap.Error(err))
-		r.tb.ReceiverCriLogWatchErrors.Add(ctx, 1)
-	} else {
-		r.watcher = w
-	}
 	r.tracker = tracker.New(tracker.Config{
 		Include:            r.cfg.Include,
 		Exclude:            r.cfg.Exclude,
 		StartAtEnd:         r.cfg.StartAt == StartAtEnd,
 		MaxConcurrentFiles: r.cfg.MaxConcurrentFiles,
-		// The pinner expands the patterns every discovery interval (and at every directory
-		// event): the loop's discovery uses its expansion instead of walking the directories
-		// again, unless it is older than that (with room for a slow walk).
-		ExpansionMaxAge: r.discoveryInterval() * 3 / 2,
 		Read: tracker.ReadConfig{
 			FingerprintSize:       r.cfg.FingerprintSize,
 			MaxLogSize:            r.cfg.MaxLogSize,
@@ -180,6 +159,12 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 		},
 	}, known, firstStart)
 	r.indexDirty = true // the index also records that a first start happened
+	if w, err := tracker.NewWatcher(r.cfg.Include); err != nil {
+		r.logger.Warn("directory watching unavailable; relying on polling", zap.Error(err))
+		r.tb.ReceiverCriLogWatchErrors.Add(ctx, 1)
+	} else {
+		r.watcher = w
+	}
 	r.emitter.includePath = r.cfg.IncludeFilePath
 	loopCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -234,21 +219,11 @@ func (r *criReceiver) run(ctx context.Context) {
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	// New files are found and opened by the pin goroutine; the loop adopts them when it is
-	// told, and compares the pinner's newest expansion of the patterns with its files (for
-	// rotations and deletions) every interval.
+	// told, and expands the patterns itself (for rotations and deletions) every interval.
 	pinned := r.tracker.Pinner().Ready()
-	var written <-chan struct{} // quiet files written (nil without a watcher: never)
-	if r.watcher != nil {
-		written = r.watcher.Written
-	}
 	interval := r.discoveryInterval()
 	nextDiscovery := time.Time{}
 	for {
-		select {
-		case <-written:
-			r.wakeWritten()
-		default:
-		}
 		now := time.Now()
 		if !now.Before(nextDiscovery) {
 			r.discover(now)
@@ -281,8 +256,6 @@ func (r *criReceiver) run(ctx context.Context) {
 		case <-poll.C:
 		case <-pinned:
 			nextDiscovery = time.Time{}
-		case <-written:
-			r.wakeWritten()
 		}
 	}
 }
@@ -311,12 +284,9 @@ func (r *criReceiver) pin(ctx context.Context) {
 	p := r.tracker.Pinner()
 	for {
 		if r.watcher != nil {
-			// One walk refreshes the watches and lists the files: each directory is watched
-			// before it is listed, so a file created after the listing raises an event.
-			p.ScanPaths(r.tracker.Filter(r.watcher.Expand()))
-		} else {
-			p.Scan()
+			r.watcher.Refresh() // before the glob: a file created after it raises an event
 		}
+		p.Scan()
 		select {
 		case <-ctx.Done():
 			return
@@ -363,7 +333,6 @@ func (r *criReceiver) discover(now time.Time) {
 			key: readerKey(rd, now), resource: resourceFor(rd),
 			committed: tracker.MarshalState(st), dirty: true, savedOffset: st.Offset, readOffset: st.Offset,
 		}
-		r.unsaved = true
 		r.indexDirty = true
 	}
 }
@@ -429,11 +398,14 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			r.logger.Warn("reading a log file failed", zap.String("path", rd.Path), zap.Error(err))
 			continue
 		}
-		if o := rd.Offset(); o != fs.readOffset {
-			fs.readOffset = o
-			r.unsaved = true // the lag to the saved offset changed
+		fs.readOffset = rd.Offset()
+		// A file quiet for a while is looked at five times less often: with many idle files
+		// the fstat calls are what an idle receiver spends.
+		if !changed && !done && now.UnixNano()-rd.LastGrowth > int64(quietAfter) {
+			fs.nextCheck = now.Add(5 * r.cfg.PollInterval)
+		} else {
+			fs.nextCheck = time.Time{}
 		}
-		r.pace(rd, fs, now, !changed && !done && now.UnixNano()-rd.LastGrowth > int64(quietAfter))
 		if b.len() == 0 {
 			if changed {
 				r.commit(rd, fs)
@@ -446,7 +418,6 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			if !changed && r.parkable(rd, fs, now) {
 				// Files wait for a slot and this one is idle, read to its end and saved: it
 				// is closed, its checkpoint kept, and opened again when it grows.
-				r.unwatch(fs)
 				r.tracker.Park(rd, fs.key)
 				delete(r.files, rd)
 				r.slotFreed = true
@@ -458,64 +429,6 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 		r.deliver(ctx, rd, fs, b, done)
 	}
 	return progress
-}
-
-// pace sets when a file is looked at next (design.md, "quiet files"). A busy file: at the next
-// cycle. A file quiet for quietAfter: five polls later, and, unless it is draining or holds an
-// unfinished entry, it gets an inotify watch on its descriptor; once it has one (so after one
-// more look, which catches a write made before the watch existed), only when the watch reports
-// a write or every quietWatchedCheck. With many idle files, their fstat calls are what an idle
-// receiver spends.
-func (r *criReceiver) pace(rd *tracker.Reader, fs *fileState, now time.Time, quiet bool) {
-	switch {
-	case !quiet:
-		r.unwatch(fs)
-		fs.nextCheck = time.Time{}
-	case rd.Draining || rd.Pending():
-		// Waiting for its drain grace or a flush timeout, which may be longer than
-		// quietWatchedCheck: looked at every fifth poll, as without a watch.
-		r.unwatch(fs)
-		fs.nextCheck = now.Add(5 * r.cfg.PollInterval)
-	case fs.wd > 0:
-		fs.nextCheck = now.Add(quietWatchedCheck)
-	default:
-		fs.nextCheck = now.Add(5 * r.cfg.PollInterval)
-		if r.watcher != nil && fs.wd == 0 {
-			wd, ok := r.watcher.WatchFile(rd.File())
-			if !ok {
-				wd = -1 // counted in watch_errors; not tried again while the file stays quiet
-			}
-			fs.wd = wd
-			if ok {
-				r.watchedFiles[wd] = rd
-			}
-		}
-	}
-}
-
-// unwatch removes the inotify watch of a file that is no longer quiet or no longer read.
-func (r *criReceiver) unwatch(fs *fileState) {
-	if fs.wd > 0 {
-		r.watcher.UnwatchFile(fs.wd)
-		delete(r.watchedFiles, fs.wd)
-	}
-	fs.wd = 0
-}
-
-// wakeWritten makes the quiet files the watches report written be looked at at once.
-func (r *criReceiver) wakeWritten() {
-	wds, all := r.watcher.Modified()
-	if all {
-		for _, fs := range r.files {
-			fs.nextCheck = time.Time{}
-		}
-		return
-	}
-	for _, wd := range wds {
-		if fs := r.files[r.watchedFiles[wd]]; fs != nil {
-			fs.nextCheck = time.Time{}
-		}
-	}
 }
 
 // parkable reports whether rd may be closed to free its slot: files are waiting, and rd has
@@ -571,11 +484,9 @@ func (r *criReceiver) commit(rd *tracker.Reader, fs *fileState) {
 	fs.committed = tracker.MarshalState(rd.State())
 	fs.readOffset = rd.Offset()
 	fs.dirty = true
-	r.unsaved = true
 }
 
 func (r *criReceiver) closeFile(rd *tracker.Reader, fs *fileState) {
-	r.unwatch(fs)
 	succ := rd.Successor
 	r.tracker.Remove(rd)
 	if sfs := r.files[succ]; sfs != nil {
@@ -591,11 +502,7 @@ func (r *criReceiver) closeFile(rd *tracker.Reader, fs *fileState) {
 
 // saveCheckpoints writes dirty states, deletions and the index in one storage batch.
 func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
-	if !r.unsaved && !r.indexDirty && len(r.deletes) == 0 {
-		return nil // an idle loop saves every poll: nothing to look through
-	}
 	if r.client == nil {
-		r.unsaved = false
 		for _, fs := range r.files {
 			fs.dirty = false
 			fs.savedOffset = fs.readOffset
@@ -629,7 +536,6 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 		ops = append(ops, storage.SetOperation(indexKey, []byte(strings.Join(keys, "\n"))))
 	}
 	if len(ops) == 0 {
-		r.unsaved = false
 		return nil
 	}
 	r.lastSave = time.Now()
@@ -646,7 +552,6 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 	}
 	r.deletes = r.deletes[:0]
 	r.indexDirty = false
-	r.unsaved = false
 	return nil
 }
 
@@ -690,7 +595,7 @@ func (r *criReceiver) report(ctx context.Context) {
 		if v := r.watcher.Errors.Load(); v != r.watchErrors {
 			tb.ReceiverCriLogWatchErrors.Add(ctx, v-r.watchErrors)
 			r.watchErrors = v
-			r.logger.Warn("a log directory or a quiet log file cannot be watched with inotify; it is polled instead",
+			r.logger.Warn("a log directory cannot be watched; its new files are found by polling, every discovery_interval",
 				zap.Int64("failures", v), zap.Error(r.watcher.LastError()))
 		}
 	}

@@ -814,31 +814,3 @@ func maxInWindow(times []time.Time, d time.Duration) int {
 	}
 	return best
 }
-
-// A quiet file gets an inotify watch and is then read when written, not at the next look (here
-// ten seconds away: five polls of two seconds, and quietWatchedCheck an hour).
-func TestQuietFileIsReadWhenWritten(t *testing.T) {
-	a, w := quietAfter, quietWatchedCheck
-	t.Cleanup(func() { quietAfter, quietWatchedCheck = a, w }) // after the receiver's shutdown
-	quietAfter, quietWatchedCheck = 100*time.Millisecond, time.Hour
-	root := t.TempDir()
-	path := filepath.Join(root, "ns_p_p-uid", "app", "0.log")
-	appendLine := func(body string) {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		require.NoError(t, err)
-		_, err = fmt.Fprintf(f, "2024-05-01T10:00:00.000000000Z stdout F %s\n", body)
-		require.NoError(t, err)
-		require.NoError(t, f.Close())
-	}
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	appendLine("first")
-	c := &collector{}
-	cfg := testConfig(root)
-	cfg.PollInterval = 2 * time.Second
-	startReceiver(t, cfg, c, nil)
-	require.Eventually(t, func() bool { return c.count() == 1 }, 5*time.Second, 10*time.Millisecond)
-	time.Sleep(2500 * time.Millisecond) // the look after two seconds finds it quiet and watches it
-	appendLine("second")
-	require.Eventually(t, func() bool { return c.count() == 2 }, 1500*time.Millisecond, 10*time.Millisecond,
-		"a write to a watched quiet file waits for the next look")
-}

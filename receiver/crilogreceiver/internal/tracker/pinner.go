@@ -8,7 +8,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // pin is a file opened by the Pinner, waiting for the read loop to adopt it.
@@ -26,16 +25,12 @@ type Pinner struct {
 	match func() []string
 	limit int
 
-	mu    sync.Mutex
-	seen  map[FileID]bool // pinned, or tracked by the loop
-	queue []pin
-	// latest is the expansion of the newest scan and when it began: the loop's discovery
-	// compares against it instead of expanding the patterns a second time.
-	latest   []string
-	latestAt time.Time
-	ready    chan struct{}
-	open     atomic.Int64 // readers the loop holds, for the limit
-	closed   bool
+	mu     sync.Mutex
+	seen   map[FileID]bool // pinned, or tracked by the loop
+	queue  []pin
+	ready  chan struct{}
+	open   atomic.Int64 // readers the loop holds, for the limit
+	closed bool
 
 	// Vanished counts matched paths gone before they could be opened.
 	Vanished atomic.Int64
@@ -54,20 +49,11 @@ func (p *Pinner) Ready() <-chan struct{} { return p.ready }
 
 // Scan expands the include patterns and opens every file not pinned or tracked yet, within the
 // open-file limit. It is safe to call from any goroutine.
-func (p *Pinner) Scan() { p.ScanPaths(p.match()) }
-
-// ScanPaths is Scan on the paths of an expansion made elsewhere (the Tracker's Filter of a
-// Watcher's Expand).
-func (p *Pinner) ScanPaths(paths []string) {
-	// Noted before any file of this scan is pinned: whoever takes a pin and then reads latest
-	// gets this expansion or a newer one, which lists the pinned path unless it went since.
-	p.mu.Lock()
-	p.latest, p.latestAt = paths, time.Now()
-	p.mu.Unlock()
+func (p *Pinner) Scan() {
 	var found []pin
 	limited := int64(0)
 	defer func() { p.limited.Store(limited) }()
-	for _, path := range paths {
+	for _, path := range p.match() {
 		st, err := os.Stat(path)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -129,28 +115,6 @@ func (p *Pinner) ScanPaths(paths []string) {
 	case p.ready <- struct{}{}:
 	default:
 	}
-}
-
-// Latest returns the newest scan's expansion, or nil when it began more than maxAge ago (or no
-// scan ran yet). Its slice is not modified afterwards.
-func (p *Pinner) Latest(maxAge time.Duration) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if maxAge <= 0 || p.latest == nil || time.Since(p.latestAt) > maxAge {
-		return nil
-	}
-	return p.latest
-}
-
-// PendingPaths returns the paths of the pinned files waiting to be adopted.
-func (p *Pinner) PendingPaths() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	paths := make([]string, len(p.queue))
-	for i, f := range p.queue {
-		paths[i] = f.path
-	}
-	return paths
 }
 
 // Pending returns the number of pinned files waiting to be adopted.

@@ -163,12 +163,6 @@ type Reader struct {
 	Size int64
 }
 
-// Pending reports whether an unfinished entry waits for its flush timeout.
-func (r *Reader) Pending() bool { return r.j.Pending() }
-
-// File returns the descriptor the reader reads (for a watch on it; the reader owns it).
-func (r *Reader) File() *os.File { return r.f }
-
 // Offset returns the offset up to which the file has been read.
 func (r *Reader) Offset() int64 { return r.offset }
 

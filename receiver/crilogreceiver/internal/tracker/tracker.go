@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"syscall"
-	"time"
 
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/podpath"
@@ -24,10 +23,7 @@ type Config struct {
 	StartAtEnd bool
 	// MaxConcurrentFiles bounds open descriptors.
 	MaxConcurrentFiles int
-	// ExpansionMaxAge is how old the pinner's newest expansion of the patterns may be for
-	// Discover to use it instead of expanding them again; 0: Discover always expands them.
-	ExpansionMaxAge time.Duration
-	Read            ReadConfig
+	Read               ReadConfig
 }
 
 // Tracker owns the set of readers.
@@ -139,24 +135,17 @@ func (t *Tracker) Remove(r *Reader) {
 
 // Match expands the include patterns, minus excludes and rotated names.
 func (t *Tracker) Match() []string {
-	var paths []string
-	for _, inc := range t.cfg.Include {
-		paths = append(paths, expand(inc, nil)...)
-	}
-	return t.Filter(paths)
-}
-
-// Filter is Match on paths the include patterns matched (Watcher.Expand's): without excluded
-// and rotated names and duplicates, sorted.
-func (t *Tracker) Filter(paths []string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, p := range paths {
-		if seen[p] || podpath.IsRotated(filepath.Base(p)) || t.excluded(p) {
-			continue
+	for _, inc := range t.cfg.Include {
+		paths, _ := filepath.Glob(inc) // the only error is a bad pattern, rejected by Validate
+		for _, p := range paths {
+			if seen[p] || podpath.IsRotated(filepath.Base(p)) || t.excluded(p) {
+				continue
+			}
+			seen[p] = true
+			out = append(out, p)
 		}
-		seen[p] = true
-		out = append(out, p)
 	}
 	sort.Strings(out)
 	return out
@@ -183,13 +172,7 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 	}
 	atEnd := !t.discovered && t.firstStart && t.cfg.StartAtEnd
 	var found []pin
-	// Read after the pins are taken: the expansion is then the one of the scan that pinned
-	// them or a newer one, so a pinned file at its path is present (design.md, discovery).
-	paths := t.pinner.Latest(t.cfg.ExpansionMaxAge)
-	if paths == nil {
-		paths = t.Match()
-	}
-	for _, p := range paths {
+	for _, p := range t.Match() {
 		st, err := os.Stat(p)
 		if err != nil || !st.Mode().IsRegular() {
 			continue

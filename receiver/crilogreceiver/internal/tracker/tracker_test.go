@@ -171,6 +171,13 @@ func TestLongLineIsCutAndSkipped(t *testing.T) {
 	}
 }
 
+func TestDirPatterns(t *testing.T) {
+	got := dirPatterns("/var/log/pods/*/*/*.log")
+	if fmt.Sprint(got) != "[/var/log/pods/*/* /var/log/pods/* /var/log/pods]" {
+		t.Fatalf("got %v", got)
+	}
+}
+
 func FuzzUnmarshalState(f *testing.F) {
 	f.Add(MarshalState(State{ID: FileID{1, 2}, Path: "/a/b.log", FP: Fingerprint{10, 99}, Offset: 1234, Format: FormatCRI, Joiner: []byte{1, 0, 0, 0, 0}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
