@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,34 @@ func benchObjects() []*metav1.PartialObjectMetadata {
 		out = append(out, m)
 	}
 	return out
+}
+
+// nodeStride picks the Pods of one node out of benchObjects: those whose number is a multiple
+// of it, 110 Pods (the kubelet's default max-pods), 11 of them with their own context and 11
+// more whose ReplicaSet has one.
+const nodeStride = 91
+
+// nodeObjects are what the extension holds in node scope (node_name, as deploy/ ships it): the
+// node's Pods from the Pod watch and the ReplicaSets fetched as their owners.
+func nodeObjects() []*metav1.PartialObjectMetadata {
+	var out []*metav1.PartialObjectMetadata
+	for _, m := range benchObjects() {
+		var i int
+		if _, err := fmt.Sscanf(m.Name[strings.LastIndexByte(m.Name, '-')+1:], "%d", &i); m.Kind == "ReplicaSet" || (err == nil && i%nodeStride == 0) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// nodePods are the numbers of the node's Pods, in the order records name them.
+func nodePods() []int {
+	n := (benchPods + nodeStride - 1) / nodeStride
+	pods := make([]int, n)
+	for i := range pods {
+		pods[i] = (i * 7 % n) * nodeStride
+	}
+	return pods
 }
 
 // benchTraceID is the trace id of the context of ReplicaSet i, or of Pod i-benchReplicaSets.
@@ -254,7 +283,9 @@ func TestObjectRefCorrelates(t *testing.T) {
 // cluster where nothing writes one, whose cost should be about 0. "answers_nothing" asks a
 // source that answers every look-up "no" at once (and has no TraceContextsHeld): the floor the
 // look-up interface itself sets (two calls per record, the Pod's and the Node's), whatever the
-// extension does behind it.
+// extension does behind it. "node" is the extension as the DaemonSet in deploy/ runs it
+// (node_name): the 110 Pods of its node, 20% of which resolve, and their ReplicaSets; the
+// records name those Pods.
 func BenchmarkObjectRefRatio(b *testing.B) {
 	var hits, misses []int
 	for i := 0; i < benchPods; i += 7 {
@@ -280,6 +311,7 @@ func BenchmarkObjectRefRatio(b *testing.B) {
 		{"10pct_misses", benchObjects(), recordsNaming(misses), false},
 		{"no_contexts", without, benchRecords(), false},
 		{"answers_nothing", benchObjects(), benchRecords(), true},
+		{"node", nodeObjects(), recordsNaming(nodePods()), false},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			e := newBenchExtension(b)
@@ -369,5 +401,16 @@ func BenchmarkLookup(b *testing.B) {
 	for i := range b.N {
 		e.SpanContextForObject(ctx, "v1", "Pod", "default", names[i%len(names)], "")
 		e.SpanContextForObject(ctx, "v1", "Node", "", "node-12", "")
+	}
+}
+
+// The extension tells object_ref which kinds to ask about.
+var _ objectref.TraceContextKinds = (*traceContextExtension)(nil)
+
+func TestTraceContextKinds(t *testing.T) {
+	e := newBenchExtension(t)
+	want := []string{"Pod", "ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"}
+	if got := e.TraceContextKinds(); !slices.Equal(got, want) {
+		t.Errorf("kinds %v, want %v", got, want)
 	}
 }
