@@ -404,13 +404,3 @@ func BenchmarkLookup(b *testing.B) {
 	}
 }
 
-// The extension tells object_ref which kinds to ask about.
-var _ objectref.TraceContextKinds = (*traceContextExtension)(nil)
-
-func TestTraceContextKinds(t *testing.T) {
-	e := newBenchExtension(t)
-	want := []string{"Pod", "ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"}
-	if got := e.TraceContextKinds(); !slices.Equal(got, want) {
-		t.Errorf("kinds %v, want %v", got, want)
-	}
-}

@@ -154,16 +154,6 @@ func (e *traceContextExtension) SpanContextForObject(_ context.Context, apiVersi
 	return trace.SpanContext{}, false
 }
 
-// TraceContextKinds returns the configured kinds: object_ref asks about objects of those kinds
-// only (its optional TraceContextKinds).
-func (e *traceContextExtension) TraceContextKinds() []string {
-	kinds := make([]string, 0, len(e.cfg.Resources))
-	for _, r := range e.cfg.Resources {
-		kinds = append(kinds, r.Kind)
-	}
-	return kinds
-}
-
 // TraceContextsHeld reports whether any object held has a non-empty effective context: when not,
 // object_ref skips a batch's look-ups (its optional TraceContextsHeld).
 func (e *traceContextExtension) TraceContextsHeld() bool { return e.store.table.n.Load() > 0 }

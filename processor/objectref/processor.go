@@ -41,7 +41,6 @@ type refProcessor struct {
 	traceID   *component.ID
 	source    TraceContextSource
 	held      TraceContextsHeld // source's, when it has the method
-	kinds     *kindSet          // the kinds the source can hold, when it says; nil: any
 	tel       *metadata.TelemetryBuilder
 
 	rejectedOpts     [objref.NumReasons]metric.AddOption
@@ -74,9 +73,6 @@ func (p *refProcessor) start(_ context.Context, host component.Host) error {
 	}
 	p.source = src
 	p.held, _ = src.(TraceContextsHeld)
-	if k, ok := src.(TraceContextKinds); ok {
-		p.kinds = newKindSet(k.TraceContextKinds())
-	}
 	return nil
 }
 
@@ -628,29 +624,23 @@ func has(attrs pcommon.Map, key, value string) bool {
 // correlate gives the record the trace context of the first object it names that has one: the
 // subject first, then the others in key-table order.
 func (p *refProcessor) correlate(ctx context.Context, lr plog.LogRecord, w *work, subject int, c *counts) {
-	if subject >= 0 && p.correlateWith(ctx, lr, &w.refs[subject].ref, c) {
+	try := func(r *objref.Ref) bool {
+		sc, ok := p.source.SpanContextForObject(ctx, r.APIVersion, r.Kind, r.Namespace, r.Name, r.UID)
+		if !ok || !sc.HasTraceID() || !sc.HasSpanID() {
+			return false
+		}
+		lr.SetTraceID(pcommon.TraceID(sc.TraceID()))
+		lr.SetSpanID(pcommon.SpanID(sc.SpanID()))
+		lr.SetFlags(plog.DefaultLogRecordFlags.WithIsSampled(sc.IsSampled()))
+		c.correlated++
+		return true
+	}
+	if subject >= 0 && try(&w.refs[subject].ref) {
 		return
 	}
 	for i := range w.refs {
-		if i != subject && w.refs[i].ref.Kind != "" && p.correlateWith(ctx, lr, &w.refs[i].ref, c) {
+		if i != subject && w.refs[i].ref.Kind != "" && try(&w.refs[i].ref) {
 			return
 		}
 	}
-}
-
-// correlateWith gives the record the trace context of r, if r carries one, and reports whether
-// it did. Objects of a kind the source never holds are not asked about.
-func (p *refProcessor) correlateWith(ctx context.Context, lr plog.LogRecord, r *objref.Ref, c *counts) bool {
-	if p.kinds != nil && !p.kinds.has(r.Kind) {
-		return false
-	}
-	sc, ok := p.source.SpanContextForObject(ctx, r.APIVersion, r.Kind, r.Namespace, r.Name, r.UID)
-	if !ok || !sc.HasTraceID() || !sc.HasSpanID() {
-		return false
-	}
-	lr.SetTraceID(pcommon.TraceID(sc.TraceID()))
-	lr.SetSpanID(pcommon.SpanID(sc.SpanID()))
-	lr.SetFlags(plog.DefaultLogRecordFlags.WithIsSampled(sc.IsSampled()))
-	c.correlated++
-	return true
 }

@@ -5,7 +5,6 @@ package objectref
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/trace"
@@ -31,39 +30,6 @@ type TraceContextSource interface {
 // where nothing writes a context costs one call per batch, not one per record.
 type TraceContextsHeld interface {
 	TraceContextsHeld() bool
-}
-
-// TraceContextKinds is an optional method of a TraceContextSource: the kinds (as references
-// name them, such as "Pod") of which it can hold a context. The processor asks it once at start
-// and then looks up only objects of those kinds: most records also name a Node or a Namespace,
-// which need no call.
-type TraceContextKinds interface {
-	TraceContextKinds() []string
-}
-
-// kindSet is a small set of kind names, tested by length first.
-type kindSet struct {
-	lens  uint64 // bit n: some kind is n bytes long
-	kinds []string
-}
-
-func newKindSet(kinds []string) *kindSet {
-	s := &kindSet{}
-	for _, k := range kinds {
-		if len(k) >= 64 {
-			s.lens |= 1 << 63 // the loop decides for every long name
-		} else {
-			s.lens |= 1 << len(k)
-		}
-		s.kinds = append(s.kinds, k)
-	}
-	return s
-}
-
-// has reports whether kind is in the set.
-func (s *kindSet) has(kind string) bool {
-	n := min(len(kind), 63)
-	return s.lens&(1<<n) != 0 && slices.Contains(s.kinds, kind)
 }
 
 // findTraceContextSource returns the extension id names, checking it implements the interface.

@@ -4,7 +4,6 @@ package objectref
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -166,75 +165,6 @@ func TestTraceContextsHeld(t *testing.T) {
 	lr = h.run(map[string]any{"pod": "default/web-0", "node": "node-1"}, nil)
 	assert.Equal(t, pcommon.TraceID(podSC.TraceID()), lr.TraceID())
 	assert.Equal(t, []objectKey{{"v1", "Pod", "default", "web-0"}}, ext.calls)
-}
-
-// kindsTraceContexts is fakeTraceContexts with the optional TraceContextKinds method.
-type kindsTraceContexts struct {
-	fakeTraceContexts
-	kinds []string
-}
-
-func (f *kindsTraceContexts) TraceContextKinds() []string { return f.kinds }
-
-// TestTraceContextKinds checks that only objects of the kinds a source says it can hold are
-// looked up, in the usual order.
-func TestTraceContextKinds(t *testing.T) {
-	extID := component.MustNewID("trace_context")
-	deploySC := spanContext(t, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", true)
-	nodeSC := spanContext(t, "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", false)
-	ext := &kindsTraceContexts{
-		fakeTraceContexts: fakeTraceContexts{objects: map[objectKey]trace.SpanContext{
-			{"apps/v1", "Deployment", "a", "x"}: deploySC,
-			{"v1", "Node", "", "node-1"}:        nodeSC, // held, but of a kind the source disowns
-		}},
-		kinds: []string{"Pod", "Deployment", "AVeryLongKindNameThatIsLongerThanSixtyFourBytesWhichNoKindIsInPractice"},
-	}
-	cfg := createDefaultConfig().(*Config)
-	cfg.TraceContext = &extID
-	h := newHarness(t, cfg, hostWith{extID: ext})
-
-	tests := []struct {
-		name      string
-		attrs     map[string]any
-		wantTrace trace.TraceID
-		wantCalls []objectKey
-	}{
-		{
-			name:      "node skipped, deployment asked",
-			attrs:     map[string]any{"node": "node-1", "pod": "a/web-0", "deployment": "a/x"},
-			wantTrace: deploySC.TraceID(),
-			wantCalls: []objectKey{{"v1", "Pod", "a", "web-0"}, {"apps/v1", "Deployment", "a", "x"}},
-		},
-		{
-			name:      "only a node: no call",
-			attrs:     map[string]any{"node": "node-1"},
-			wantCalls: nil,
-		},
-		{
-			name:      "a kind of the same length as one held is compared in full",
-			attrs:     map[string]any{"pod": "a/web-0", "job": "a/j"},
-			wantCalls: []objectKey{{"v1", "Pod", "a", "web-0"}},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ext.calls = nil
-			lr := h.run(tt.attrs, nil)
-			assert.Equal(t, pcommon.TraceID(tt.wantTrace), lr.TraceID())
-			assert.Equal(t, tt.wantCalls, ext.calls)
-		})
-	}
-}
-
-func TestKindSet(t *testing.T) {
-	long := "K" + strings.Repeat("x", 70)
-	s := newKindSet([]string{"Pod", "ReplicaSet", long})
-	for kind, want := range map[string]bool{
-		"Pod": true, "ReplicaSet": true, long: true,
-		"Job": false, "Node": false, "": false, "Replicaset": false, long + "y": false,
-	} {
-		assert.Equal(t, want, s.has(kind), kind)
-	}
 }
 
 func TestTraceContextStartErrors(t *testing.T) {
