@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -30,6 +31,8 @@ type EventsLocal struct {
 	// HealthAddr replaces the health_check endpoint.
 	HealthAddr string
 	// Env gives the values the Deployment's environment provides (POD_NAME, AWS_REGION, ...).
+	// The Go runtime's variables the Deployment sets (GOMAXPROCS, GOMEMLIMIT) are taken from
+	// the Deployment beside the ConfigMap unless Env sets them.
 	Env map[string]string
 	// Series, when set, is kube_events' series section (shorter timers, so a scenario sees a
 	// legacy series finish by silence in seconds instead of 15 minutes). The shipped file
@@ -92,6 +95,19 @@ func LoadShippedEventsConfig(configMapPath string, l EventsLocal) (*Shipped, err
 	}
 	if s.Env, err = envFor(text, l.Env); err != nil {
 		return nil, fmt.Errorf("%s: %w", configMapPath, err)
+	}
+	// The Go runtime's settings of the Deployment beside the ConfigMap (GOMAXPROCS,
+	// GOMEMLIMIT) go with it: they change how the collector runs, not where it sends.
+	deployment := filepath.Join(filepath.Dir(configMapPath), filepath.Base(ShippedEventsDeployment))
+	runtimeEnv, err := ShippedEventsEnv(deployment)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(runtimeEnv)) {
+		if _, set := l.Env[k]; strings.HasPrefix(k, "GO") && !set {
+			s.Env = append(s.Env, k+"="+runtimeEnv[k])
+			s.note("environment %s=%s, as %s sets it", k, runtimeEnv[k], deployment)
+		}
 	}
 	if s.YAML, err = yaml.Marshal(cfg); err != nil {
 		return nil, err

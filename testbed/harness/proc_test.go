@@ -3,8 +3,10 @@
 package harness
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,5 +52,46 @@ func TestShippedNodeEnv(t *testing.T) {
 	}
 	if _, err := ShippedNodeEnv(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
 		t.Fatal("no error for a missing file")
+	}
+}
+
+func TestShippedEventsEnv(t *testing.T) {
+	t.Parallel()
+	env, err := ShippedEventsEnv("../../" + ShippedEventsDeployment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env["GOMAXPROCS"] != "1" || env["GOMEMLIMIT"] == "" {
+		t.Fatalf("the Deployment's runtime settings are missing: %v", env)
+	}
+	if _, ok := env["POD_NAME"]; ok {
+		t.Fatal("POD_NAME comes from the pod's fields, not a literal")
+	}
+	if _, err := ShippedEventsEnv("../../" + ShippedNodeDaemonSet); err == nil || !strings.Contains(err.Error(), "not a Deployment") {
+		t.Fatalf("the DaemonSet: %v", err)
+	}
+}
+
+// TestEventsConfigTakesRuntimeEnv checks the events collector of a local run gets the Go
+// runtime settings of the shipped Deployment, unless the caller sets them.
+func TestEventsConfigTakesRuntimeEnv(t *testing.T) {
+	t.Parallel()
+	local := func(env map[string]string) []string {
+		t.Helper()
+		vals := map[string]string{"POD_NAME": "p", "CLUSTER_NAME": "c", "AWS_REGION": "us-east-1"}
+		maps.Copy(vals, env)
+		s, err := LoadShippedEventsConfig("../../"+ShippedEventsConfigMap, EventsLocal{
+			Kubeconfig: "kc", Endpoint: "http://127.0.0.1:1", TracesEndpoint: "http://127.0.0.1:2/v1/traces", HealthAddr: "127.0.0.1:3", Env: vals,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Env
+	}
+	if env := local(nil); !slices.Contains(env, "GOMAXPROCS=1") || !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "GOMEMLIMIT=") }) {
+		t.Errorf("shipped runtime settings missing: %v", env)
+	}
+	if env := local(map[string]string{"GOMAXPROCS": "2"}); !slices.Contains(env, "GOMAXPROCS=2") || slices.Contains(env, "GOMAXPROCS=1") {
+		t.Errorf("the caller's GOMAXPROCS did not win: %v", env)
 	}
 }

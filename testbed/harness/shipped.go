@@ -221,15 +221,31 @@ func envFor(text string, vals map[string]string) ([]string, error) {
 // ShippedNodeDaemonSet is the node agent's DaemonSet, relative to the repository root.
 const ShippedNodeDaemonSet = "deploy/kubernetes/daemonset.yaml"
 
+// ShippedEventsDeployment is the cluster events collector's Deployment, relative to the
+// repository root.
+const ShippedEventsDeployment = "deploy/kubernetes/events-deployment.yaml"
+
 // ShippedNodeEnv returns the environment variables the DaemonSet at daemonSetPath gives its
 // collector container as literal values (GOMEMLIMIT, AWS_REGION, ...); variables filled from
 // the pod's fields (the node name) are the caller's to supply.
 func ShippedNodeEnv(daemonSetPath string) (map[string]string, error) {
-	raw, err := os.ReadFile(daemonSetPath)
+	return shippedEnv(daemonSetPath, "DaemonSet")
+}
+
+// ShippedEventsEnv is ShippedNodeEnv for the events collector's Deployment (GOMAXPROCS,
+// GOMEMLIMIT, ...); POD_NAME is the caller's to supply.
+func ShippedEventsEnv(deploymentPath string) (map[string]string, error) {
+	return shippedEnv(deploymentPath, "Deployment")
+}
+
+// shippedEnv returns the literal environment values of the one container of the workload of
+// kind at path.
+func shippedEnv(path, kind string) (map[string]string, error) {
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var ds struct {
+	var w struct {
 		Kind string `yaml:"kind"`
 		Spec struct {
 			Template struct {
@@ -244,12 +260,12 @@ func ShippedNodeEnv(daemonSetPath string) (map[string]string, error) {
 			} `yaml:"template"`
 		} `yaml:"spec"`
 	}
-	if err := yaml.Unmarshal(raw, &ds); err != nil {
-		return nil, fmt.Errorf("%s: %w", daemonSetPath, err)
+	if err := yaml.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	containers := ds.Spec.Template.Spec.Containers
-	if ds.Kind != "DaemonSet" || len(containers) != 1 {
-		return nil, fmt.Errorf("%s: not a DaemonSet with one container", daemonSetPath)
+	containers := w.Spec.Template.Spec.Containers
+	if w.Kind != kind || len(containers) != 1 {
+		return nil, fmt.Errorf("%s: not a %s with one container", path, kind)
 	}
 	env := map[string]string{}
 	for _, e := range containers[0].Env {

@@ -94,6 +94,7 @@ func TestChartValues(t *testing.T) {
 		}, env, "every variable is one the configuration reads (or the Go runtime)")
 		assert.Equal(t, map[string]string{
 			"POD_NAME": "<from>", "AWS_REGION": "eu-west-1", "CLUSTER_NAME": "test-cluster", "GOMEMLIMIT": "204MiB",
+			"GOMAXPROCS": "1",
 		}, containerEnv(t, find(objs, "Deployment", events)))
 		text, cfg := collectorConfig(t, objs, node)
 		for _, ref := range []string{"${env:AWS_REGION}", "${env:CLUSTER_NAME}", "${env:K8S_NODE_NAME}"} {
@@ -193,6 +194,25 @@ func TestGoMemLimit(t *testing.T) {
 		t.Run(tc.limit, func(t *testing.T) {
 			objs := objects(t, render(t, with(t, "node: {goMemLimitPercent: "+strconv.Itoa(tc.percent)+", resources: {limits: {memory: \""+tc.limit+"\"}}}")))
 			assert.Equal(t, tc.want, containerEnv(t, find(objs, "DaemonSet", "otelcol-k8s-node"))["GOMEMLIMIT"])
+		})
+	}
+}
+
+func TestGoMaxProcs(t *testing.T) {
+	for _, tc := range []struct {
+		values string
+		want   string // "": not set
+	}{
+		{"events: {goMaxProcs: 1}", "1"},
+		{"events: {goMaxProcs: 2}", "2"},
+		{"events: {goMaxProcs: 0}", ""},
+	} {
+		t.Run(tc.values, func(t *testing.T) {
+			objs := objects(t, render(t, with(t, tc.values)))
+			env := containerEnv(t, find(objs, "Deployment", "otelcol-k8s-events"))
+			got, ok := env["GOMAXPROCS"]
+			assert.Equal(t, tc.want != "", ok)
+			assert.Equal(t, tc.want, got)
 		})
 	}
 }

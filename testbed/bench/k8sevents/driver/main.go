@@ -34,12 +34,14 @@ import (
 	"syscall"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 )
@@ -56,6 +58,8 @@ var (
 	relistAt  = flag.Int("relist-at", 5000, "live Events when the watches are cut into 410 Gone")
 	jsonOut   = flag.String("json", "", "also write the results here")
 	profiles  = flag.String("cpuprofiles", "", "directory for a CPU profile of every receiver process")
+	oursEnv   = flag.String("ours-env-from", "", "a Deployment manifest whose Go runtime variables (GOMAXPROCS, GOMEMLIMIT) kube_events runs with: the shipped events Deployment")
+	upEnv     = flag.String("upstream-env", "", "comma-separated NAME=value pairs k8s_events runs with (GOMAXPROCS=1 for the same runtime setting as kube_events)")
 )
 
 func main() {
@@ -81,6 +85,7 @@ type proc struct {
 type receiver struct {
 	name, bin string
 	args      []string
+	env       []string // NAME=value added to the driver's environment
 	dir       string
 	runs      int
 	cur       *proc
@@ -95,6 +100,7 @@ func (r *receiver) start() error {
 		args = append(args, "-cpuprofile", filepath.Join(*profiles, fmt.Sprintf("%s-%d.pprof", r.name, r.runs)))
 	}
 	cmd := exec.Command(r.bin, args...) //nolint:gosec // the benchmark's own binaries
+	cmd.Env = append(os.Environ(), r.env...)
 	logf, err := os.Create(filepath.Join(r.dir, fmt.Sprintf("%s-%d.log", r.name, r.runs)))
 	if err != nil {
 		return err
@@ -573,9 +579,18 @@ func setup(dir string, flags ...string) (b *bench, stop func(), err error) {
 	}
 	stops = append(stops, func() { _ = stopProxy() })
 	b = &bench{ctx: context.Background(), client: client, proxy: proxy}
+	ours, err := runtimeEnv(*oursEnv)
+	if err != nil {
+		return nil, nil, err
+	}
+	var up []string
+	if *upEnv != "" {
+		up = strings.Split(*upEnv, ",")
+	}
+	fmt.Fprintf(os.Stderr, "kube_events runs with %v, k8s_events with %v\n", ours, up)
 	b.recvs = []*receiver{
-		{name: "kube_events", bin: *oursBin, args: []string{"-kubeconfig", proxy.Kubeconfig, "-compressed"}, dir: dir},
-		{name: "k8s_events", bin: *upBin, args: []string{"-kubeconfig", proxy.Kubeconfig}, dir: dir},
+		{name: "kube_events", bin: *oursBin, args: []string{"-kubeconfig", proxy.Kubeconfig, "-compressed"}, env: ours, dir: dir},
+		{name: "k8s_events", bin: *upBin, args: []string{"-kubeconfig", proxy.Kubeconfig}, env: up, dir: dir},
 	}
 	stops = append(stops, func() {
 		for _, r := range b.recvs {
@@ -757,4 +772,30 @@ func num(v float64) string {
 		return strconv.FormatInt(int64(v), 10)
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// runtimeEnv returns the Go runtime variables (GO...) the one container of the Deployment at
+// path sets as literal values, as NAME=value; none when path is empty.
+func runtimeEnv(path string) ([]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var d appsv1.Deployment
+	if err := yaml.UnmarshalStrict(raw, &d); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if d.Kind != "Deployment" || len(d.Spec.Template.Spec.Containers) != 1 {
+		return nil, fmt.Errorf("%s: not a Deployment with one container", path)
+	}
+	var env []string
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		if strings.HasPrefix(e.Name, "GO") && e.ValueFrom == nil {
+			env = append(env, e.Name+"="+e.Value)
+		}
+	}
+	return env, nil
 }
