@@ -62,6 +62,13 @@ func (b *recordBuilder) build(logs plog.Logs, ts []transition, observed time.Tim
 	}
 }
 
+// recordAttributes is the most attributes record writes besides the objects': the Event's own
+// (putEventAttributes), its first and last observed times and the series rate.
+const recordAttributes = 13
+
+// objectAttributes is the most attributes objref.Put writes for one object.
+const objectAttributes = 7
+
 func (b *recordBuilder) record(lr plog.LogRecord, tr *transition, observed time.Time) {
 	ev := &tr.Event
 	lr.SetEventName(attr.EventRecordName)
@@ -72,6 +79,11 @@ func (b *recordBuilder) record(lr plog.LogRecord, tr *transition, observed time.
 	lr.SetSeverityText(text)
 	lr.Body().SetStr(ev.Note)
 	m := lr.Attributes()
+	objects := 1
+	if ev.Related != nil {
+		objects++
+	}
+	m.EnsureCapacity(recordAttributes + objects*objectAttributes) // one allocation, not six growths
 	putEventAttributes(m, tr)
 	putNonEmpty(m, attr.EventFirstObserved, timeString(ev.First))
 	putNonEmpty(m, attr.EventLastObserved, timeString(ev.Last))

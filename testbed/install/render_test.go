@@ -94,7 +94,7 @@ func TestChartValues(t *testing.T) {
 		}, env, "every variable is one the configuration reads (or the Go runtime)")
 		assert.Equal(t, map[string]string{
 			"POD_NAME": "<from>", "AWS_REGION": "eu-west-1", "CLUSTER_NAME": "test-cluster", "GOMEMLIMIT": "204MiB",
-			"GOMAXPROCS": "1",
+			"GOMAXPROCS": "1", "GOGC": "200",
 		}, containerEnv(t, find(objs, "Deployment", events)))
 		text, cfg := collectorConfig(t, objs, node)
 		for _, ref := range []string{"${env:AWS_REGION}", "${env:CLUSTER_NAME}", "${env:K8S_NODE_NAME}"} {
@@ -211,6 +211,21 @@ func TestGoMaxProcs(t *testing.T) {
 			objs := objects(t, render(t, with(t, tc.values)))
 			env := containerEnv(t, find(objs, "Deployment", "otelcol-k8s-events"))
 			got, ok := env["GOMAXPROCS"]
+			assert.Equal(t, tc.want != "", ok)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	for _, tc := range []struct {
+		values string
+		want   string // "": not set
+	}{
+		{"events: {goGC: 200}", "200"},
+		{"events: {goGC: 0}", ""},
+	} {
+		t.Run(tc.values, func(t *testing.T) {
+			objs := objects(t, render(t, with(t, tc.values)))
+			env := containerEnv(t, find(objs, "Deployment", "otelcol-k8s-events"))
+			got, ok := env["GOGC"]
 			assert.Equal(t, tc.want != "", ok)
 			assert.Equal(t, tc.want, got)
 		})

@@ -24,7 +24,7 @@ import (
 var envRef = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 
 // runtimeEnv are variables the workloads set for the Go runtime, not the configuration.
-var runtimeEnv = []string{"GOMEMLIMIT", "GOMAXPROCS"}
+var runtimeEnv = []string{"GOMEMLIMIT", "GOMAXPROCS", "GOGC"}
 
 // TestRenderedConfigsValidate runs `validate` of the binary each workload runs (the image's
 // entrypoint, OTELCOL_K8S_BIN, or the node agent's build its command names, OTELCOL_K8S_NODE_BIN) on
