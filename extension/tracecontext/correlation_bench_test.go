@@ -403,4 +403,3 @@ func BenchmarkLookup(b *testing.B) {
 		e.SpanContextForObject(ctx, "v1", "Node", "", "node-12", "")
 	}
 }
-
