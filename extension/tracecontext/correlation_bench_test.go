@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -80,12 +79,10 @@ const nodeStride = 91
 // nodeObjects are what the extension holds in node scope (node_name, as deploy/ ships it): the
 // node's Pods from the Pod watch and the ReplicaSets fetched as their owners.
 func nodeObjects() []*metav1.PartialObjectMetadata {
-	var out []*metav1.PartialObjectMetadata
-	for _, m := range benchObjects() {
-		var i int
-		if _, err := fmt.Sscanf(m.Name[strings.LastIndexByte(m.Name, '-')+1:], "%d", &i); m.Kind == "ReplicaSet" || (err == nil && i%nodeStride == 0) {
-			out = append(out, m)
-		}
+	all := benchObjects() // the ReplicaSets, then Pod i at benchReplicaSets+i
+	out := slices.Clone(all[:benchReplicaSets])
+	for i := 0; i < benchPods; i += nodeStride {
+		out = append(out, all[benchReplicaSets+i])
 	}
 	return out
 }

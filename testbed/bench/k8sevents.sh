@@ -2,8 +2,9 @@
 # Side-by-side benchmark: kube_events vs contrib's k8s_events receiver (v0.139.0), each in its own
 # process, watching the same local API server (bin/kube-local) at the same time, one run.
 # Usage: testbed/bench/k8sevents.sh [events] [objects] [driver flags...]
-# kube_events runs with the Go runtime settings of the shipped events Deployment (GOMAXPROCS=1);
-# pass -upstream-env GOMAXPROCS=1 to run contrib's with the same.
+# kube_events runs with the Go runtime settings of the shipped events Deployment (GOMAXPROCS,
+# GOGC, GOMEMLIMIT); pass -upstream-env GOMAXPROCS=1,GOGC=200,GOMEMLIMIT=204MiB to run contrib's
+# with the same.
 # Prints a Markdown table (kube_events, k8s_events, ratio); the driver's progress goes to stderr.
 set -euo pipefail
 events=${1:-100000}

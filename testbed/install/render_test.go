@@ -198,34 +198,24 @@ func TestGoMemLimit(t *testing.T) {
 	}
 }
 
-func TestGoMaxProcs(t *testing.T) {
+// TestEventsRuntimeEnv checks the events Deployment's Go runtime values: set when given, left
+// to Go at 0.
+func TestEventsRuntimeEnv(t *testing.T) {
 	for _, tc := range []struct {
 		values string
+		name   string // the variable
 		want   string // "": not set
 	}{
-		{"events: {goMaxProcs: 1}", "1"},
-		{"events: {goMaxProcs: 2}", "2"},
-		{"events: {goMaxProcs: 0}", ""},
+		{"events: {goMaxProcs: 1}", "GOMAXPROCS", "1"},
+		{"events: {goMaxProcs: 2}", "GOMAXPROCS", "2"},
+		{"events: {goMaxProcs: 0}", "GOMAXPROCS", ""},
+		{"events: {goGC: 200}", "GOGC", "200"},
+		{"events: {goGC: 0}", "GOGC", ""},
 	} {
 		t.Run(tc.values, func(t *testing.T) {
 			objs := objects(t, render(t, with(t, tc.values)))
 			env := containerEnv(t, find(objs, "Deployment", "otelcol-k8s-events"))
-			got, ok := env["GOMAXPROCS"]
-			assert.Equal(t, tc.want != "", ok)
-			assert.Equal(t, tc.want, got)
-		})
-	}
-	for _, tc := range []struct {
-		values string
-		want   string // "": not set
-	}{
-		{"events: {goGC: 200}", "200"},
-		{"events: {goGC: 0}", ""},
-	} {
-		t.Run(tc.values, func(t *testing.T) {
-			objs := objects(t, render(t, with(t, tc.values)))
-			env := containerEnv(t, find(objs, "Deployment", "otelcol-k8s-events"))
-			got, ok := env["GOGC"]
+			got, ok := env[tc.name]
 			assert.Equal(t, tc.want != "", ok)
 			assert.Equal(t, tc.want, got)
 		})
