@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -31,8 +32,11 @@ import (
 // reads more until refused batches are accepted; each file still holds at most one batch.
 const maxPendingBytes = 64 << 20
 
+// gaugeEvery is how often the gauges of files and lag are recorded at most.
+const gaugeEvery = time.Second
+
 // quietAfter is how long a file must not grow before it is looked at less often.
-const quietAfter = 10 * time.Second
+var quietAfter = 10 * time.Second // a variable for tests
 
 // Storage keys.
 const (
@@ -72,10 +76,15 @@ type criReceiver struct {
 	vanished, openErrors int64
 	// watchErrors is the watcher's count already reported.
 	watchErrors int64
-	// lastSave is when checkpoints were last written.
+	// lastSave is when checkpoints were last written; unsaved records a commit since.
 	lastSave time.Time
-	mu       sync.Mutex // guards started
-	start    bool
+	unsaved  bool
+	// lastReport is when gauges were last recorded.
+	lastReport time.Time
+	// watchedFiles are the readers of quiet files watched for their next write, by watch.
+	watchedFiles map[int]*tracker.Reader
+	mu           sync.Mutex // guards started
+	start        bool
 }
 
 // fileState is the receiver's view of one reader: its pending batch and checkpoint.
@@ -88,7 +97,10 @@ type fileState struct {
 	retryAt time.Time
 	// nextCheck delays looking at a quiet file.
 	nextCheck time.Time
-	backoff   time.Duration
+	// watch is the watch descriptor of a quiet file watched for its next write (0: none,
+	// -1: watching failed, the file is polled).
+	watch   int
+	backoff time.Duration
 	// committed is the encoded state after the last consumed batch; dirty means unsaved.
 	committed   []byte
 	dirty       bool
@@ -109,7 +121,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs) (*criRe
 	}
 	return &criReceiver{
 		cfg: cfg, set: set, next: next, tb: tb, obs: obs, logger: set.Logger,
-		files: map[*tracker.Reader]*fileState{},
+		files: map[*tracker.Reader]*fileState{}, watchedFiles: map[int]*tracker.Reader{},
 	}, nil
 }
 
@@ -221,9 +233,18 @@ func (r *criReceiver) run(ctx context.Context) {
 	// New files are found and opened by the pin goroutine; the loop adopts them when it is
 	// told, and expands the patterns itself (for rotations and deletions) every interval.
 	pinned := r.tracker.Pinner().Ready()
+	var wake <-chan struct{}
+	if r.watcher != nil {
+		wake = r.watcher.Wake
+	}
 	interval := r.discoveryInterval()
 	nextDiscovery := time.Time{}
 	for {
+		select {
+		case <-wake:
+			r.wakeFiles()
+		default:
+		}
 		now := time.Now()
 		if !now.Before(nextDiscovery) {
 			r.discover(now)
@@ -256,8 +277,68 @@ func (r *criReceiver) run(ctx context.Context) {
 		case <-poll.C:
 		case <-pinned:
 			nextDiscovery = time.Time{}
+		case <-wake:
+			r.wakeFiles()
 		}
 	}
+}
+
+// wakeFiles makes the quiet files written to since they were watched due at once.
+func (r *criReceiver) wakeFiles() {
+	wds, all := r.watcher.TakeWoken()
+	if all {
+		// Events were lost: every watched file is looked at, and watched again when quiet.
+		for rd := range maps.Values(r.watchedFiles) {
+			if fs := r.files[rd]; fs != nil {
+				fs.watch, fs.nextCheck = 0, time.Time{}
+			}
+		}
+		clear(r.watchedFiles)
+	}
+	for _, wd := range wds {
+		rd := r.watchedFiles[wd]
+		delete(r.watchedFiles, wd)
+		if fs := r.files[rd]; fs != nil && fs.watch == wd {
+			fs.watch, fs.nextCheck = 0, time.Time{}
+		}
+	}
+}
+
+// quietCheck returns when a quiet file is looked at next. A settled file is watched for its
+// next write, which wakes it at once; it is then looked at only as a safety net, every
+// discovery interval. The first look after the watch is placed is at the next cycle, so a write
+// just before the watch is not missed. Without a watch it is looked at every five polls.
+func (r *criReceiver) quietCheck(rd *tracker.Reader, fs *fileState, now time.Time) time.Time {
+	poll := now.Add(5 * r.cfg.PollInterval)
+	if r.watcher == nil || !rd.Settled() {
+		r.unwatch(fs)
+		return poll
+	}
+	switch {
+	case fs.watch > 0:
+		return now.Add(r.discoveryInterval())
+	case fs.watch < 0:
+		return poll
+	}
+	wd, err := r.watcher.WatchFile(rd.File())
+	if err != nil {
+		// fs.inotify.max_user_watches reached: this file is polled until it changes.
+		r.logger.Debug("watching a quiet log file failed; polling it", zap.String("path", rd.Path), zap.Error(err))
+		fs.watch = -1
+		return poll
+	}
+	fs.watch = wd
+	r.watchedFiles[wd] = rd
+	return time.Time{}
+}
+
+// unwatch removes the watch of a quiet file, if it has one.
+func (r *criReceiver) unwatch(fs *fileState) {
+	if fs.watch > 0 {
+		r.watcher.UnwatchFile(fs.watch)
+		delete(r.watchedFiles, fs.watch)
+	}
+	fs.watch = 0
 }
 
 // discoveryInterval is how often the patterns are expanded without an event. With directory
@@ -399,12 +480,13 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			continue
 		}
 		fs.readOffset = rd.Offset()
-		// A file quiet for a while is looked at five times less often: with many idle files
-		// the fstat calls are what an idle receiver spends.
+		// A file quiet for a while is looked at less often: with many idle files the fstat
+		// calls are what an idle receiver spends.
 		if !changed && !done && now.UnixNano()-rd.LastGrowth > int64(quietAfter) {
-			fs.nextCheck = now.Add(5 * r.cfg.PollInterval)
+			fs.nextCheck = r.quietCheck(rd, fs, now)
 		} else {
 			fs.nextCheck = time.Time{}
+			r.unwatch(fs)
 		}
 		if b.len() == 0 {
 			if changed {
@@ -418,6 +500,7 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 			if !changed && r.parkable(rd, fs, now) {
 				// Files wait for a slot and this one is idle, read to its end and saved: it
 				// is closed, its checkpoint kept, and opened again when it grows.
+				r.unwatch(fs)
 				r.tracker.Park(rd, fs.key)
 				delete(r.files, rd)
 				r.slotFreed = true
@@ -484,10 +567,12 @@ func (r *criReceiver) commit(rd *tracker.Reader, fs *fileState) {
 	fs.committed = tracker.MarshalState(rd.State())
 	fs.readOffset = rd.Offset()
 	fs.dirty = true
+	r.unsaved = true
 }
 
 func (r *criReceiver) closeFile(rd *tracker.Reader, fs *fileState) {
 	succ := rd.Successor
+	r.unwatch(fs)
 	r.tracker.Remove(rd)
 	if sfs := r.files[succ]; sfs != nil {
 		r.commit(succ, sfs) // it may have taken over unfinished entries: saved with the close
@@ -502,12 +587,16 @@ func (r *criReceiver) closeFile(rd *tracker.Reader, fs *fileState) {
 
 // saveCheckpoints writes dirty states, deletions and the index in one storage batch.
 func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
+	if !r.unsaved && !r.indexDirty && len(r.deletes) == 0 {
+		return nil // nothing changed since the last save (an idle node's every poll)
+	}
 	if r.client == nil {
 		for _, fs := range r.files {
 			fs.dirty = false
 			fs.savedOffset = fs.readOffset
 		}
 		r.deletes = r.deletes[:0]
+		r.unsaved, r.indexDirty = false, false
 		return nil
 	}
 	var ops []*storage.Operation
@@ -551,7 +640,7 @@ func (r *criReceiver) saveCheckpoints(ctx context.Context) error {
 		}
 	}
 	r.deletes = r.deletes[:0]
-	r.indexDirty = false
+	r.indexDirty, r.unsaved = false, false
 	return nil
 }
 
@@ -599,6 +688,12 @@ func (r *criReceiver) report(ctx context.Context) {
 				zap.Int64("failures", v), zap.Error(r.watcher.LastError()))
 		}
 	}
+	// The gauges walk every file: recorded at most once a second, not at every poll.
+	now := time.Now()
+	if now.Sub(r.lastReport) < gaugeEvery {
+		return
+	}
+	r.lastReport = now
 	var lag int64
 	for _, fs := range r.files {
 		if fs.readOffset > fs.savedOffset {

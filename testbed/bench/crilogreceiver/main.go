@@ -273,7 +273,9 @@ func idle(args []string) error {
 	case <-time.After(time.Minute):
 		return fmt.Errorf("%s: only %d of %d files read", *which, c.n.Load(), *files)
 	}
-	time.Sleep(3 * time.Second) // let start-up work settle
+	// Let start-up work settle, and the files become quiet (cri_log looks at a file less
+	// often after 10 s without growth): what a node's long-idle files cost.
+	time.Sleep(12 * time.Second)
 	if *profile != "" {
 		f, err := os.Create(*profile)
 		if err != nil {

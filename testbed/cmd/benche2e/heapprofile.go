@@ -80,3 +80,26 @@ func keepHeapProfile(pid int, addr, path string) (stop func()) {
 	}()
 	return func() { close(done); <-finished }
 }
+
+// keepCPUProfile takes a CPU profile over length from the pprof extension at addr and writes it
+// to path. Failures are reported and otherwise ignored: the profile is a side product.
+func keepCPUProfile(addr string, length time.Duration, path string) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-e2e: -heap-profiles:", err)
+		return
+	}
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(length.Seconds()))
+	resp, err := http.Get(url) //nolint:noctx,gosec // a local profile, bounded by its own length
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench-e2e: CPU profile:", err)
+		return
+	}
+	defer func() { _ = resp.Body.Close() }() // read in full below
+	raw, err := io.ReadAll(resp.Body)
+	if err == nil {
+		err = os.WriteFile(path, raw, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench-e2e: CPU profile:", err)
+	}
+}

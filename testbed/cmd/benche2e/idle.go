@@ -86,7 +86,12 @@ func idleOne(p pipeline, files int, length time.Duration, dir, corpus, endpoint 
 	if err != nil {
 		return idleResult{}, err
 	}
-	time.Sleep(length)
+	if pprofAddr != "" {
+		// Profiling: the idle period is also a CPU profile (which costs a little CPU itself).
+		keepCPUProfile(pprofAddr, length, filepath.Join(heapProfiles, p.Name+"-idle.cpu.pb.gz"))
+	} else {
+		time.Sleep(length)
+	}
 	cpu1, peak, err := harness.ProcUsage(run.col.Pid())
 	if err != nil {
 		return idleResult{}, err

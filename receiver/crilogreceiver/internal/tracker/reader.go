@@ -166,6 +166,17 @@ type Reader struct {
 // Offset returns the offset up to which the file has been read.
 func (r *Reader) Offset() int64 { return r.offset }
 
+// Settled reports that r has nothing to do until its file grows: a current file (not draining,
+// not part of a rotation chain, not compressed) read to its end, holding no unfinished entry
+// (which a flush timeout would finish).
+func (r *Reader) Settled() bool {
+	return !r.Draining && r.Successor == nil && r.HeldBy == nil && r.gz == nil &&
+		r.offset == r.Size && r.replayUntil == 0 && !r.j.Pending() && !r.skipping
+}
+
+// File returns the open file, for watching it.
+func (r *Reader) File() *os.File { return r.f }
+
 // Close closes the file descriptor.
 func (r *Reader) Close() error {
 	if r.f == nil {

@@ -401,10 +401,7 @@ func (t *Tracker) link() {
 
 // Parkable reports whether r may be parked: a current file (not draining, not part of a
 // rotation chain, not compressed) that has read everything and holds no unfinished entry.
-func (t *Tracker) Parkable(r *Reader) bool {
-	return !r.Draining && r.Successor == nil && r.HeldBy == nil && r.gz == nil &&
-		r.offset == r.Size && r.replayUntil == 0 && !r.j.Pending() && !r.skipping
-}
+func (t *Tracker) Parkable(r *Reader) bool { return r.Settled() }
 
 // Park closes an idle reader to free its slot for a waiting file, keeping its state (key is its
 // checkpoint's storage key): when the file grows it is opened again and resumed, when it is

@@ -8,14 +8,16 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // Watcher signals Discover when an entry is created, renamed or removed in a directory that can
-// hold matched files. It uses inotify without IN_MODIFY, so busy files cost nothing here. It is
-// an accelerator only: when it cannot watch (limits, unsupported filesystem) polling still finds
-// everything.
+// hold matched files. Directories are watched without IN_MODIFY, so busy files cost nothing
+// here. Quiet files can be watched one at a time (WatchFile): their first write signals Wake.
+// It is an accelerator only: when it cannot watch (limits, unsupported filesystem) polling
+// still finds everything.
 type Watcher struct {
 	f       *os.File
 	fd      int
@@ -23,6 +25,14 @@ type Watcher struct {
 	watched map[string]int
 	// Discover receives a signal (coalesced) after directory changes.
 	Discover chan struct{}
+	// Wake receives a signal (coalesced) when a file watched with WatchFile was written to;
+	// TakeWoken tells which.
+	Wake chan struct{}
+
+	fileMu   sync.Mutex
+	files    map[int]bool // watch descriptors of quiet files
+	woken    []int
+	overflow bool
 	// Errors counts directories that could not be watched; LastError tells the latest.
 	Errors  atomic.Int64
 	errMu   sync.Mutex
@@ -50,6 +60,7 @@ func NewWatcher(include []string) (*Watcher, error) {
 	w := &Watcher{
 		f: os.NewFile(uintptr(fd), "inotify"), fd: fd, include: include, //nolint:gosec // a valid descriptor: InotifyInit1 succeeded
 		watched: map[string]int{}, Discover: make(chan struct{}, 1),
+		Wake: make(chan struct{}, 1), files: map[int]bool{},
 	}
 	w.Refresh()
 	go w.loop()
@@ -86,18 +97,102 @@ func (w *Watcher) Refresh() int {
 	return len(w.watched)
 }
 
+// fileEvents is what a quiet file's watch waits for: its first write (a truncation is one too).
+// IN_ONESHOT removes the watch with that event, so a busy file costs nothing here.
+const fileEvents = unix.IN_MODIFY | unix.IN_ONESHOT
+
+// WatchFile watches the open file f (through its descriptor, so the watch is on the file itself,
+// whatever its name) until it is next written to, which signals Wake. It returns the watch
+// descriptor, for TakeWoken and UnwatchFile.
+func (w *Watcher) WatchFile(f *os.File) (int, error) {
+	w.fileMu.Lock()
+	defer w.fileMu.Unlock()
+	// Under fileMu: an event of the new watch is classified only after it is recorded.
+	wd, err := addWatch(w.fd, fmt.Sprintf("/proc/self/fd/%d", f.Fd()), fileEvents)
+	if err != nil {
+		return 0, err
+	}
+	w.files[wd] = true
+	return wd, nil
+}
+
+// UnwatchFile removes the watch wd of WatchFile, if it has not fired yet.
+func (w *Watcher) UnwatchFile(wd int) {
+	w.fileMu.Lock()
+	defer w.fileMu.Unlock()
+	if w.files[wd] {
+		delete(w.files, wd)
+		_, _ = unix.InotifyRmWatch(w.fd, uint32(wd)) //nolint:gosec // watch descriptors are small
+	}
+}
+
+// TakeWoken returns the watches of files written to since the last call (each watch fires
+// once). all reports that events were lost (the kernel's queue overflowed): every watched file
+// must be looked at, and its watch is forgotten.
+func (w *Watcher) TakeWoken() (wds []int, all bool) {
+	w.fileMu.Lock()
+	defer w.fileMu.Unlock()
+	wds, all = w.woken, w.overflow
+	w.woken, w.overflow = nil, false
+	if all {
+		for wd := range w.files {
+			_, _ = unix.InotifyRmWatch(w.fd, uint32(wd)) //nolint:gosec // watch descriptors are small
+		}
+		clear(w.files)
+	}
+	return wds, all
+}
+
 func (w *Watcher) loop() {
 	buf := make([]byte, 64<<10)
 	for {
-		// Any event (including a queue overflow) means "look again"; their details do not
-		// matter because discovery compares the whole file set.
-		if _, err := w.f.Read(buf); err != nil {
+		n, err := w.f.Read(buf)
+		if err != nil {
 			return
 		}
-		select {
-		case w.Discover <- struct{}{}:
-		default:
+		discover, wake := w.classify(buf[:n])
+		if discover {
+			signal(w.Discover)
 		}
+		if wake {
+			signal(w.Wake)
+		}
+	}
+}
+
+// classify sorts a read of events into directory changes (discovery compares the whole file
+// set, so their details do not matter) and writes to watched quiet files. A queue overflow is
+// both.
+func (w *Watcher) classify(b []byte) (discover, wake bool) {
+	w.fileMu.Lock()
+	defer w.fileMu.Unlock()
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0])) //nolint:gosec // the kernel writes whole, aligned events
+		b = b[min(len(b), unix.SizeofInotifyEvent+int(ev.Len)):]
+		wd := int(ev.Wd)
+		switch {
+		case ev.Mask&unix.IN_Q_OVERFLOW != 0:
+			w.overflow = true
+			discover, wake = true, true
+		case w.files[wd]:
+			// The write, or IN_IGNORED when the file's watch went away another way (the file
+			// deleted, its filesystem unmounted): either way the file must be looked at.
+			delete(w.files, wd)
+			w.woken = append(w.woken, wd)
+			wake = true
+		case ev.Mask&unix.IN_IGNORED != 0:
+			// A removed watch (a directory gone, or a file's watch after its event).
+		default:
+			discover = true
+		}
+	}
+	return discover, wake
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 

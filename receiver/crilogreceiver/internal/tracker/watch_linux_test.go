@@ -72,3 +72,53 @@ func TestWatchFailuresAreCounted(t *testing.T) {
 		t.Fatalf("last error %v", err)
 	}
 }
+
+// TestWatchFileWakesOnceOnTheNextWrite: a watched quiet file signals Wake at its first write,
+// through any name (the watch is on the file, not its path), and only once; an unwatched file
+// signals nothing.
+func TestWatchFileWakesOnceOnTheNextWrite(t *testing.T) {
+	root := t.TempDir()
+	w, err := NewWatcher([]string{filepath.Join(root, "*", "*", "*.log")})
+	require(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	open := func(name string) (*os.File, *os.File) {
+		p := filepath.Join(root, name)
+		wf, err := os.Create(p)
+		require(t, err)
+		t.Cleanup(func() { _ = wf.Close() })
+		rf, err := os.Open(p)
+		require(t, err)
+		t.Cleanup(func() { _ = rf.Close() })
+		return wf, rf
+	}
+	quietW, quietR := open("quiet.log")
+	otherW, otherR := open("other.log")
+	wd, err := w.WatchFile(quietR)
+	require(t, err)
+	otherWD, err := w.WatchFile(otherR)
+	require(t, err)
+	w.UnwatchFile(otherWD)
+
+	_, err = otherW.WriteString("x\n")
+	require(t, err)
+	// Renamed before the write, as a rotation would: still the same file.
+	require(t, os.Rename(filepath.Join(root, "quiet.log"), filepath.Join(root, "quiet.log.1")))
+	_, err = quietW.WriteString("x\n")
+	require(t, err)
+	select {
+	case <-w.Wake:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no wake after writing to the watched file")
+	}
+	wds, all := w.TakeWoken()
+	if all || len(wds) != 1 || wds[0] != wd {
+		t.Fatalf("woken %v (all %v), want only %d", wds, all, wd)
+	}
+	_, err = quietW.WriteString("y\n")
+	require(t, err)
+	select {
+	case <-w.Wake:
+		t.Fatalf("a second wake: the watch fires once (woken %v)", func() []int { wds, _ := w.TakeWoken(); return wds }())
+	case <-time.After(200 * time.Millisecond):
+	}
+}

@@ -4,12 +4,14 @@ package tracker
 
 import (
 	"errors"
+	"os"
 	"sync/atomic"
 )
 
 // Watcher is not available on this platform; discovery relies on polling.
 type Watcher struct {
 	Discover chan struct{}
+	Wake     chan struct{}
 	Errors   atomic.Int64
 }
 
@@ -26,3 +28,14 @@ func (*Watcher) Refresh() int { return 0 }
 
 // Close does nothing.
 func (*Watcher) Close() error { return nil }
+
+// WatchFile reports that watching is not supported.
+func (*Watcher) WatchFile(*os.File) (int, error) {
+	return 0, errors.New("tracker: file watching is only supported on Linux")
+}
+
+// UnwatchFile does nothing.
+func (*Watcher) UnwatchFile(int) {}
+
+// TakeWoken returns nothing.
+func (*Watcher) TakeWoken() ([]int, bool) { return nil, false }
