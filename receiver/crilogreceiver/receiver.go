@@ -230,30 +230,32 @@ func (r *criReceiver) run(ctx context.Context) {
 	defer close(r.done)
 	poll := time.NewTimer(0)
 	defer poll.Stop()
-	// New files are found and opened by the pin goroutine; the loop adopts them when it is
-	// told, and expands the patterns itself (for rotations and deletions) every interval.
-	pinned := r.tracker.Pinner().Ready()
+	// The pin goroutine walks the patterns, on directory events and every interval, and opens
+	// new files; after each of its scans the loop adopts them and, from the same listing, marks
+	// rotated and deleted files draining.
+	scanned := r.tracker.Pinner().Ready()
 	var wake <-chan struct{}
 	if r.watcher != nil {
 		wake = r.watcher.Wake
 	}
-	interval := r.discoveryInterval()
-	nextDiscovery := time.Time{}
+	discoverNow := false
 	for {
 		select {
 		case <-wake:
 			r.wakeFiles()
+		case <-scanned:
+			discoverNow = true
 		default:
 		}
 		now := time.Now()
-		if !now.Before(nextDiscovery) {
+		if discoverNow {
 			r.discover(now)
-			nextDiscovery = now.Add(interval)
+			discoverNow = false
 		}
 		r.emitOrphans(ctx)
 		progress := r.cycle(ctx)
 		if r.slotFreed && r.tracker.Limited() {
-			nextDiscovery = time.Time{} // a waiting file can be opened now
+			discoverNow = true // a waiting file can be opened now (from a listing made now)
 		}
 		r.slotFreed = false
 		// While busy, checkpoints are written at most every checkpoint_interval; before the
@@ -275,8 +277,8 @@ func (r *criReceiver) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-poll.C:
-		case <-pinned:
-			nextDiscovery = time.Time{}
+		case <-scanned:
+			discoverNow = true
 		case <-wake:
 			r.wakeFiles()
 		}
@@ -364,16 +366,14 @@ func (r *criReceiver) pin(ctx context.Context) {
 	defer tick.Stop()
 	p := r.tracker.Pinner()
 	for {
-		if r.watcher != nil {
-			r.watcher.Refresh() // before the glob: a file created after it raises an event
-		}
-		p.Scan()
+		// Start made the first scan.
 		select {
 		case <-ctx.Done():
 			return
 		case <-events:
 		case <-tick.C:
 		}
+		p.Scan(r.watcher)
 	}
 }
 

@@ -17,20 +17,34 @@ type pin struct {
 	f    *os.File
 }
 
+// listed is a matched regular file as a scan found it.
+type listed struct {
+	path string
+	id   FileID
+	size int64
+}
+
 // Pinner finds and opens new files outside the read loop, so that discovery does not depend on
 // the loop's progress: while the loop is busy, or blocked in the next consumer, a new file is
 // still opened at once, and its descriptor keeps its data readable through a rotation or the
-// deletion of its pod. The loop adopts the pinned files at its next discovery.
+// deletion of its pod. The loop adopts the pinned files at its next discovery, with the listing
+// of the latest scan: the patterns are walked once per scan, for both.
 type Pinner struct {
-	match func() []string
+	match func(dirs map[string]bool) []string
 	limit int
 
-	mu     sync.Mutex
-	seen   map[FileID]bool // pinned, or tracked by the loop
-	queue  []pin
-	ready  chan struct{}
-	open   atomic.Int64 // readers the loop holds, for the limit
-	closed bool
+	// scanMu makes scans one at a time: listings are published in the order they were made,
+	// so a listing taken is never older than a pinned file taken with it.
+	scanMu sync.Mutex
+
+	mu      sync.Mutex
+	seen    map[FileID]bool // pinned, or tracked by the loop
+	queue   []pin
+	listing []listed
+	fresh   bool          // a scan was published since the last take
+	ready   chan struct{} // signaled while fresh
+	open    atomic.Int64  // readers the loop holds, for the limit
+	closed  bool
 
 	// Vanished counts matched paths gone before they could be opened.
 	Vanished atomic.Int64
@@ -40,20 +54,36 @@ type Pinner struct {
 	limited atomic.Int64
 }
 
-func newPinner(match func() []string, limit int) *Pinner {
+func newPinner(match func(map[string]bool) []string, limit int) *Pinner {
 	return &Pinner{match: match, limit: limit, seen: map[FileID]bool{}, ready: make(chan struct{}, 1)}
 }
 
-// Ready is signaled when files are waiting to be adopted.
+// Ready is signaled when a scan was made since the last discovery: its listing and the files
+// it pinned are waiting to be adopted.
 func (p *Pinner) Ready() <-chan struct{} { return p.ready }
 
+// maxRelists bounds the walks of one scan after new directories got their watches.
+const maxRelists = 3
+
 // Scan expands the include patterns and opens every file not pinned or tracked yet, within the
-// open-file limit. It is safe to call from any goroutine.
-func (p *Pinner) Scan() {
+// open-file limit. With a watcher, the directories the walk went through are watched first; a
+// directory that was not watched before is walked again once its watch is in place, so a file
+// created in it meanwhile raises an event or is in the listing. It is safe to call from any
+// goroutine, but only one goroutine may pass a watcher.
+func (p *Pinner) Scan(w *Watcher) {
+	p.scanMu.Lock()
+	defer p.scanMu.Unlock()
+	dirs := map[string]bool{}
+	paths := p.match(dirs)
+	for i := 0; w != nil && i < maxRelists && w.Watch(dirs) > 0; i++ {
+		clear(dirs)
+		paths = p.match(dirs)
+	}
 	var found []pin
+	listing := make([]listed, 0, len(paths))
 	limited := int64(0)
 	defer func() { p.limited.Store(limited) }()
-	for _, path := range p.match() {
+	for _, path := range paths {
 		st, err := os.Stat(path)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -65,6 +95,7 @@ func (p *Pinner) Scan() {
 			continue
 		}
 		id := fileID(st)
+		listing = append(listing, listed{path: path, id: id, size: st.Size()})
 		p.mu.Lock()
 		seen := p.seen[id]
 		full := int(p.open.Load())+len(p.queue)+len(found) >= p.limit
@@ -91,12 +122,9 @@ func (p *Pinner) Scan() {
 		}
 		found = append(found, pin{path: path, id: id, f: f})
 	}
-	if len(found) == 0 {
-		return
-	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.closed {
-		p.mu.Unlock()
 		for _, f := range found {
 			_ = f.f.Close()
 		}
@@ -110,10 +138,13 @@ func (p *Pinner) Scan() {
 		p.seen[f.id] = true
 		p.queue = append(p.queue, f)
 	}
-	p.mu.Unlock()
-	select {
-	case p.ready <- struct{}{}:
-	default:
+	p.listing = listing
+	if !p.fresh {
+		p.fresh = true
+		select {
+		case p.ready <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -124,13 +155,24 @@ func (p *Pinner) Pending() int {
 	return len(p.queue)
 }
 
-// take returns the pinned files and empties the queue.
-func (p *Pinner) take() []pin {
+// take returns the pinned files, emptying the queue, and the listing of the latest scan. When no
+// scan was made since the last take, it scans first, on the caller's goroutine.
+func (p *Pinner) take() ([]pin, []listed) {
+	p.mu.Lock()
+	fresh := p.fresh
+	p.mu.Unlock()
+	if !fresh {
+		p.Scan(nil)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	q := p.queue
-	p.queue = nil
-	return q
+	q, l := p.queue, p.listing
+	p.queue, p.fresh = nil, false
+	select {
+	case <-p.ready: // taken: the signal is for the next scan
+	default:
+	}
+	return q, l
 }
 
 // track records that the loop holds a reader of id (forget: no longer).

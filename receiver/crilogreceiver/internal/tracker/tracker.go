@@ -133,13 +133,13 @@ func (t *Tracker) Remove(r *Reader) {
 	}
 }
 
-// Match expands the include patterns, minus excludes and rotated names.
-func (t *Tracker) Match() []string {
+// Match expands the include patterns, minus excludes and rotated names, in one walk. dirs
+// receives the directories that can hold matched files (see expand).
+func (t *Tracker) Match(dirs map[string]bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, inc := range t.cfg.Include {
-		paths, _ := filepath.Glob(inc) // the only error is a bad pattern, rejected by Validate
-		for _, p := range paths {
+		for _, p := range expand(inc, dirs) {
 			if seen[p] || podpath.IsRotated(filepath.Base(p)) || t.excluded(p) {
 				continue
 			}
@@ -163,21 +163,21 @@ func (t *Tracker) excluded(p string) bool {
 // Discover finds files, opens new ones and marks vanished ones as draining. After the first
 // discovery it also looks for rotated files of restored checkpoints. It returns the states of
 // checkpoints whose files are gone, for the caller to delete.
+//
+// The matched files are the listing of the pinner's latest scan (taken together with the files
+// that scan and the ones before it pinned), or of a scan made now when there was none since
+// the last discovery.
 func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 	present := map[FileID]bool{}
 	t.Waiting = 0
-	pins := t.pinner.take()
+	pins, listing := t.pinner.take()
 	for _, p := range pins {
 		t.pinned[p.id] = p
 	}
 	atEnd := !t.discovered && t.firstStart && t.cfg.StartAtEnd
 	var found []pin
-	for _, p := range t.Match() {
-		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() {
-			continue
-		}
-		id := fileID(st)
+	for _, e := range listing {
+		p, id := e.path, e.id
 		if present[id] {
 			continue // a second path (symlink) to a file already seen
 		}
@@ -187,7 +187,7 @@ func (t *Tracker) Discover(now int64) (gone []State, errs []error) {
 			continue
 		}
 		if s, ok := t.parked[id]; ok {
-			if st.Size() == s.Offset {
+			if e.size == s.Offset {
 				continue // parked and not grown: it needs no slot
 			}
 			// Grown: it is opened again like a file with a checkpoint, when a slot is free.

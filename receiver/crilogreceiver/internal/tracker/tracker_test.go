@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -171,10 +174,81 @@ func TestLongLineIsCutAndSkipped(t *testing.T) {
 	}
 }
 
-func TestDirPatterns(t *testing.T) {
-	got := dirPatterns("/var/log/pods/*/*/*.log")
-	if fmt.Sprint(got) != "[/var/log/pods/*/* /var/log/pods/* /var/log/pods]" {
-		t.Fatalf("got %v", got)
+// TestExpand: one walk gives what filepath.Glob would match and the directories to watch: the
+// static prefix (or its nearest existing ancestor) and every directory matched on the way.
+func TestExpand(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{
+		"pods/ns_a_1/app/0.log", "pods/ns_a_1/app/0.log.20240501-100000", "pods/ns_a_1/app/notes.txt",
+		"pods/ns_b_2/web/1.log", "pods/ns_b_2/web/0.log", "pods/ns_c_3/empty/", "pods/stray.log",
+		"containers/real.log",
+	} {
+		p := filepath.Join(root, f)
+		if strings.HasSuffix(f, "/") {
+			require(t, os.MkdirAll(p, 0o755))
+			continue
+		}
+		require(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require(t, os.WriteFile(p, nil, 0o644))
+	}
+	require(t, os.Symlink(filepath.Join(root, "containers/real.log"), filepath.Join(root, "containers/link.log")))
+	require(t, os.Symlink(filepath.Join(root, "pods/ns_b_2"), filepath.Join(root, "pods/ns_link_4")))
+	for _, tc := range []struct {
+		pattern     string
+		files, dirs []string
+	}{
+		{
+			pattern: "pods/*/*/*.log",
+			files:   []string{"pods/ns_a_1/app/0.log", "pods/ns_b_2/web/0.log", "pods/ns_b_2/web/1.log", "pods/ns_link_4/web/0.log", "pods/ns_link_4/web/1.log"},
+			dirs:    []string{"pods", "pods/ns_a_1", "pods/ns_a_1/app", "pods/ns_b_2", "pods/ns_b_2/web", "pods/ns_c_3", "pods/ns_c_3/empty", "pods/ns_link_4", "pods/ns_link_4/web"},
+		},
+		{
+			pattern: "pods/ns_b_2/web/0.log",
+			files:   []string{"pods/ns_b_2/web/0.log"},
+			dirs:    []string{"pods/ns_b_2/web"},
+		},
+		{
+			pattern: "pods/ns_*/app/*",
+			files:   []string{"pods/ns_a_1/app/0.log", "pods/ns_a_1/app/0.log.20240501-100000", "pods/ns_a_1/app/notes.txt"},
+			dirs:    []string{"pods", "pods/ns_a_1", "pods/ns_a_1/app", "pods/ns_b_2", "pods/ns_c_3", "pods/ns_link_4"},
+		},
+		{
+			pattern: "containers/*.log",
+			files:   []string{"containers/link.log", "containers/real.log"},
+			dirs:    []string{"containers"},
+		},
+		{
+			// Not there yet: the nearest existing ancestor is watched.
+			pattern: "var/log/pods/*/*/*.log",
+			dirs:    []string{"."},
+		},
+	} {
+		t.Run(tc.pattern, func(t *testing.T) {
+			dirs := map[string]bool{}
+			got := expand(filepath.Join(root, tc.pattern), dirs)
+			rel := func(ps []string) []string {
+				out := []string{}
+				for _, p := range ps {
+					r, err := filepath.Rel(root, p)
+					require(t, err)
+					out = append(out, r)
+				}
+				slices.Sort(out)
+				return out
+			}
+			if g, w := rel(got), append([]string{}, tc.files...); !slices.Equal(g, w) {
+				t.Fatalf("files %v, want %v", g, w)
+			}
+			if g := rel(slices.Collect(maps.Keys(dirs))); !slices.Equal(g, tc.dirs) {
+				t.Fatalf("dirs %v, want %v", g, tc.dirs)
+			}
+			glob, err := filepath.Glob(filepath.Join(root, tc.pattern))
+			require(t, err)
+			slices.Sort(glob)
+			if !slices.Equal(got, glob) {
+				t.Fatalf("walk %v, filepath.Glob %v", got, glob)
+			}
+		})
 	}
 }
 

@@ -67,10 +67,20 @@ func NewWatcher(include []string) (*Watcher, error) {
 	return w, nil
 }
 
-// Refresh adds watches for new directories and forgets those that are gone. It returns the
-// number of watched directories.
+// Refresh walks the include patterns and watches the directories found (see Watch). It returns
+// the number of watched directories.
 func (w *Watcher) Refresh() int {
-	now := watchDirs(w.include)
+	dirs := map[string]bool{}
+	for _, inc := range w.include {
+		expand(inc, dirs)
+	}
+	w.Watch(dirs)
+	return len(w.watched)
+}
+
+// Watch adds watches for the directories of now not watched yet and forgets those no longer in
+// now. It returns the number of watches added.
+func (w *Watcher) Watch(now map[string]bool) (added int) {
 	for d := range now {
 		if _, ok := w.watched[d]; !ok {
 			wd, err := addWatch(w.fd, d, dirEvents)
@@ -86,6 +96,7 @@ func (w *Watcher) Refresh() int {
 				continue
 			}
 			w.watched[d] = wd
+			added++
 		}
 	}
 	for d, wd := range w.watched {
@@ -94,7 +105,7 @@ func (w *Watcher) Refresh() int {
 			delete(w.watched, d)
 		}
 	}
-	return len(w.watched)
+	return added
 }
 
 // fileEvents is what a quiet file's watch waits for: its first write (a truncation is one too).

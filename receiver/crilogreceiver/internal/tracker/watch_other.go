@@ -26,6 +26,9 @@ func NewWatcher([]string) (*Watcher, error) {
 // Refresh does nothing.
 func (*Watcher) Refresh() int { return 0 }
 
+// Watch does nothing.
+func (*Watcher) Watch(map[string]bool) int { return 0 }
+
 // Close does nothing.
 func (*Watcher) Close() error { return nil }
 
