@@ -28,6 +28,9 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/nodesim"
 )
 
+// cpuProfileLength is how much of a run -heap-profiles keeps as a CPU profile.
+const cpuProfileLength = 10 * time.Second
+
 // heapProfiles is the -heap-profiles directory.
 var heapProfiles string
 
@@ -81,7 +84,7 @@ func run() error {
 	node := flag.String("node-bin", "", "also run the node agent's build (builder-config-node.yaml, make build-node) with -config")
 	idleFiles := flag.Int("idle", 0, "instead of the corpus runs: this many quiet files of one line each; report each collector's CPU and memory once it has read them")
 	idleFor := flag.Duration("idle-for", 20*time.Second, "how long -idle measures")
-	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s and keep, per run, the heap profile taken at its highest RssAnon in this directory (profiling costs CPU: not for measured runs)")
+	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s and keep, per run, the heap profile taken at its highest RssAnon and a CPU profile of its first 10 s in this directory (profiling costs CPU: not for measured runs)")
 	flag.Parse()
 	if *sustain != "" || *idleFiles > 0 {
 		pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
@@ -263,6 +266,14 @@ func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloud
 	if pprofAddr != "" {
 		stop := keepHeapProfile(col.Pid(), pprofAddr, filepath.Join(heapProfiles, fmt.Sprintf("%s-%d.heap.pb.gz", p.Name, round)))
 		defer stop()
+		// And a CPU profile of the run's first seconds (the corpus takes a few), waited for
+		// before the collector stops.
+		profiled := make(chan struct{})
+		go func() {
+			defer close(profiled)
+			keepCPUProfile(pprofAddr, cpuProfileLength, filepath.Join(heapProfiles, fmt.Sprintf("%s-%d.cpu.pb.gz", p.Name, round)))
+		}()
+		defer func() { <-profiled }()
 	}
 	for {
 		time.Sleep(50 * time.Millisecond)
