@@ -268,9 +268,30 @@ func TestEventsLeaderKilled(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("web-%d", i), UID: types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i))},
 		}
 	}
+	// The new recorder records each occurrence in a goroutine of its own: a second occurrence
+	// right after the first may PATCH the series before the first is created, find nothing and
+	// create the Event at count 2 itself, and the API then never shows count 1 (no singleton to
+	// report). The second occurrence waits until the first is in the API, as it would be with
+	// the seconds between a real container's back-offs.
+	created := func(p *corev1.Pod, reason string) {
+		t.Helper()
+		sel := fmt.Sprintf("involvedObject.name=%s,reason=%s", p.Name, reason)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			l, err := client.CoreV1().Events(p.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+			if err == nil && len(l.Items) > 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the first %s Event of %s is not in the API after 30s (%v)", reason, p.Name, err)
+			}
+			time.Sleep(20 * time.Millisecond) // polling the API: the recorder gives no signal
+		}
+	}
 	write := func(p *corev1.Pod) {
 		newRec.Eventf(p, nil, corev1.EventTypeNormal, "Scheduled", "Bind", "Successfully assigned "+p.Name)
 		newRec.Eventf(p, nil, corev1.EventTypeWarning, "BackOff", "Restart", "Back-off restarting failed container")
+		created(p, "BackOff")
 		newRec.Eventf(p, nil, corev1.EventTypeWarning, "BackOff", "Restart", "Back-off restarting failed container")
 		for range 3 {
 			legacyRec.Event(p, corev1.EventTypeWarning, "Unhealthy", "Readiness probe failed")
