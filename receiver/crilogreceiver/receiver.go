@@ -515,10 +515,10 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 }
 
 // parkable reports whether rd may be closed to free its slot: files are waiting, and rd has
-// been idle at its end for five poll intervals with its state saved.
+// been idle at its end for five poll intervals, settled, with its state saved.
 func (r *criReceiver) parkable(rd *tracker.Reader, fs *fileState, now time.Time) bool {
 	return r.tracker.Limited() && fs.pending == nil && !fs.dirty &&
-		now.UnixNano()-rd.LastGrowth >= int64(5*r.cfg.PollInterval) && r.tracker.Parkable(rd)
+		now.UnixNano()-rd.LastGrowth >= int64(5*r.cfg.PollInterval) && rd.Settled()
 }
 
 // deliver offers a batch to the next consumer and applies the outcome. It reports success.

@@ -67,15 +67,7 @@ func keepHeapProfile(pid int, addr, path string) (stop func()) {
 				continue
 			}
 			best = m.Anon
-			resp, err := http.Get("http://" + addr + "/debug/pprof/heap") //nolint:noctx // a local profile with the run's own deadline
-			if err != nil {
-				continue
-			}
-			raw, err := io.ReadAll(resp.Body)
-			_ = resp.Body.Close() // read in full
-			if err == nil && resp.StatusCode == http.StatusOK {
-				_ = os.WriteFile(path, raw, 0o644) // best effort: a later sample may still land
-			}
+			_ = fetchProfile("http://"+addr+"/debug/pprof/heap", path) // best effort: a later sample may still land
 		}
 	}()
 	return func() { close(done); <-finished }
@@ -89,17 +81,24 @@ func keepCPUProfile(addr string, length time.Duration, path string) {
 		return
 	}
 	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(length.Seconds()))
-	resp, err := http.Get(url) //nolint:noctx,gosec // a local profile, bounded by its own length
-	if err != nil {
+	if err := fetchProfile(url, path); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-e2e: CPU profile:", err)
-		return
 	}
-	defer func() { _ = resp.Body.Close() }() // read in full below
+}
+
+// fetchProfile writes the profile the pprof extension serves at url to path.
+func fetchProfile(url, path string) error {
+	resp, err := http.Get(url) //nolint:noctx,gosec // a local profile, bounded by the run (a CPU profile by its own length)
+	if err != nil {
+		return err
+	}
 	raw, err := io.ReadAll(resp.Body)
-	if err == nil {
-		err = os.WriteFile(path, raw, 0o644)
-	}
+	_ = resp.Body.Close() // read in full
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench-e2e: CPU profile:", err)
+		return err
 	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s: %s", url, resp.Status, raw)
+	}
+	return os.WriteFile(path, raw, 0o644)
 }

@@ -141,10 +141,15 @@ func (p *Pinner) Scan(w *Watcher) {
 	p.listing = listing
 	if !p.fresh {
 		p.fresh = true
-		select {
-		case p.ready <- struct{}{}:
-		default:
-		}
+		signal(p.ready)
+	}
+}
+
+// signal sends on a channel of one slot without waiting: signals coalesce.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 

@@ -399,10 +399,6 @@ func (t *Tracker) link() {
 	}
 }
 
-// Parkable reports whether r may be parked: a current file (not draining, not part of a
-// rotation chain, not compressed) that has read everything and holds no unfinished entry.
-func (t *Tracker) Parkable(r *Reader) bool { return r.Settled() }
-
 // Park closes an idle reader to free its slot for a waiting file, keeping its state (key is its
 // checkpoint's storage key): when the file grows it is opened again and resumed, when it is
 // rotated its rotated sibling is. The pinner keeps ignoring it meanwhile.

@@ -200,12 +200,5 @@ func (w *Watcher) classify(b []byte) (discover, wake bool) {
 	return discover, wake
 }
 
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
-}
-
 // Close stops watching.
 func (w *Watcher) Close() error { return w.f.Close() }
