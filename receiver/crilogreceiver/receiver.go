@@ -324,8 +324,8 @@ func (r *criReceiver) quietCheck(rd *tracker.Reader, fs *fileState, now time.Tim
 	}
 	wd, err := r.watcher.WatchFile(rd.File())
 	if err != nil {
-		// fs.inotify.max_user_watches reached: this file is polled until it changes.
-		r.logger.Debug("watching a quiet log file failed; polling it", zap.String("path", rd.Path), zap.Error(err))
+		// fs.inotify.max_user_watches reached: this file is polled until it changes. The
+		// watcher counts the failure (watch_errors) and the telemetry pass logs it.
 		fs.watch = -1
 		return poll
 	}
@@ -684,7 +684,8 @@ func (r *criReceiver) report(ctx context.Context) {
 		if v := r.watcher.Errors.Load(); v != r.watchErrors {
 			tb.ReceiverCriLogWatchErrors.Add(ctx, v-r.watchErrors)
 			r.watchErrors = v
-			r.logger.Warn("a log directory cannot be watched; its new files are found by polling, every discovery_interval",
+			r.logger.Warn("inotify watches could not be placed (fs.inotify.max_user_watches?): unwatched directories are "+
+				"searched for new files every discovery_interval, unwatched quiet files are polled",
 				zap.Int64("failures", v), zap.Error(r.watcher.LastError()))
 		}
 	}

@@ -48,6 +48,7 @@ type result struct {
 	Events         int64   `json:"events"`
 	Seconds        float64 `json:"seconds"`
 	CPUSeconds     float64 `json:"cpuSeconds"`
+	StartCPU       float64 `json:"startCpuSeconds,omitempty"`
 	PeakRSSMiB     float64 `json:"peakRssMiB"`
 	PeakAnonMiB    float64 `json:"peakRssAnonMiB"`
 	PeakFileMiB    float64 `json:"peakRssFileMiB"`
@@ -185,6 +186,9 @@ type started struct {
 	col   *harness.Collector
 	start time.Time
 	stop  func() error
+	// startCPU is the CPU time the collector used until it was ready, when the run waits for
+	// that (the shipped configuration); it is part of the run's CPU time.
+	startCPU time.Duration
 }
 
 // startRun starts pipeline p on the corpus at corpus (a node root with var/log/pods): with
@@ -226,6 +230,9 @@ func startRun(p pipeline, tag, dir, corpus, endpoint string) (*started, error) {
 		_ = s.stop() // the wait's error is the one to report
 		return nil, err
 	}
+	if c, _, err := harness.ProcUsage(col.Pid()); err == nil {
+		s.startCPU = c
+	}
 	pods, moved := filepath.Join(corpus, "var/log/pods"), filepath.Join(node, "var/log/pods")
 	if err := os.Rename(pods, moved); err != nil {
 		_ = s.stop() // the rename's error is the one to report
@@ -257,7 +264,7 @@ func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloud
 	}
 	defer func() { err = errors.Join(err, run.stop()) }()
 	col, start := run.col, run.start
-	res := result{Pipeline: p.Name, Round: round, Lines: lines}
+	res := result{Pipeline: p.Name, Round: round, Lines: lines, StartCPU: run.startCPU.Seconds()}
 	var last int64
 	lastChange := start
 	var cpu time.Duration

@@ -75,7 +75,7 @@ type TelemetryBuilder struct {
 	ReceiverCriLogTruncatedBytes metric.Int64Counter
 	// ReceiverCriLogTruncations: Entries cut to max_log_size (flagged otelcol_k8s.cri.truncated). [{records}]
 	ReceiverCriLogTruncations metric.Int64Counter
-	// ReceiverCriLogWatchErrors: Failures to watch log directories with inotify (watch limits, unsupported filesystems); discovery falls back to polling every discovery_interval for what is not watched. [{errors}]
+	// ReceiverCriLogWatchErrors: Failures to watch log directories or quiet files with inotify (watch limits, unsupported filesystems); discovery falls back to polling every discovery_interval for what is not watched, and a quiet file that cannot be watched is polled every five poll intervals. [{errors}]
 	ReceiverCriLogWatchErrors metric.Int64Counter
 }
 
@@ -253,7 +253,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogWatchErrors, err = builder.meter.Int64Counter(
 		"otelcol_receiver_cri_log_watch_errors",
-		metric.WithDescription("Failures to watch log directories with inotify (watch limits, unsupported filesystems); discovery falls back to polling every discovery_interval for what is not watched."),
+		metric.WithDescription("Failures to watch log directories or quiet files with inotify (watch limits, unsupported filesystems); discovery falls back to polling every discovery_interval for what is not watched, and a quiet file that cannot be watched is polled every five poll intervals."),
 		metric.WithUnit("{errors}"),
 	)
 	errs = errors.Join(errs, err)

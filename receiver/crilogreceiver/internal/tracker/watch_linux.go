@@ -33,7 +33,8 @@ type Watcher struct {
 	files    map[int]bool // watch descriptors of quiet files
 	woken    []int
 	overflow bool
-	// Errors counts directories that could not be watched; LastError tells the latest.
+	// Errors counts directories, and quiet files, that could not be watched; LastError tells
+	// the latest.
 	Errors  atomic.Int64
 	errMu   sync.Mutex
 	lastErr error
@@ -44,6 +45,14 @@ func (w *Watcher) LastError() error {
 	w.errMu.Lock()
 	defer w.errMu.Unlock()
 	return w.lastErr
+}
+
+// fail counts a watch that could not be placed and keeps err as the latest failure.
+func (w *Watcher) fail(err error) {
+	w.errMu.Lock()
+	w.lastErr = err
+	w.errMu.Unlock()
+	w.Errors.Add(1)
 }
 
 // addWatch is inotify_add_watch; tests replace it to simulate exhausted watch limits.
@@ -89,10 +98,7 @@ func (w *Watcher) Watch(now map[string]bool) (added int) {
 			}
 			if err != nil {
 				// ENOSPC: fs.inotify.max_user_watches reached. Polling still finds its files.
-				w.errMu.Lock()
-				w.lastErr = fmt.Errorf("watching %s: %w", d, err)
-				w.errMu.Unlock()
-				w.Errors.Add(1)
+				w.fail(fmt.Errorf("watching %s: %w", d, err))
 				continue
 			}
 			w.watched[d] = wd
@@ -121,6 +127,8 @@ func (w *Watcher) WatchFile(f *os.File) (int, error) {
 	// Under fileMu: an event of the new watch is classified only after it is recorded.
 	wd, err := addWatch(w.fd, fmt.Sprintf("/proc/self/fd/%d", f.Fd()), fileEvents)
 	if err != nil {
+		// ENOSPC: fs.inotify.max_user_watches reached. The caller polls the file instead.
+		w.fail(fmt.Errorf("watching quiet file %s: %w", f.Name(), err))
 		return 0, err
 	}
 	w.files[wd] = true

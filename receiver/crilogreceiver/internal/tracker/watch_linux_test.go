@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +121,29 @@ func TestWatchFileWakesOnceOnTheNextWrite(t *testing.T) {
 	case <-w.Wake:
 		t.Fatalf("a second wake: the watch fires once (woken %v)", func() []int { wds, _ := w.TakeWoken(); return wds }())
 	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// TestWatchFileFailureIsCounted: a quiet file whose watch cannot be placed (ENOSPC) is counted
+// with the directory failures and named in the last error; the caller then polls it.
+func TestWatchFileFailureIsCounted(t *testing.T) {
+	root := t.TempDir()
+	w, err := NewWatcher([]string{filepath.Join(root, "*", "*", "*.log")})
+	require(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	f, err := os.Create(filepath.Join(root, "quiet.log"))
+	require(t, err)
+	t.Cleanup(func() { _ = f.Close() })
+	real := addWatch
+	t.Cleanup(func() { addWatch = real })
+	addWatch = func(int, string, uint32) (int, error) { return -1, unix.ENOSPC }
+	if _, err := w.WatchFile(f); !errors.Is(err, unix.ENOSPC) {
+		t.Fatalf("WatchFile: %v, want ENOSPC", err)
+	}
+	if n := w.Errors.Load(); n != 1 {
+		t.Fatalf("watch errors %d, want 1", n)
+	}
+	if err := w.LastError(); !errors.Is(err, unix.ENOSPC) || !strings.Contains(err.Error(), "quiet.log") {
+		t.Fatalf("last error %v, want ENOSPC naming the file", err)
 	}
 }
