@@ -140,30 +140,34 @@ func putFlags(attrs pcommon.Map, f tracker.RecordFlags) {
 	}
 }
 
-// resourceAttrs are a file's resource attributes, from its path.
+// resourceAttrs are what a file's resource attributes come from: its path and what the path
+// says. Each batch writes them (copyTo) rather than copying a map kept per file, which would
+// cost as much per batch and a few hundred bytes per open file.
 type resourceAttrs struct {
-	path  string
-	attrs pcommon.Map
+	path string
+	meta podpath.Meta // substrings of the path
 }
 
 func resourceFor(rd *tracker.Reader) resourceAttrs { return resourceOf(rd.Path, rd.Meta) }
 
 func resourceOf(path string, meta podpath.Meta) resourceAttrs {
-	m := pcommon.NewMap()
-	put := func(k, v string) {
-		if v != "" {
-			m.PutStr(k, v)
-		}
-	}
-	put(attr.K8sNamespaceName, meta.Namespace)
-	put(attr.K8sPodName, meta.PodName)
-	put(attr.K8sPodUID, meta.PodUID)
-	put(attr.K8sContainerName, meta.ContainerName)
-	if meta.RestartCount >= 0 {
-		m.PutInt(attr.K8sContainerRestartCount, int64(meta.RestartCount))
-	}
-	put(attr.ContainerID, meta.ContainerID)
-	return resourceAttrs{path: path, attrs: m}
+	return resourceAttrs{path: path, meta: meta}
 }
 
-func (r resourceAttrs) copyTo(dst pcommon.Map) { r.attrs.CopyTo(dst) }
+// copyTo writes the resource attributes into dst.
+func (r *resourceAttrs) copyTo(dst pcommon.Map) {
+	dst.EnsureCapacity(dst.Len() + 6)
+	put := func(k, v string) {
+		if v != "" {
+			dst.PutStr(k, v)
+		}
+	}
+	put(attr.K8sNamespaceName, r.meta.Namespace)
+	put(attr.K8sPodName, r.meta.PodName)
+	put(attr.K8sPodUID, r.meta.PodUID)
+	put(attr.K8sContainerName, r.meta.ContainerName)
+	if r.meta.RestartCount >= 0 {
+		dst.PutInt(attr.K8sContainerRestartCount, int64(r.meta.RestartCount))
+	}
+	put(attr.ContainerID, r.meta.ContainerID)
+}

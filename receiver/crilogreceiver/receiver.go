@@ -306,13 +306,18 @@ func (r *criReceiver) wakeFiles() {
 	}
 }
 
-// quietCheck returns when a quiet file is looked at next. A settled file is watched for its
+// quietCheck returns when a quiet file is looked at next, and releases a settled file's read
+// buffers (Reader.Release). A settled file is watched for its
 // next write, which wakes it at once; it is then looked at only as a safety net, every
 // discovery interval. The first look after the watch is placed is at the next cycle, so a write
 // just before the watch is not missed. Without a watch it is looked at every five polls.
 func (r *criReceiver) quietCheck(rd *tracker.Reader, fs *fileState, now time.Time) time.Time {
 	poll := now.Add(5 * r.cfg.PollInterval)
-	if r.watcher == nil || !rd.Settled() {
+	settled := rd.Settled()
+	if settled {
+		rd.Release() // nothing pending: no buffer is needed until the file grows
+	}
+	if r.watcher == nil || !settled {
 		r.unwatch(fs)
 		return poll
 	}

@@ -54,12 +54,21 @@ type Config struct {
 }
 
 // Joiner joins pieces. The zero value is not usable; use New.
+//
+// A stream's state is allocated when it first holds an unfinished entry (a partial piece, or any
+// entry with multi-line recombination on) and released by Release once nothing is pending: a
+// file that only ever gets whole lines, or has been quiet since its last unfinished one, holds
+// no per-stream state or buffers.
 type Joiner struct {
 	cfg Config
-	s   [numStreams]stream
+	s   [numStreams]*stream
 	// cur is the offset of the piece being added (Mark); pending entries remember the offset of
 	// their first piece, so a checkpoint can name where to re-read them instead of holding them.
 	cur int64
+	// Scratch entries, so that emit's pointer does not escape per call: out for joined or
+	// whole entries, mout for multi-line records (emitted while out is still in use).
+	out, mout Entry
+	fix       []byte // scratch for UTF-8 repair
 }
 
 type pending struct {
@@ -78,12 +87,31 @@ type pending struct {
 type stream struct {
 	join  pending // partial pieces not yet ended by a full one
 	multi pending // multi-line record waiting for its next start
-	fix   []byte  // scratch for UTF-8 repair
-	out   Entry   // scratch entries: emit takes a pointer, which must not escape per call
-	mout  Entry
 	// expectContinued makes the next entry, if not a start, open a record flagged Continued
 	// (set when re-reading a record that continued a full one).
 	expectContinued bool
+}
+
+// stream returns the state of stream idx, allocating it on first use.
+func (j *Joiner) stream(idx int) *stream {
+	st := j.s[idx]
+	if st == nil {
+		st = &stream{join: pending{from: -1}, multi: pending{from: -1}}
+		j.s[idx] = st
+	}
+	return st
+}
+
+// Release frees the streams' state and scratch buffers when no entry is pending (a stream about
+// to re-read a continued record keeps its state). Callers use it when a file goes quiet: buffers
+// grown for long or multi-line entries are not held for the rest of the file's life.
+func (j *Joiner) Release() {
+	for i, st := range j.s {
+		if st != nil && !st.join.active && !st.multi.active && !st.expectContinued {
+			j.s[i] = nil
+		}
+	}
+	j.fix = nil
 }
 
 // New returns a Joiner.
@@ -97,19 +125,20 @@ func New(cfg Config) *Joiner {
 // Add feeds one piece. now is the read time in nanoseconds (for the flush timeout). Finished
 // entries are passed to emit, in order. content may be reused after Add returns.
 func (j *Joiner) Add(streamIdx int, time int64, partial bool, tags, content []byte, now int64, emit func(*Entry)) {
-	st := &j.s[streamIdx&1]
-	p := &st.join
-	if !p.active && !partial {
+	idx := streamIdx & 1
+	if st := j.s[idx]; (st == nil || !st.join.active) && !partial {
 		// Fast path: a whole entry in one piece.
-		e := &st.out
-		*e = Entry{Time: time, Stream: streamIdx & 1, Tags: tags, Content: content, Pieces: 1, from: j.cur}
+		e := &j.out
+		*e = Entry{Time: time, Stream: idx, Tags: tags, Content: content, Pieces: 1, from: j.cur}
 		if len(content) > j.cfg.MaxLogSize {
 			e.Content, e.Dropped = cut(content, j.cfg.MaxLogSize)
 			e.Flags |= Truncated
 		}
-		j.finish(st, e, now, emit)
+		j.finish(idx, e, now, emit)
 		return
 	}
+	st := j.stream(idx)
+	p := &st.join
 	if !p.active {
 		p.start(time, now, tags)
 		p.from = j.cur
@@ -120,7 +149,7 @@ func (j *Joiner) Add(streamIdx int, time int64, partial bool, tags, content []by
 	if partial {
 		return
 	}
-	j.finishJoin(st, streamIdx&1, 0, now, emit)
+	j.finishJoin(st, idx, 0, now, emit)
 }
 
 // Flush emits pending entries whose newest piece was read at least joinTimeout (partial pieces)
@@ -128,8 +157,10 @@ func (j *Joiner) Add(streamIdx int, time int64, partial bool, tags, content []by
 // Flushed; a multi-line record is complete by definition when no continuation arrived. A
 // negative timeout flushes everything, as when a file is closed.
 func (j *Joiner) Flush(now, joinTimeout, multiTimeout int64, emit func(*Entry)) {
-	for i := range j.s {
-		st := &j.s[i]
+	for i, st := range j.s {
+		if st == nil {
+			continue
+		}
 		if st.join.active && (joinTimeout < 0 || now-st.join.last >= joinTimeout) {
 			j.finishJoin(st, i, Flushed, now, emit)
 		}
@@ -141,8 +172,8 @@ func (j *Joiner) Flush(now, joinTimeout, multiTimeout int64, emit func(*Entry)) 
 
 // Pending reports whether any stream holds an unfinished entry.
 func (j *Joiner) Pending() bool {
-	for i := range j.s {
-		if j.s[i].join.active || j.s[i].multi.active {
+	for _, st := range j.s {
+		if st != nil && (st.join.active || st.multi.active) {
 			return true
 		}
 	}
@@ -151,15 +182,12 @@ func (j *Joiner) Pending() bool {
 
 // Reset discards all pending state (after emitting it with Flush if it must not be lost).
 func (j *Joiner) Reset() {
-	for i := range j.s {
-		j.s[i].join.reset()
-		j.s[i].multi.reset()
-	}
+	j.s = [numStreams]*stream{}
 }
 
 func (j *Joiner) finishJoin(st *stream, idx int, extra Flags, now int64, emit func(*Entry)) {
 	p := &st.join
-	e := &st.out
+	e := &j.out
 	*e = Entry{Time: p.time, Stream: idx, Tags: p.tags, Content: p.buf, Pieces: p.pieces, Dropped: p.dropped, Flags: p.flags | extra, from: p.from}
 	if e.Flags&Truncated != 0 {
 		// The byte cut may have split a character: drop its leading bytes.
@@ -167,15 +195,15 @@ func (j *Joiner) finishJoin(st *stream, idx int, extra Flags, now int64, emit fu
 		e.Dropped += len(e.Content) - n
 		e.Content = e.Content[:n]
 	}
-	j.finish(st, e, now, emit)
+	j.finish(idx, e, now, emit)
 	p.reset()
 }
 
 // finish repairs UTF-8 and hands the entry to the multi-line stage or to emit.
-func (j *Joiner) finish(st *stream, e *Entry, now int64, emit func(*Entry)) {
+func (j *Joiner) finish(idx int, e *Entry, now int64, emit func(*Entry)) {
 	if !isValidUTF8(e.Content) {
-		st.fix = repairUTF8(st.fix[:0], e.Content)
-		e.Content = st.fix
+		j.fix = repairUTF8(j.fix[:0], e.Content)
+		e.Content = j.fix
 		e.Flags |= InvalidUTF8
 		if len(e.Content) > j.cfg.MaxLogSize {
 			var d int
@@ -190,6 +218,7 @@ func (j *Joiner) finish(st *stream, e *Entry, now int64, emit func(*Entry)) {
 		emit(e)
 		return
 	}
+	st := j.stream(idx)
 	m := &st.multi
 	expectContinued := st.expectContinued
 	st.expectContinued = false
@@ -230,7 +259,7 @@ func (j *Joiner) openMulti(m *pending, e *Entry, now int64, extra Flags) {
 
 func (j *Joiner) emitMulti(st *stream, idx int, emit func(*Entry)) {
 	m := &st.multi
-	e := &st.mout
+	e := &j.mout
 	*e = Entry{Time: m.time, Stream: idx, Tags: m.tags, Content: m.buf, Pieces: m.pieces, Dropped: m.dropped, Flags: m.flags}
 	emit(e)
 	m.reset()
@@ -376,9 +405,11 @@ type Replay struct {
 // Replay reports where the pending entries can be re-read from.
 func (j *Joiner) Replay() Replay {
 	r := Replay{OK: true}
-	for i := range j.s {
-		st := &j.s[i]
+	for i, st := range j.s {
 		r.From[i] = -1
+		if st == nil {
+			continue
+		}
 		for _, p := range []*pending{&st.multi, &st.join} {
 			if !p.active {
 				continue
@@ -398,7 +429,7 @@ func (j *Joiner) Replay() Replay {
 
 // ExpectContinued prepares stream to re-read a record that continued a full one: its next
 // entry, if not a start, opens a record flagged Continued.
-func (j *Joiner) ExpectContinued(streamIdx int) { j.s[streamIdx&1].expectContinued = true }
+func (j *Joiner) ExpectContinued(streamIdx int) { j.stream(streamIdx & 1).expectContinued = true }
 
 // ErrState reports a saved state that cannot be decoded.
 var ErrState = errors.New("joiner: corrupt saved state")
@@ -408,9 +439,13 @@ const stateVersion = 1
 // AppendState appends the joiner's pending state to dst in a compact binary form.
 func (j *Joiner) AppendState(dst []byte) []byte {
 	dst = append(dst, stateVersion)
-	for i := range j.s {
-		dst = j.s[i].join.appendState(dst)
-		dst = j.s[i].multi.appendState(dst)
+	for _, st := range j.s {
+		if st == nil {
+			dst = append(dst, 0, 0) // neither pending
+			continue
+		}
+		dst = st.join.appendState(dst)
+		dst = st.multi.appendState(dst)
 	}
 	return dst
 }
@@ -427,10 +462,11 @@ func (j *Joiner) LoadState(b []byte) error {
 	b = b[1:]
 	var err error
 	for i := range j.s {
-		if b, err = j.s[i].join.loadState(b); err != nil {
+		st := j.stream(i)
+		if b, err = st.join.loadState(b); err != nil {
 			return err
 		}
-		if b, err = j.s[i].multi.loadState(b); err != nil {
+		if b, err = st.multi.loadState(b); err != nil {
 			return err
 		}
 	}

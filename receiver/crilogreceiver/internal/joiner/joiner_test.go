@@ -180,12 +180,89 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRelease: a joiner holds per-stream state only while a stream has an unfinished entry and
+// until Release; releasing never loses an unfinished entry, and the saved state does not
+// depend on whether a stream's state is allocated.
+func TestRelease(t *testing.T) {
+	klog := func(m string) string { return "I0501 10:11:12.123456 1 a.go:1] " + m }
+	tests := []struct {
+		name    string
+		isStart func([]byte) bool
+		before  []piece // fed, then Release
+		after   []piece // fed after Release, then everything flushed
+		held    [2]bool // stream state still allocated after Release
+		want    []string
+	}{
+		{name: "whole lines only", before: []piece{{content: "a"}, {stream: 1, content: "b"}}, want: []string{"a", "b"}},
+		{
+			name: "finished partial", before: []piece{{partial: true, content: "a"}, {content: "b"}},
+			after: []piece{{content: "c"}}, want: []string{"ab", "c"},
+		},
+		{
+			name: "unfinished partial kept", before: []piece{{stream: 1, partial: true, content: "a"}},
+			after: []piece{{stream: 1, content: "b"}}, held: [2]bool{false, true}, want: []string{"ab"},
+		},
+		{
+			name: "open multi-line record kept", isStart: KlogStart, before: []piece{{content: klog("x")}, {content: "  at y"}},
+			after: []piece{{content: "  at z"}, {content: klog("w")}}, held: [2]bool{true, false},
+			want: []string{klog("x") + "\n  at y\n  at z", klog("w")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := New(Config{MaxLogSize: 100, IsStart: tt.isStart})
+			fresh := j.AppendState(nil)
+			var out []string
+			emit := func(e *Entry) { out = append(out, string(e.Content)) }
+			for _, p := range tt.before {
+				j.Add(p.stream, 1, p.partial, nil, []byte(p.content), 1, emit)
+			}
+			saved := j.AppendState(nil)
+			j.Release()
+			for i, held := range tt.held {
+				if (j.s[i] != nil) != held {
+					t.Errorf("stream %d state held %v, want %v", i, j.s[i] != nil, held)
+				}
+			}
+			if !bytes.Equal(j.AppendState(nil), saved) {
+				t.Errorf("Release changed the saved state: %x, was %x", j.AppendState(nil), saved)
+			}
+			if tt.held == [2]bool{} && !bytes.Equal(saved, fresh) {
+				t.Errorf("state with nothing pending %x, want a fresh joiner's %x", saved, fresh)
+			}
+			for _, p := range tt.after {
+				j.Add(p.stream, 1, p.partial, nil, []byte(p.content), 1, emit)
+			}
+			j.Flush(1, -1, -1, emit)
+			if fmt.Sprint(out) != fmt.Sprint(tt.want) {
+				t.Fatalf("got %q, want %q", out, tt.want)
+			}
+		})
+	}
+}
+
+// TestWholeLinesHoldNoStreamState: a file that only gets whole lines (no multi-line
+// recombination) never allocates per-stream state, and adding a line allocates nothing.
+func TestWholeLinesHoldNoStreamState(t *testing.T) {
+	j := New(Config{MaxLogSize: 100})
+	emit := func(*Entry) {}
+	a, b := []byte("a line"), []byte("another")
+	allocs := testing.AllocsPerRun(100, func() {
+		j.Add(0, 1, false, nil, a, 1, emit)
+		j.Add(1, 1, false, nil, b, 1, emit)
+	})
+	if allocs != 0 || j.s != [2]*stream{} {
+		t.Fatalf("%v allocations per line pair, stream state %v: want none", allocs, j.s)
+	}
+}
+
 // FuzzJoin drives the joiner with arbitrary pieces and checks its invariants: every entry is
 // valid UTF-8 and within the size limit, per stream the output is the input's entries in order,
 // and for valid UTF-8 input without truncation the content is byte-exact.
 func FuzzJoin(f *testing.F) {
 	f.Add([]byte("\x01ab\x00cd\x03e\x02f"), 8)
 	f.Add([]byte("\x01\xc3\x00\xa9"), 100)
+	f.Add([]byte("\x03ab\x04cd\x07e\x06f\x00g"), 8)
 	f.Fuzz(func(t *testing.T, data []byte, max int) {
 		if max <= 0 || max > 1<<16 {
 			max = 16
@@ -203,11 +280,15 @@ func FuzzJoin(f *testing.F) {
 			truncated = truncated || e.Flags&(Truncated|InvalidUTF8) != 0
 			out[e.Stream] = append(out[e.Stream], string(e.Content))
 		}
-		// Control bytes 0-3 start a piece: bit 0 stream, bit 1 partial.
+		// Control bytes 0-7 start a piece: bit 0 stream, bit 1 partial, bit 2 Release first
+		// (which must never lose an unfinished entry).
 		for len(data) > 0 {
 			ctl := data[0]
 			data = data[1:]
-			end := bytes.IndexFunc(data, func(r rune) bool { return r < 4 })
+			if ctl&4 != 0 {
+				j.Release()
+			}
+			end := bytes.IndexFunc(data, func(r rune) bool { return r < 8 })
 			if end < 0 {
 				end = len(data)
 			}
@@ -263,6 +344,7 @@ func BenchmarkJoinPartial(b *testing.B) {
 // lost (the output is the input's entries joined with newlines).
 func FuzzJoinMultiline(f *testing.F) {
 	f.Add([]byte("\x00Sfirst\x00cont\x02par\x00tial\x01Sother\x00Snext"), 32)
+	f.Add([]byte("\x00Sfirst\x04cont\x06par\x04tial\x05Sother\x04Snext"), 32)
 	f.Fuzz(func(t *testing.T, data []byte, max int) {
 		if max <= 0 || max > 1<<16 {
 			max = 32
@@ -278,10 +360,14 @@ func FuzzJoinMultiline(f *testing.F) {
 			lossy = lossy || e.Flags&(Truncated|InvalidUTF8) != 0
 			out[e.Stream] += len(e.Content) + 1
 		}
+		// Control bytes 0-7 start a piece: bit 0 stream, bit 1 partial, bit 2 Release first.
 		for len(data) > 0 {
 			ctl := data[0]
 			data = data[1:]
-			end := bytes.IndexFunc(data, func(r rune) bool { return r < 4 })
+			if ctl&4 != 0 {
+				j.Release()
+			}
+			end := bytes.IndexFunc(data, func(r rune) bool { return r < 8 })
 			if end < 0 {
 				end = len(data)
 			}

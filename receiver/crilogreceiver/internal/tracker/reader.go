@@ -116,7 +116,6 @@ type Reader struct {
 
 	f        *os.File
 	fd       int
-	stat     syscall.Stat_t
 	fp       Fingerprint
 	offset   int64
 	format   Format
@@ -140,7 +139,7 @@ type Reader struct {
 	// again as it is until the re-read is done.
 	replayUntil int64
 	replayFrom  [2]int64
-	resumed     State
+	resumed     *State
 
 	// Draining is set when the file is no longer at a matched path (rotated or deleted).
 	Draining bool
@@ -172,6 +171,15 @@ func (r *Reader) Offset() int64 { return r.offset }
 func (r *Reader) Settled() bool {
 	return !r.Draining && r.Successor == nil && r.HeldBy == nil && r.gz == nil &&
 		r.offset == r.Size && r.replayUntil == 0 && !r.j.Pending() && !r.skipping
+}
+
+// Release frees what a settled reader holds only for reading: the joiner's per-stream state
+// and buffers, and the scratch buffers of unparsable lines and of the docker format. They are
+// allocated again at the next read that needs them.
+func (r *Reader) Release() {
+	r.j.Release()
+	r.scratch = nil
+	r.docker = criline.DockerParser{}
 }
 
 // File returns the open file, for watching it.
@@ -268,10 +276,11 @@ func (r *Reader) size() (int64, error) {
 	if r.gz != nil {
 		return r.gz.size, nil
 	}
-	if err := syscall.Fstat(r.fd, &r.stat); err != nil {
+	var st syscall.Stat_t // does not escape: no allocation
+	if err := syscall.Fstat(r.fd, &st); err != nil {
 		return 0, err
 	}
-	return r.stat.Size, nil
+	return st.Size, nil
 }
 
 // checkIdentity detects copytruncate (the file shrank below our offset, or its first bytes
@@ -326,7 +335,7 @@ func (r *Reader) restartAfterTruncate() {
 	r.offset = 0
 	r.fp = Fingerprint{}
 	r.skipping = false
-	r.replayUntil = 0
+	r.replayUntil, r.resumed = 0, nil
 }
 
 // readLines reads from the offset and processes complete lines. It returns the bytes consumed.
@@ -399,7 +408,7 @@ func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, 
 	r.offset += int64(consumed)
 	r.stats.Bytes += fresh
 	if r.replayUntil > 0 && r.offset >= r.replayUntil {
-		r.replayUntil = 0
+		r.replayUntil, r.resumed = 0, nil
 	}
 	return consumed, nil
 }
@@ -533,7 +542,7 @@ const InlineMax = 4 << 10
 // State returns the reader's current state.
 func (r *Reader) State() State {
 	if r.replayUntil > r.offset {
-		return r.resumed // still re-reading up to the checkpoint it resumed: that one holds
+		return *r.resumed // still re-reading up to the checkpoint it resumed: that one holds
 	}
 	s := State{
 		ID: r.ID, Path: r.Path, FP: r.fp, Offset: r.offset, Format: r.format, Skipping: r.skipping,
@@ -567,7 +576,7 @@ func (r *Reader) restore(s State) error {
 		}
 		r.replayFrom = [2]int64{s.Replay[0], s.Replay[1]}
 		r.replayUntil = s.Offset
-		r.resumed = s
+		r.resumed = &s
 		// Lines start at the offsets saved: no line is being skipped there.
 		r.offset, r.skipping = start, false
 	}
