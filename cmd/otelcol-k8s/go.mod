@@ -17,6 +17,7 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver v0.160.0
 	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0
@@ -345,6 +346,8 @@ require (
 replace github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0 => ../../extension/tracecontext
 
 replace github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0 => ../../extension/awssigv4authextension
+
+replace github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0 => ../../extension/idlegcextension
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0 => ../../receiver/crilogreceiver
 

@@ -22,8 +22,11 @@ type idleResult struct {
 	Seconds    float64 `json:"seconds"`
 	CPUPercent float64 `json:"cpuPercentOfACore"`
 	PeakRSSMiB float64 `json:"peakRssMiB"`
-	AnonMiB    float64 `json:"rssAnonMiB"`
-	FileMiB    float64 `json:"rssFileMiB"`
+	// RSSMiB is the resident set at the end (RssAnon + RssFile + RssShmem): what the idle
+	// collector holds then, where PeakRSSMiB is the highest since it started.
+	RSSMiB  float64 `json:"rssMiB"`
+	AnonMiB float64 `json:"rssAnonMiB"`
+	FileMiB float64 `json:"rssFileMiB"`
 }
 
 // idle writes files container log files of one line each, lets each pipeline read them, and
@@ -50,7 +53,7 @@ func idle(files int, length time.Duration, dir string, pipes []pipeline) error {
 		return err
 	}
 	defer func() { _ = srv.Close() }() // the benchmark's results are already out
-	fmt.Printf("| pipeline (%d quiet files, %s) | CPU, %% of a core | peak RSS MiB | RssAnon MiB | RssFile MiB |\n|---|---|---|---|---|\n", files, length)
+	fmt.Printf("| pipeline (%d quiet files, %s) | CPU, %% of a core | RSS at the end MiB | peak RSS MiB | RssAnon MiB | RssFile MiB |\n|---|---|---|---|---|---|\n", files, length)
 	for _, p := range pipes {
 		r, err := idleOne(p, files, length, dir, corpus, endpoint, srv)
 		if err != nil {
@@ -58,7 +61,7 @@ func idle(files int, length time.Duration, dir string, pipes []pipeline) error {
 		}
 		raw, _ := json.Marshal(r)
 		fmt.Fprintln(os.Stderr, string(raw))
-		fmt.Printf("| %s | %.2f | %.0f | %.0f | %.0f |\n", r.Pipeline, r.CPUPercent, r.PeakRSSMiB, r.AnonMiB, r.FileMiB)
+		fmt.Printf("| %s | %.2f | %.0f | %.0f | %.0f | %.0f |\n", r.Pipeline, r.CPUPercent, r.RSSMiB, r.PeakRSSMiB, r.AnonMiB, r.FileMiB)
 	}
 	return nil
 }
@@ -108,6 +111,6 @@ func idleOne(p pipeline, files int, length time.Duration, dir, corpus, endpoint 
 	return idleResult{
 		Pipeline: p.Name, Files: files, Seconds: length.Seconds(),
 		CPUPercent: 100 * (cpu1 - cpu0).Seconds() / length.Seconds(),
-		PeakRSSMiB: float64(peak) / (1 << 20), AnonMiB: float64(m.Anon) / (1 << 20), FileMiB: float64(m.File) / (1 << 20),
+		PeakRSSMiB: float64(peak) / (1 << 20), RSSMiB: float64(m.Total()) / (1 << 20), AnonMiB: float64(m.Anon) / (1 << 20), FileMiB: float64(m.File) / (1 << 20),
 	}, nil
 }

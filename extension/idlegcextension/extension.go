@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package idlegcextension
+
+import (
+	"context"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension/internal/metadata"
+)
+
+// runtimeHooks are the process-wide runtime calls the extension makes; tests replace them.
+type runtimeHooks struct {
+	// allocated returns the bytes allocated on the heap since the process started.
+	allocated func() uint64
+	// gcPercent returns the garbage collector's current target (negative: collection off).
+	gcPercent func() int
+	// setGCPercent sets the target (debug.SetGCPercent).
+	setGCPercent func(int) int
+	// freeOSMemory collects and returns unused memory to the operating system.
+	freeOSMemory func()
+}
+
+var goRuntime = runtimeHooks{
+	allocated: func() uint64 { return readUint64("/gc/heap/allocs:bytes") },
+	// The runtime reports GOGC=off (-1) as the uint64 of -1: the conversion gives -1 back.
+	gcPercent:    func() int { return int(int64(readUint64("/gc/gogc:percent"))) },
+	setGCPercent: debug.SetGCPercent,
+	freeOSMemory: debug.FreeOSMemory,
+}
+
+func readUint64(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+type idleGC struct {
+	cfg    *Config
+	tel    *metadata.TelemetryBuilder
+	logger *zap.Logger
+	rt     runtimeHooks
+
+	// busy is the collector's own target, restored when work resumes and at shutdown.
+	busy   int
+	mu     sync.Mutex // guards idle against Shutdown racing the loop's last switch
+	idle   bool
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newIdleGC(cfg *Config, set component.TelemetrySettings) (*idleGC, error) {
+	tel, err := metadata.NewTelemetryBuilder(set)
+	if err != nil {
+		return nil, err
+	}
+	return &idleGC{cfg: cfg, tel: tel, logger: set.Logger, rt: goRuntime}, nil
+}
+
+// Start reads the collector's own target and, unless there is nothing to lower, starts
+// measuring the allocation rate.
+func (g *idleGC) Start(context.Context, component.Host) error {
+	g.busy = g.rt.gcPercent()
+	if g.busy < 0 || g.busy <= g.cfg.IdleGCPercent {
+		g.logger.Info("idle_gc: the garbage collector's target is off or already low; nothing to do",
+			zap.Int("gc_percent", g.busy), zap.Int("idle_gc_percent", g.cfg.IdleGCPercent))
+		return nil
+	}
+	g.tel.ExtensionIdleGcGcPercent.Record(context.Background(), int64(g.busy))
+	ctx, cancel := context.WithCancel(context.Background())
+	g.cancel, g.done = cancel, make(chan struct{})
+	go g.run(ctx)
+	return nil
+}
+
+// Shutdown stops measuring and puts the collector's own target back.
+func (g *idleGC) Shutdown(context.Context) error {
+	if g.cancel == nil {
+		return nil
+	}
+	g.cancel()
+	<-g.done
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.idle {
+		g.rt.setGCPercent(g.busy)
+		g.idle = false
+	}
+	return nil
+}
+
+func (g *idleGC) run(ctx context.Context) {
+	defer close(g.done)
+	t := time.NewTicker(g.cfg.CheckInterval)
+	defer t.Stop()
+	d := detector{
+		below:     float64(g.cfg.IdleBelowKiBPerSecond) * 1024,
+		after:     g.cfg.IdleAfter,
+		lastBytes: g.rt.allocated(),
+		lastTime:  time.Now(),
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if idle, changed := d.observe(now, g.rt.allocated()); changed {
+				g.switchTo(ctx, idle)
+			}
+		}
+	}
+}
+
+// switchTo lowers the target (and returns unused memory at once) or puts it back.
+func (g *idleGC) switchTo(ctx context.Context, idle bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.idle = idle
+	if !idle {
+		g.rt.setGCPercent(g.busy)
+		g.tel.ExtensionIdleGcGcPercent.Record(ctx, int64(g.busy))
+		g.logger.Debug("idle_gc: busy again; garbage collector target restored", zap.Int("gc_percent", g.busy))
+		return
+	}
+	g.rt.setGCPercent(g.cfg.IdleGCPercent)
+	g.rt.freeOSMemory()
+	g.tel.ExtensionIdleGcGcPercent.Record(ctx, int64(g.cfg.IdleGCPercent))
+	g.tel.ExtensionIdleGcIdlePeriods.Add(ctx, 1)
+	g.logger.Debug("idle_gc: idle; garbage collector target lowered", zap.Int("gc_percent", g.cfg.IdleGCPercent))
+}
+
+// detector decides from successive readings of the bytes allocated whether the collector is
+// idle: the rate stayed under below for at least after. Work resumes at the first reading
+// whose rate is at or above below.
+type detector struct {
+	below     float64 // bytes per second
+	after     time.Duration
+	lastBytes uint64
+	lastTime  time.Time
+	// quietSince is when the rate went under below (zero: it is not).
+	quietSince time.Time
+	idle       bool
+}
+
+// observe takes a reading and reports the state and whether it changed.
+func (d *detector) observe(now time.Time, allocated uint64) (idle, changed bool) {
+	elapsed := now.Sub(d.lastTime).Seconds()
+	if elapsed <= 0 {
+		return d.idle, false
+	}
+	rate := float64(allocated-d.lastBytes) / elapsed
+	d.lastBytes, d.lastTime = allocated, now
+	was := d.idle
+	switch {
+	case rate >= d.below:
+		d.quietSince, d.idle = time.Time{}, false
+	case d.quietSince.IsZero():
+		// The interval just measured was quiet: the quiet time counts from its start.
+		d.quietSince = now.Add(-time.Duration(elapsed * float64(time.Second)))
+		d.idle = now.Sub(d.quietSince) >= d.after
+	default:
+		d.idle = now.Sub(d.quietSince) >= d.after
+	}
+	return d.idle, d.idle != was
+}

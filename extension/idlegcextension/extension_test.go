@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package idlegcextension
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+)
+
+// TestDetector: readings of the bytes allocated, 5 s apart, against a threshold of 256 KiB/s
+// held for 30 s. Expectations worked out by hand from the rates.
+func TestDetector(t *testing.T) {
+	const kib = 1024
+	tests := []struct {
+		name  string
+		rates []float64 // KiB/s over each 5 s interval
+		want  []bool    // idle after each reading
+	}{
+		{
+			name:  "quiet for 30 s becomes idle at the sixth reading",
+			rates: []float64{10, 10, 10, 10, 10, 10, 10},
+			want:  []bool{false, false, false, false, false, true, true},
+		},
+		{
+			name:  "a burst restarts the quiet time",
+			rates: []float64{10, 10, 10, 10, 300, 10, 10, 10, 10, 10, 10},
+			want:  []bool{false, false, false, false, false, false, false, false, false, false, true},
+		},
+		{
+			name:  "busy again at the first reading at the threshold",
+			rates: []float64{0, 0, 0, 0, 0, 0, 256, 0},
+			want:  []bool{false, false, false, false, false, true, false, false},
+		},
+		{
+			name:  "always busy",
+			rates: []float64{1000, 257, 400},
+			want:  []bool{false, false, false},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Unix(1_700_000_000, 0)
+			d := detector{below: 256 * kib, after: 30 * time.Second, lastTime: start}
+			var allocated uint64
+			for i, r := range tt.rates {
+				allocated += uint64(r * kib * 5)
+				now := start.Add(time.Duration(i+1) * 5 * time.Second)
+				idle, changed := d.observe(now, allocated)
+				require.Equal(t, tt.want[i], idle, "reading %d", i)
+				was := i > 0 && tt.want[i-1]
+				require.Equal(t, was != tt.want[i], changed, "reading %d", i)
+			}
+		})
+	}
+}
+
+// fakeRuntime records what the extension asks of the runtime and lets the test choose the
+// allocation counter.
+type fakeRuntime struct {
+	mu        sync.Mutex
+	allocated uint64
+	percent   int
+	frees     int
+}
+
+func (f *fakeRuntime) hooks() runtimeHooks {
+	return runtimeHooks{
+		allocated: func() uint64 { f.mu.Lock(); defer f.mu.Unlock(); return f.allocated },
+		gcPercent: func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.percent },
+		setGCPercent: func(p int) int {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			old := f.percent
+			f.percent = p
+			return old
+		},
+		freeOSMemory: func() { f.mu.Lock(); defer f.mu.Unlock(); f.frees++ },
+	}
+}
+
+func (f *fakeRuntime) state() (percent, frees int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.percent, f.frees
+}
+
+func (f *fakeRuntime) allocate(n uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.allocated += n
+}
+
+func newTestIdleGC(t *testing.T, rt *fakeRuntime) *idleGC {
+	cfg := &Config{CheckInterval: 100 * time.Millisecond, IdleBelowKiBPerSecond: 1024, IdleAfter: 300 * time.Millisecond, IdleGCPercent: 25}
+	require.NoError(t, cfg.Validate())
+	g, err := newIdleGC(cfg, componenttest.NewNopTelemetrySettings())
+	require.NoError(t, err)
+	g.rt = rt.hooks()
+	return g
+}
+
+// TestLowersWhenIdleAndRestores: with nothing allocated the target drops to idle_gc_percent
+// and unused memory is returned once; a burst of allocation puts the collector's own target
+// back at the next check; shutdown restores it too.
+func TestLowersWhenIdleAndRestores(t *testing.T) {
+	rt := &fakeRuntime{percent: 100}
+	g := newTestIdleGC(t, rt)
+	require.NoError(t, g.Start(context.Background(), componenttest.NewNopHost()))
+	require.Eventually(t, func() bool { p, _ := rt.state(); return p == 25 }, 5*time.Second, 10*time.Millisecond, "never lowered")
+	_, frees := rt.state()
+	require.Equal(t, 1, frees, "memory returned once on becoming idle")
+
+	// Busy: far above 1 MiB/s at every check until the target is back.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+				rt.allocate(1 << 20)
+			}
+		}
+	}()
+	require.Eventually(t, func() bool { p, _ := rt.state(); return p == 100 }, 5*time.Second, 10*time.Millisecond, "never restored")
+	close(stop)
+	wg.Wait()
+
+	// Idle again, then shut down while idle: the collector's own target comes back.
+	require.Eventually(t, func() bool { p, _ := rt.state(); return p == 25 }, 5*time.Second, 10*time.Millisecond, "never lowered again")
+	require.NoError(t, g.Shutdown(context.Background()))
+	p, frees := rt.state()
+	require.Equal(t, 100, p)
+	require.Equal(t, 2, frees)
+}
+
+// TestNothingToLower: with collection off or a target already at or below idle_gc_percent the
+// extension never touches the target.
+func TestNothingToLower(t *testing.T) {
+	for _, percent := range []int{-1, 25, 10} {
+		rt := &fakeRuntime{percent: percent}
+		g := newTestIdleGC(t, rt)
+		require.NoError(t, g.Start(context.Background(), componenttest.NewNopHost()))
+		time.Sleep(500 * time.Millisecond) // longer than idle_after
+		require.NoError(t, g.Shutdown(context.Background()))
+		p, frees := rt.state()
+		require.Equal(t, percent, p)
+		require.Zero(t, frees)
+	}
+}
+
+// TestRealRuntime: the real hooks read the runtime's counters and the target round-trips.
+func TestRealRuntime(t *testing.T) {
+	before := goRuntime.allocated()
+	sink = make([]byte, 1<<20)
+	require.GreaterOrEqual(t, goRuntime.allocated()-before, uint64(1<<20))
+	old := goRuntime.gcPercent()
+	require.Equal(t, old, goRuntime.setGCPercent(37))
+	require.Equal(t, 37, goRuntime.gcPercent())
+	goRuntime.setGCPercent(-1) // GOGC=off
+	require.Equal(t, -1, goRuntime.gcPercent())
+	goRuntime.setGCPercent(old)
+}
+
+var sink []byte
