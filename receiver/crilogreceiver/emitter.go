@@ -148,10 +148,8 @@ type resourceAttrs struct {
 	meta podpath.Meta // substrings of the path
 }
 
-func resourceFor(rd *tracker.Reader) resourceAttrs { return resourceOf(rd.Path, rd.Meta) }
-
-func resourceOf(path string, meta podpath.Meta) resourceAttrs {
-	return resourceAttrs{path: path, meta: meta}
+func resourceFor(rd *tracker.Reader) resourceAttrs {
+	return resourceAttrs{path: rd.Path, meta: rd.Meta}
 }
 
 // copyTo writes the resource attributes into dst.

@@ -429,9 +429,9 @@ func (r *criReceiver) emitOrphans(ctx context.Context) {
 	for len(r.orphans) > 0 && ctx.Err() == nil {
 		s := r.orphans[0]
 		now := time.Now()
-		fs := &fileState{key: keyOf(s), resource: resourceOf(s.Path, podpath.Meta{RestartCount: -1})}
+		fs := &fileState{key: keyOf(s), resource: resourceAttrs{path: s.Path, meta: podpath.Meta{RestartCount: -1}}}
 		if meta, ok := podpath.Parse(s.Path); ok {
-			fs.resource = resourceOf(s.Path, meta)
+			fs.resource.meta = meta
 		}
 		b := r.emitter.begin(fs, now)
 		if err := r.tracker.PendingRecords(s, now.UnixNano(), r.emitter.sink); err == nil && b.len() > 0 {

@@ -26,11 +26,11 @@ type idleResult struct {
 	// collector holds then, where PeakRSSMiB is the highest since it started.
 	RSSMiB  float64 `json:"rssMiB"`
 	AnonMiB float64 `json:"rssAnonMiB"`
+	FileMiB float64 `json:"rssFileMiB"`
 	// Events and Calls are what the server had accepted at the end: Files events, and the calls
 	// that carried them (more events would be lines sent twice).
-	Events  int64   `json:"events"`
-	Calls   int64   `json:"putLogEventsCalls"`
-	FileMiB float64 `json:"rssFileMiB"`
+	Events int64 `json:"events"`
+	Calls  int64 `json:"putLogEventsCalls"`
 }
 
 // idle writes files container log files of one line each, lets each pipeline read them, and
@@ -112,10 +112,11 @@ func idleOne(p pipeline, files int, length time.Duration, dir, corpus, endpoint 
 		time.Sleep(time.Second) // one sample: the first is always the highest so far
 		stop()
 	}
+	st := srv.Stats()
 	return idleResult{
 		Pipeline: p.Name, Files: files, Seconds: length.Seconds(),
 		CPUPercent: 100 * (cpu1 - cpu0).Seconds() / length.Seconds(),
-		Events:     srv.Stats().EventsAccepted, Calls: srv.Stats().PutLogEventsAccepted,
+		Events:     st.EventsAccepted, Calls: st.PutLogEventsAccepted,
 		PeakRSSMiB: float64(peak) / (1 << 20), RSSMiB: float64(m.Total()) / (1 << 20), AnonMiB: float64(m.Anon) / (1 << 20), FileMiB: float64(m.File) / (1 << 20),
 	}, nil
 }
