@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 
@@ -47,23 +48,43 @@ func TestFiltersAgainstAPIServer(t *testing.T) {
 	rec := nb.NewRecorder(scheme.Scheme, "test/filters")
 	web := pod(ns, "web-0")
 	node := &corev1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "uid-node-1"}}
-	written := []string{"NodeNotReady", "Scheduled", "Noisy", "BackOff"}
-	rec.Eventf(node, nil, corev1.EventTypeWarning, "NodeNotReady", "Check", "node is not ready") // field selector
-	rec.Eventf(web, nil, corev1.EventTypeNormal, "Scheduled", "Bind", "assigned")                // include: type
-	rec.Eventf(web, nil, corev1.EventTypeWarning, "Noisy", "Probe", "probe failed")              // exclude: reason
-	rec.Eventf(web, nil, corev1.EventTypeWarning, "BackOff", "Restart", "back-off")              // kept
-	// The recorder writes asynchronously and in order, and retries a failed write after 10 s
-	// (a loaded machine's API server can fail one): wait until all four exist, polling at a
-	// pace that leaves the shared client's rate limit to the recorder.
-	require.Eventually(t, func() bool {
-		l, err := client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-		return err == nil && len(l.Items) == len(written)
-	}, 90*time.Second, 250*time.Millisecond)
+	// The recorder writes each Event from a goroutine of its own, and drops one the server
+	// refuses (it retries only transport errors, after 10 s): each is written once the one
+	// before it is in the API, so that none is lost to the order of writes, and a lost one
+	// is named.
+	writeAndWait(ctx, t, client, ns, "NodeNotReady", func() {
+		rec.Eventf(node, nil, corev1.EventTypeWarning, "NodeNotReady", "Check", "node is not ready") // field selector
+	})
+	writeAndWait(ctx, t, client, ns, "Scheduled", func() {
+		rec.Eventf(web, nil, corev1.EventTypeNormal, "Scheduled", "Bind", "assigned") // include: type
+	})
+	writeAndWait(ctx, t, client, ns, "Noisy", func() {
+		rec.Eventf(web, nil, corev1.EventTypeWarning, "Noisy", "Probe", "probe failed") // exclude: reason
+	})
+	writeAndWait(ctx, t, client, ns, "BackOff", func() {
+		rec.Eventf(web, nil, corev1.EventTypeWarning, "BackOff", "Restart", "back-off") // kept
+	})
 	require.Eventually(t, func() bool { return got.counts()["BackOff singleton"] == 1 }, 60*time.Second, 20*time.Millisecond)
 	// A last kept Event written after all the others: once it arrives, nothing else is coming.
 	rec.Eventf(web, nil, corev1.EventTypeWarning, "Killing", "Kill", "stopping")
 	require.Eventually(t, func() bool { return got.counts()["Killing singleton"] == 1 }, 90*time.Second, 20*time.Millisecond)
 	assert.Equal(t, map[string]int{"BackOff singleton": 1, "Killing singleton": 1}, got.counts())
+}
+
+// writeAndWait runs write (an events recorder's call) and waits until an Event with reason is
+// in namespace ns, polling at a pace that leaves the client's rate limit to the recorder.
+func writeAndWait(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, reason string, write func()) {
+	t.Helper()
+	write()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		l, err := client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		require.NoError(c, err)
+		reasons := make([]string, 0, len(l.Items))
+		for i := range l.Items {
+			reasons = append(reasons, l.Items[i].Reason)
+		}
+		assert.Contains(c, reasons, reason, "the Events in %s", ns)
+	}, 90*time.Second, 250*time.Millisecond)
 }
 
 // TestFieldSelectorsAgainstAPIServer: each field selector the README names, passed to the API

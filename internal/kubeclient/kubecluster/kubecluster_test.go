@@ -16,7 +16,8 @@ import (
 )
 
 // TestCluster starts the real server: the kubeconfig exists, /readyz answers ok with its
-// credentials, the administrator may read a namespace and an anonymous client may not.
+// credentials, the system namespaces exist, the administrator may read a namespace and an
+// anonymous client may not.
 func TestCluster(t *testing.T) {
 	c := Start(t)
 	if _, err := os.Stat(c.Kubeconfig); err != nil {
@@ -56,6 +57,7 @@ func TestCluster(t *testing.T) {
 				t.Errorf("namespace default: %s", body)
 			}
 		}},
+		{"system namespaces exist at ready", admin, "/api/v1/namespaces/kube-node-lease", http.StatusOK, nil},
 		{"anonymous may not", anonymous, "/api/v1/namespaces/default", http.StatusForbidden, nil},
 	}
 	for _, tt := range tests {

@@ -2,9 +2,9 @@
 // etcd and a real kube-apiserver, both compiled from their Go modules, listening on loopback
 // ports only. Nothing else of a cluster runs (no controller manager, scheduler or kubelet).
 //
-// Once /readyz answers OK it writes a kubeconfig (JSON, which client-go reads like YAML) to the
-// path given by -kubeconfig, with the server's CA and a bearer token of a cluster administrator
-// (group system:masters), and prints one line:
+// Once /readyz answers OK and the system namespaces exist it writes a kubeconfig (JSON, which
+// client-go reads like YAML) to the path given by -kubeconfig, with the server's CA and a bearer
+// token of a cluster administrator (group system:masters), and prints one line:
 //
 //	ready host=https://127.0.0.1:PORT kubeconfig=PATH
 //
@@ -193,8 +193,14 @@ type readiness struct {
 	err error
 }
 
+// systemNamespaces are the namespaces every cluster has. kube-apiserver creates them from a
+// controller that its post-start hook only starts (retrying a failed create a minute later), so
+// /readyz can answer "ok" before they exist; clients (an events recorder writing about a Node
+// into "default") would then be refused with 404.
+var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+
 // waitReady polls host/readyz with the token, trusting the certificate the apiserver wrote into
-// its cert-dir, until it answers 200 "ok".
+// its cert-dir, until it answers 200 "ok" and the system namespaces exist.
 func waitReady(ctx context.Context, host, caFile, token string) <-chan readiness {
 	out := make(chan readiness, 1)
 	go func() {
@@ -214,8 +220,10 @@ func waitReady(ctx context.Context, host, caFile, token string) <-chan readiness
 				continue
 			}
 			if last = readyz(ctx, host, ca, token); last == nil {
-				out <- readiness{ca: ca}
-				return
+				if last = namespacesExist(ctx, host, ca, token); last == nil {
+					out <- readiness{ca: ca}
+					return
+				}
 			}
 		}
 	}()
@@ -223,30 +231,53 @@ func waitReady(ctx context.Context, host, caFile, token string) <-chan readiness
 }
 
 func readyz(ctx context.Context, host string, ca []byte, token string) error {
+	status, body, err := get(ctx, host+"/readyz", ca, token)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK || string(body) != "ok" {
+		return fmt.Errorf("/readyz: %d: %.200s", status, body)
+	}
+	return nil
+}
+
+// namespacesExist returns an error naming the first system namespace the API does not have yet.
+func namespacesExist(ctx context.Context, host string, ca []byte, token string) error {
+	for _, ns := range systemNamespaces {
+		status, body, err := get(ctx, host+"/api/v1/namespaces/"+ns, ca, token)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("namespace %s: %d: %.200s", ns, status, body)
+		}
+	}
+	return nil
+}
+
+// get sends an authenticated GET, trusting ca, and returns the status and the start of the body.
+func get(ctx context.Context, url string, ca []byte, token string) (int, []byte, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(ca) {
-		return errors.New("no certificate in the apiserver's certificate file yet")
+		return 0, nil, errors.New("no certificate in the apiserver's certificate file yet")
 	}
 	client := &http.Client{
 		Timeout:   5 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
 	}
 	defer client.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, host+"/readyz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK || string(body) != "ok" {
-		return fmt.Errorf("/readyz: %s: %.200s", resp.Status, body)
-	}
-	return nil
+	return resp.StatusCode, body, nil
 }
 
 // writeKubeconfig writes the kubeconfig next to its final path and renames it there, so that a
