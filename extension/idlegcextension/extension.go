@@ -4,6 +4,7 @@ package idlegcextension
 
 import (
 	"context"
+	"errors"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension/internal/binarypages"
 	"github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension/internal/metadata"
 )
 
@@ -25,14 +27,18 @@ type runtimeHooks struct {
 	setGCPercent func(int) int
 	// freeOSMemory collects and returns unused memory to the operating system.
 	freeOSMemory func()
+	// releaseBinaryPages releases the executable's resident pages and returns the bytes that
+	// went (binarypages.Release).
+	releaseBinaryPages func() (int64, error)
 }
 
 var goRuntime = runtimeHooks{
 	allocated: func() uint64 { return readUint64("/gc/heap/allocs:bytes") },
 	// The runtime reports GOGC=off (-1) as the uint64 of -1: the conversion gives -1 back.
-	gcPercent:    func() int { return int(int64(readUint64("/gc/gogc:percent"))) },
-	setGCPercent: debug.SetGCPercent,
-	freeOSMemory: debug.FreeOSMemory,
+	gcPercent:          func() int { return int(int64(readUint64("/gc/gogc:percent"))) },
+	setGCPercent:       debug.SetGCPercent,
+	freeOSMemory:       debug.FreeOSMemory,
+	releaseBinaryPages: binarypages.Release,
 }
 
 func readUint64(name string) uint64 {
@@ -51,11 +57,13 @@ type idleGC struct {
 	rt     runtimeHooks
 
 	// busy is the collector's own target, restored when work resumes and at shutdown.
-	busy   int
-	mu     sync.Mutex // guards idle against Shutdown racing the loop's last switch
-	idle   bool
-	cancel context.CancelFunc
-	done   chan struct{}
+	busy int
+	// noRelease is set once releasing the executable's pages proved unsupported here.
+	noRelease bool
+	mu        sync.Mutex // guards idle against Shutdown racing the loop's last switch
+	idle      bool
+	cancel    context.CancelFunc
+	done      chan struct{}
 }
 
 func newIdleGC(cfg *Config, set component.TelemetrySettings) (*idleGC, error) {
@@ -136,6 +144,26 @@ func (g *idleGC) switchTo(ctx context.Context, idle bool) {
 	g.tel.ExtensionIdleGcGcPercent.Record(ctx, int64(g.cfg.IdleGCPercent))
 	g.tel.ExtensionIdleGcIdlePeriods.Add(ctx, 1)
 	g.logger.Debug("idle_gc: idle; garbage collector target lowered", zap.Int("gc_percent", g.cfg.IdleGCPercent))
+	g.releaseBinaryPages(ctx)
+}
+
+// releaseBinaryPages releases the executable's resident pages when configured, and stops
+// trying where that is not supported.
+func (g *idleGC) releaseBinaryPages(ctx context.Context) {
+	if !g.cfg.ReleaseBinaryPages || g.noRelease {
+		return
+	}
+	released, err := g.rt.releaseBinaryPages()
+	switch {
+	case errors.Is(err, binarypages.ErrUnsupported):
+		g.noRelease = true
+		g.logger.Info("idle_gc: the executable's pages cannot be released here; only the garbage collector's target is lowered", zap.Error(err))
+	case err != nil:
+		g.logger.Warn("idle_gc: releasing the executable's pages failed", zap.Error(err))
+	default:
+		g.tel.ExtensionIdleGcReleasedFileBytes.Add(ctx, released)
+		g.logger.Debug("idle_gc: the executable's resident pages released", zap.Int64("bytes", released))
+	}
 }
 
 // detector decides from successive readings of the bytes allocated whether the collector is

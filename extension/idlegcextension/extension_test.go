@@ -4,12 +4,16 @@ package idlegcextension
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+
+	"github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension/internal/binarypages"
 )
 
 // TestDetector: readings of the bytes allocated, 5 s apart, against a threshold of 256 KiB/s
@@ -66,6 +70,9 @@ type fakeRuntime struct {
 	allocated uint64
 	percent   int
 	frees     int
+	releases  int
+	// releaseErr is what releasing the executable's pages returns.
+	releaseErr error
 }
 
 func (f *fakeRuntime) hooks() runtimeHooks {
@@ -80,7 +87,19 @@ func (f *fakeRuntime) hooks() runtimeHooks {
 			return old
 		},
 		freeOSMemory: func() { f.mu.Lock(); defer f.mu.Unlock(); f.frees++ },
+		releaseBinaryPages: func() (int64, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.releases++
+			return 4 << 20, f.releaseErr
+		},
 	}
+}
+
+func (f *fakeRuntime) released() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.releases
 }
 
 func (f *fakeRuntime) state() (percent, frees int) {
@@ -96,7 +115,7 @@ func (f *fakeRuntime) allocate(n uint64) {
 }
 
 func newTestIdleGC(t *testing.T, rt *fakeRuntime) *idleGC {
-	cfg := &Config{CheckInterval: 100 * time.Millisecond, IdleBelowKiBPerSecond: 1024, IdleAfter: 300 * time.Millisecond, IdleGCPercent: 25}
+	cfg := &Config{CheckInterval: 100 * time.Millisecond, IdleBelowKiBPerSecond: 1024, IdleAfter: 300 * time.Millisecond, IdleGCPercent: 25, ReleaseBinaryPages: true}
 	require.NoError(t, cfg.Validate())
 	g, err := newIdleGC(cfg, componenttest.NewNopTelemetrySettings())
 	require.NoError(t, err)
@@ -114,6 +133,7 @@ func TestLowersWhenIdleAndRestores(t *testing.T) {
 	require.Eventually(t, func() bool { p, _ := rt.state(); return p == 25 }, 5*time.Second, 10*time.Millisecond, "never lowered")
 	_, frees := rt.state()
 	require.Equal(t, 1, frees, "memory returned once on becoming idle")
+	require.Equal(t, 1, rt.released(), "the executable's pages released once on becoming idle")
 
 	// Busy: far above 1 MiB/s at every check until the target is back.
 	stop := make(chan struct{})
@@ -140,6 +160,40 @@ func TestLowersWhenIdleAndRestores(t *testing.T) {
 	p, frees := rt.state()
 	require.Equal(t, 100, p)
 	require.Equal(t, 2, frees)
+	require.Equal(t, 2, rt.released())
+}
+
+// TestReleaseBinaryPages: three idle periods; the executable's pages are released on each,
+// unless switched off, and never again once the kernel proved unable to (an other failure is
+// retried at the next idle period).
+func TestReleaseBinaryPages(t *testing.T) {
+	tests := []struct {
+		name    string
+		enabled bool
+		err     error
+		want    int
+	}{
+		{"released at every idle period", true, nil, 3},
+		{"switched off", false, nil, 0},
+		{"unsupported: tried once", true, fmt.Errorf("%w: madvise: invalid argument", binarypages.ErrUnsupported), 1},
+		{"another failure: tried again", true, errors.New("no read-only mapping"), 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &fakeRuntime{percent: 100, releaseErr: tt.err}
+			g := newTestIdleGC(t, rt)
+			g.cfg.ReleaseBinaryPages = tt.enabled
+			g.busy = 100
+			for range 3 {
+				g.switchTo(context.Background(), true)
+				g.switchTo(context.Background(), false)
+			}
+			require.Equal(t, tt.want, rt.released())
+			p, frees := rt.state()
+			require.Equal(t, 100, p)
+			require.Equal(t, 3, frees, "the garbage collector's part does not depend on it")
+		})
+	}
 }
 
 // TestNothingToLower: with collection off or a target already at or below idle_gc_percent the

@@ -23,6 +23,7 @@ func createDefaultConfig() component.Config {
 		IdleBelowKiBPerSecond: 1024,
 		IdleAfter:             30 * time.Second,
 		IdleGCPercent:         25,
+		ReleaseBinaryPages:    true,
 	}
 }
 
