@@ -68,6 +68,9 @@ func TestBuildAndWrite(t *testing.T) {
 	for arch, img := range got {
 		assert.Equal(t, []byte("binary for "+arch), fileOf(t, img, Binary))
 		assert.Equal(t, []byte("node binary for "+arch), fileOf(t, img, NodeBinary))
+		// The DaemonSet runs as uid 0 without capabilities: idle_gc's release of the binary's
+		// pages needs the process to own the file (the root filesystem is read-only).
+		assert.Zero(t, headerOf(t, img, NodeBinary).Uid, "owner of %s", NodeBinary)
 	}
 	for _, arch := range []string{"amd64", "arm64"} {
 		tag, err := name.NewTag("otelcol-k8s:test")
@@ -158,6 +161,19 @@ func checkLayout(t *testing.T, dir string, labels map[string]string) map[string]
 // fileOf returns the content of path in img's flattened filesystem.
 func fileOf(t *testing.T, img v1.Image, path string) []byte {
 	t.Helper()
+	_, b := entryOf(t, img, path)
+	return b
+}
+
+// headerOf returns the tar header of path in img's flattened filesystem.
+func headerOf(t *testing.T, img v1.Image, path string) *tar.Header {
+	t.Helper()
+	h, _ := entryOf(t, img, path)
+	return h
+}
+
+func entryOf(t *testing.T, img v1.Image, path string) (*tar.Header, []byte) {
+	t.Helper()
 	rc := mutate.Extract(img)
 	defer func() { _ = rc.Close() }()
 	tr := tar.NewReader(rc)
@@ -170,7 +186,7 @@ func fileOf(t *testing.T, img v1.Image, path string) []byte {
 		if "/"+strings.TrimPrefix(h.Name, "/") == path {
 			b, err := io.ReadAll(tr)
 			require.NoError(t, err)
-			return b
+			return h, b
 		}
 	}
 }

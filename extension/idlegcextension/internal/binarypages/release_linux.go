@@ -14,7 +14,9 @@ import (
 
 // Release asks the kernel to page out the executable's read-only mappings (MADV_PAGEOUT) and
 // returns how many bytes of the process's file-backed resident memory went (RssFile before
-// minus after; zero when the program touched as much again meanwhile).
+// minus after; zero when the program touched as much again meanwhile). It returns
+// ErrUnsupported where the kernel has no MADV_PAGEOUT, or will not page out this executable for
+// this process.
 func Release() (int64, error) {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
@@ -39,7 +41,32 @@ func Release() (int64, error) {
 		}
 	}
 	after, _ := selfRSSFile()
-	return max(before-after, 0), nil
+	released := max(before-after, 0)
+	if released == 0 {
+		// The kernel pages out a file's pages only for a process that owns the file or may
+		// open it for writing, and answers success either way.
+		if err := mayPageOut(exe); err != nil {
+			return 0, fmt.Errorf("%w: %w", ErrUnsupported, err)
+		}
+	}
+	return released, nil
+}
+
+// mayPageOut returns why the kernel would leave exe's pages alone: the process neither owns it
+// nor may write it (a binary owned by another user, or on a read-only filesystem).
+func mayPageOut(exe string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(exe, &st); err != nil {
+		return err
+	}
+	if int(st.Uid) == unix.Geteuid() {
+		return nil
+	}
+	if err := unix.Access(exe, unix.W_OK); err != nil {
+		return fmt.Errorf("the kernel pages out only an executable the process owns or may write: %s is owned by uid %d, the process runs as uid %d (%w)",
+			exe, st.Uid, unix.Geteuid(), err)
+	}
+	return nil
 }
 
 func selfRSSFile() (int64, bool) {

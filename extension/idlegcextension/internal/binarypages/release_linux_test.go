@@ -19,7 +19,7 @@ func TestRelease(t *testing.T) {
 	require.Positive(t, before)
 	released, err := Release()
 	if errors.Is(err, ErrUnsupported) {
-		t.Skipf("this kernel cannot page out on request: %v", err)
+		t.Skipf("the pages cannot be released here: %v", err)
 	}
 	require.NoError(t, err)
 	require.Positive(t, released, "RssFile before: %d bytes", before)
