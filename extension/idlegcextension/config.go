@@ -23,9 +23,10 @@ type Config struct {
 	// IdleGCPercent is the garbage collector's target while idle (GOGC's meaning: the heap may
 	// grow by this percentage of the live heap before the next collection).
 	IdleGCPercent int `mapstructure:"idle_gc_percent"`
-	// ReleaseBinaryPages, on becoming idle, also releases the resident pages of the collector's
-	// executable (code and read-only data; Linux 5.4 or later): what start-up alone touched
-	// stays out, what the idle collector uses comes back on first touch.
+	// ReleaseBinaryPages releases the resident pages of the collector's executable (code and
+	// read-only data; Linux 5.4 or later) once the pipelines have started and on becoming
+	// idle: what start-up alone touched stays out, what the collector uses comes back on
+	// first touch.
 	ReleaseBinaryPages bool `mapstructure:"release_binary_pages"`
 }
 

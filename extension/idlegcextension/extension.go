@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/extensioncapabilities"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension/internal/binarypages"
@@ -50,6 +51,8 @@ func readUint64(name string) uint64 {
 	return s[0].Value.Uint64()
 }
 
+var _ extensioncapabilities.PipelineWatcher = (*idleGC)(nil)
+
 type idleGC struct {
 	cfg    *Config
 	tel    *metadata.TelemetryBuilder
@@ -79,7 +82,7 @@ func newIdleGC(cfg *Config, set component.TelemetrySettings) (*idleGC, error) {
 func (g *idleGC) Start(context.Context, component.Host) error {
 	g.busy = g.rt.gcPercent()
 	if g.busy < 0 || g.busy <= g.cfg.IdleGCPercent {
-		g.logger.Info("idle_gc: the garbage collector's target is off or already low; nothing to do",
+		g.logger.Info("idle_gc: the garbage collector's target is off or already low; it is left alone",
 			zap.Int("gc_percent", g.busy), zap.Int("idle_gc_percent", g.cfg.IdleGCPercent))
 		return nil
 	}
@@ -89,6 +92,19 @@ func (g *idleGC) Start(context.Context, component.Host) error {
 	go g.run(ctx)
 	return nil
 }
+
+// Ready is called once every pipeline has started: the pages of the executable that start-up
+// alone touched (package initialisation, factories, the configuration) are released at once,
+// so that they are not resident while the collector works either.
+func (g *idleGC) Ready() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.releaseBinaryPages(context.Background())
+	return nil
+}
+
+// NotReady is called when the pipelines are about to stop; nothing to do.
+func (*idleGC) NotReady() error { return nil }
 
 // Shutdown stops measuring and puts the collector's own target back.
 func (g *idleGC) Shutdown(context.Context) error {
@@ -148,7 +164,7 @@ func (g *idleGC) switchTo(ctx context.Context, idle bool) {
 }
 
 // releaseBinaryPages releases the executable's resident pages when configured, and stops
-// trying where that is not supported.
+// trying where that is not supported. The caller holds g.mu.
 func (g *idleGC) releaseBinaryPages(ctx context.Context) {
 	if !g.cfg.ReleaseBinaryPages || g.noRelease {
 		return

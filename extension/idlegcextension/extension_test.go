@@ -163,6 +163,25 @@ func TestLowersWhenIdleAndRestores(t *testing.T) {
 	require.Equal(t, 2, rt.released())
 }
 
+// TestReleaseAfterStart: once every pipeline has started (Ready), the pages start-up touched
+// are released, whatever the garbage collector's target; not when switched off.
+func TestReleaseAfterStart(t *testing.T) {
+	for _, enabled := range []bool{true, false} {
+		rt := &fakeRuntime{percent: -1} // GOGC=off: the target is left alone, the pages are not
+		g := newTestIdleGC(t, rt)
+		g.cfg.ReleaseBinaryPages = enabled
+		require.NoError(t, g.Start(context.Background(), componenttest.NewNopHost()))
+		require.NoError(t, g.Ready())
+		require.NoError(t, g.NotReady())
+		require.NoError(t, g.Shutdown(context.Background()))
+		want := 0
+		if enabled {
+			want = 1
+		}
+		require.Equal(t, want, rt.released(), "release_binary_pages %v", enabled)
+	}
+}
+
 // TestReleaseBinaryPages: three idle periods; the executable's pages are released on each,
 // unless switched off, and never again once the kernel proved unable to (an other failure is
 // retried at the next idle period).

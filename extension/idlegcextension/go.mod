@@ -8,6 +8,7 @@ require (
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
 	go.opentelemetry.io/collector/confmap v1.66.0
 	go.opentelemetry.io/collector/extension v1.66.0
+	go.opentelemetry.io/collector/extension/extensioncapabilities v0.160.0
 	go.opentelemetry.io/collector/extension/extensiontest v0.160.0
 	go.opentelemetry.io/otel/metric v1.46.0
 	go.opentelemetry.io/otel/trace v1.46.0

@@ -29,7 +29,7 @@ type TelemetryBuilder struct {
 	ExtensionIdleGcGcPercent metric.Int64Gauge
 	// ExtensionIdleGcIdlePeriods: Times the collector's allocation rate stayed below idle_below_kib_per_second for idle_after, lowering the garbage collector's target and returning unused memory to the operating system. [{periods}]
 	ExtensionIdleGcIdlePeriods metric.Int64Counter
-	// ExtensionIdleGcReleasedFileBytes: Resident pages of the collector's executable released on becoming idle (release_binary_pages), as the process's file-backed resident memory fell across the release. [By]
+	// ExtensionIdleGcReleasedFileBytes: Resident pages of the collector's executable released once the pipelines have started and on becoming idle (release_binary_pages), as the process's file-backed resident memory fell across the release. [By]
 	ExtensionIdleGcReleasedFileBytes metric.Int64Counter
 }
 
@@ -69,7 +69,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExtensionIdleGcReleasedFileBytes, err = builder.meter.Int64Counter(
 		"otelcol_extension_idle_gc_released_file_bytes",
-		metric.WithDescription("Resident pages of the collector's executable released on becoming idle (release_binary_pages), as the process's file-backed resident memory fell across the release."),
+		metric.WithDescription("Resident pages of the collector's executable released once the pipelines have started and on becoming idle (release_binary_pages), as the process's file-backed resident memory fell across the release."),
 		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
