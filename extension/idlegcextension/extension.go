@@ -61,10 +61,10 @@ type idleGC struct {
 
 	// busy is the collector's own target, restored when work resumes and at shutdown.
 	busy int
+	mu   sync.Mutex // guards idle and noRelease: Ready and Shutdown race the loop's switches
+	idle bool
 	// noRelease is set once releasing the executable's pages proved unsupported here.
 	noRelease bool
-	mu        sync.Mutex // guards idle against Shutdown racing the loop's last switch
-	idle      bool
 	cancel    context.CancelFunc
 	done      chan struct{}
 }
