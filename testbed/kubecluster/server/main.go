@@ -219,19 +219,31 @@ func waitReady(ctx context.Context, host, caFile, token string) <-chan readiness
 				last = err
 				continue
 			}
-			if last = readyz(ctx, host, ca, token); last == nil {
-				if last = namespacesExist(ctx, host, ca, token); last == nil {
-					out <- readiness{ca: ca}
-					return
-				}
+			if last = checkReady(ctx, apiClient{host: host, ca: ca, token: token}); last == nil {
+				out <- readiness{ca: ca}
+				return
 			}
 		}
 	}()
 	return out
 }
 
-func readyz(ctx context.Context, host string, ca []byte, token string) error {
-	status, body, err := get(ctx, host+"/readyz", ca, token)
+// checkReady returns nil once /readyz answers "ok" and the system namespaces exist, over one
+// connection.
+func checkReady(ctx context.Context, c apiClient) error {
+	client, err := c.httpClient()
+	if err != nil {
+		return err
+	}
+	defer client.CloseIdleConnections()
+	if err := readyz(ctx, c, client); err != nil {
+		return err
+	}
+	return namespacesExist(ctx, c, client)
+}
+
+func readyz(ctx context.Context, c apiClient, client *http.Client) error {
+	status, body, err := c.get(ctx, client, "/readyz")
 	if err != nil {
 		return err
 	}
@@ -242,9 +254,9 @@ func readyz(ctx context.Context, host string, ca []byte, token string) error {
 }
 
 // namespacesExist returns an error naming the first system namespace the API does not have yet.
-func namespacesExist(ctx context.Context, host string, ca []byte, token string) error {
+func namespacesExist(ctx context.Context, c apiClient, client *http.Client) error {
 	for _, ns := range systemNamespaces {
-		status, body, err := get(ctx, host+"/api/v1/namespaces/"+ns, ca, token)
+		status, body, err := c.get(ctx, client, "/api/v1/namespaces/"+ns)
 		if err != nil {
 			return err
 		}
@@ -255,22 +267,32 @@ func namespacesExist(ctx context.Context, host string, ca []byte, token string) 
 	return nil
 }
 
-// get sends an authenticated GET, trusting ca, and returns the status and the start of the body.
-func get(ctx context.Context, url string, ca []byte, token string) (int, []byte, error) {
+// apiClient is what the readiness checks need to reach the apiserver as its administrator.
+type apiClient struct {
+	host  string
+	ca    []byte // PEM of the certificate the apiserver serves
+	token string
+}
+
+// httpClient returns a client that trusts c.ca.
+func (c apiClient) httpClient() (*http.Client, error) {
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		return 0, nil, errors.New("no certificate in the apiserver's certificate file yet")
+	if !pool.AppendCertsFromPEM(c.ca) {
+		return nil, errors.New("no certificate in the apiserver's certificate file yet")
 	}
-	client := &http.Client{
+	return &http.Client{
 		Timeout:   5 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
-	}
-	defer client.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	}, nil
+}
+
+// get sends an authenticated GET of path and returns the status and the start of the body.
+func (c apiClient) get(ctx context.Context, client *http.Client, path string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.host+path, nil)
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
