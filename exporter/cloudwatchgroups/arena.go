@@ -1,6 +1,10 @@
 package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/bufpool"
+)
 
 const (
 	// arenaChunk is the size of one arena chunk.
@@ -19,6 +23,8 @@ type messageArena struct {
 	// first is the capacity of the first chunk (0: arenaChunk), sized from the request so a
 	// small request does not pin a whole chunk while it waits in a memory queue.
 	first int
+	// chunks are every array a message was written to, for release.
+	chunks [][]byte
 }
 
 // bytesPerRecordGuess sizes the first chunk: a typical container line plus the JSON fields.
@@ -36,7 +42,8 @@ func (a *messageArena) begin() []byte {
 		if a.buf == nil && a.first > 0 {
 			size = a.first
 		}
-		a.buf = make([]byte, 0, size)
+		a.buf = bufpool.Get(size)[:0]
+		a.chunks = append(a.chunks, a.buf)
 	}
 	a.start = len(a.buf)
 	return a.buf
@@ -46,7 +53,18 @@ func (a *messageArena) begin() []byte {
 // are never written again: a later message is appended after them, or to another array if
 // the chunk grows.
 func (a *messageArena) end(buf []byte) string {
+	if unsafe.SliceData(buf) != unsafe.SliceData(a.buf) { //nolint:gosec // compares two arrays' addresses: the chunk grew into a new one
+		a.chunks = append(a.chunks, buf)
+	}
 	a.buf = buf
 	msg := buf[a.start:]
 	return unsafe.String(unsafe.SliceData(msg), len(msg)) //nolint:gosec // the bytes are never written again (above)
+}
+
+// releaseChunks returns chunks to the buffer pool. The caller must hold the only references
+// to their messages and never read them again.
+func releaseChunks(chunks [][]byte) {
+	for _, c := range chunks {
+		bufpool.Put(c)
+	}
 }

@@ -11,8 +11,10 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/bufpool"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
@@ -44,8 +46,35 @@ func newCloudWatchClient(ctx context.Context, cfg *Config) (sender.API, error) {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 		o.Protocol = fastPutLogEvents{ClientProtocol: o.Protocol}
+		o.APIOptions = append(o.APIOptions, addRecycleBodies)
 	}), nil
 }
+
+// recycleBodies is the first step of every call: it gives the serializer a place to note
+// the pooled body buffers it wrote, and returns them to the pool once the call has succeeded.
+// Only then is it certain that the transport read the whole body and holds none of it (a
+// failed call may leave the transport writing it after the response); a failed call's
+// buffers are left to the garbage collector.
+var recycleBodies = middleware.InitializeMiddlewareFunc("RecyclePutLogEventsBodies",
+	func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+		bodies := &pooledBodies{}
+		out, md, err := next.HandleInitialize(context.WithValue(ctx, pooledBodiesKey{}, bodies), in)
+		if err == nil {
+			for _, b := range bodies.bufs {
+				bufpool.Put(b)
+			}
+		}
+		return out, md, err
+	})
+
+func addRecycleBodies(stack *middleware.Stack) error {
+	return stack.Initialize.Add(recycleBodies, middleware.Before)
+}
+
+// pooledBodies are the body buffers of one call (one per attempt the SDK serializes).
+type pooledBodies struct{ bufs [][]byte }
+
+type pooledBodiesKey struct{}
 
 // fastPutLogEvents writes PutLogEvents bodies with encoding.AppendPutLogEventsBody (one
 // pre-sized buffer, no reflection over the schema) and leaves every other operation, and
@@ -65,7 +94,13 @@ func (p fastPutLogEvents) SerializeRequest(ctx context.Context, schema *smithy.O
 	}
 	req.Header.Set("X-Amz-Target", "Logs_20140328.PutLogEvents")
 	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
-	body := encoding.AppendPutLogEventsBody(nil, aws.ToString(put.LogGroupName), aws.ToString(put.LogStreamName), put.LogEvents)
+	group, stream := aws.ToString(put.LogGroupName), aws.ToString(put.LogStreamName)
+	var buf []byte
+	if bodies, ok := ctx.Value(pooledBodiesKey{}).(*pooledBodies); ok {
+		buf = bufpool.Get(encoding.PutLogEventsBodySize(group, stream, put.LogEvents))[:0]
+		bodies.bufs = append(bodies.bufs, buf)
+	}
+	body := encoding.AppendPutLogEventsBody(buf, group, stream, put.LogEvents)
 	sreq, err := req.SetStream(bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("set stream: %w", err)

@@ -191,7 +191,7 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 		return consumererror.NewPermanent(fmt.Errorf("cloudwatch_groups: unexpected request type %T", r))
 	}
 	// Events read back from the persistent queue waited packed; decode them for sending.
-	req, err := req.unpack()
+	req, decoded, err := req.unpack()
 	if err != nil {
 		return consumererror.NewPermanent(err)
 	}
@@ -227,6 +227,11 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 
 	failed, err := e.send(ctx, batches)
 	if len(failed) == 0 {
+		// Every batch is in CloudWatch (or counted as refused): the decoded messages are
+		// read no more. Failed ones are left to the garbage collector with the retry.
+		releaseChunks(decoded)
+		releaseChunks(req.arena)
+		req.arena = nil
 		return nil
 	}
 	rest := &eventsRequest{firstFailure: first}
@@ -317,7 +322,7 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 		// Ref is set at send time, per stream: requests are merged and split in between.
 		streams[p.id] = append(evs, batching.Event{Timestamp: p.ts, Message: p.msg})
 	}
-	req := &eventsRequest{streams: make([]streamEvents, 0, len(order))}
+	req := &eventsRequest{streams: make([]streamEvents, 0, len(order)), arena: arena.chunks}
 	for _, id := range order {
 		req.append(id, streams[id])
 	}

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/bufpool"
 )
 
 // packed is the body of a request read back from the persistent queue, kept as the queue
@@ -21,16 +22,17 @@ type packed struct {
 	n     int    // its decoded length
 }
 
-// body decodes the block.
-func (p *packed) body() (string, error) {
+// body decodes the block into a buffer of the pool.
+func (p *packed) body() ([]byte, error) {
 	b, err := decodeBlock(p.block, p.n)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if len(b) != p.n {
-		return "", errCorruptRequest
+		bufpool.Put(b)
+		return nil, errCorruptRequest
 	}
-	return unsafe.String(unsafe.SliceData(b), len(b)), nil //nolint:gosec // b is owned here and never written again
+	return b, nil
 }
 
 // A packed event's Ref holds its message's span in the decoded body: offset in the high 32
@@ -45,10 +47,11 @@ func spanOff(ref int) int   { return ref >> spanBits }
 func spanLen(ref int) int   { return ref & (1<<spanBits - 1) }
 
 // pack turns the events of req, whose messages are substrings of body, into packed
-// segments of block (body compressed). It leaves req as it is when spans do not fit.
-func pack(req *eventsRequest, body []byte, block []byte) {
+// segments of block (body compressed), and reports whether it did: then nothing of req
+// refers to body any more. It leaves req as it is when spans do not fit.
+func pack(req *eventsRequest, body []byte, block []byte) bool {
 	if !canPack || uint64(len(body)) >= 1<<spanBits {
-		return
+		return false
 	}
 	p := &packed{block: block, n: len(body)}
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(body))) //nolint:gosec // only compared with the addresses of substrings of body
@@ -67,20 +70,24 @@ func pack(req *eventsRequest, body []byte, block []byte) {
 		}
 		s.packed = p
 	}
+	return true
 }
 
 // unpack returns the request with every packed segment decoded and the segments of each
 // stream joined, in order: what sending and the queue encoding work on. A request without
-// packed segments is returned as is.
-func (r *eventsRequest) unpack() (*eventsRequest, error) {
+// packed segments is returned as is. The decoded bodies are buffers of the pool, returned
+// with the request: once nothing reads the request's messages any more, the caller may give
+// them back (releaseChunks) or leave them to the garbage collector.
+func (r *eventsRequest) unpack() (*eventsRequest, [][]byte, error) {
 	has := false
 	for _, s := range r.streams {
 		has = has || s.packed != nil
 	}
 	if !has {
-		return r, nil
+		return r, nil, nil
 	}
 	bodies := map[*packed]string{}
+	var decoded [][]byte
 	out := &eventsRequest{firstFailure: r.firstFailure, streams: make([]streamEvents, 0, len(r.streams))}
 	for _, s := range r.streams {
 		if s.packed == nil {
@@ -89,21 +96,25 @@ func (r *eventsRequest) unpack() (*eventsRequest, error) {
 		}
 		body, ok := bodies[s.packed]
 		if !ok {
-			var err error
-			if body, err = s.packed.body(); err != nil {
-				return nil, err
+			b, err := s.packed.body()
+			if err != nil {
+				releaseChunks(decoded)
+				return nil, nil, err
 			}
+			decoded = append(decoded, b)
+			body = unsafe.String(unsafe.SliceData(b), len(b)) //nolint:gosec // b is owned here and never written while the request lives
 			bodies[s.packed] = body
 		}
 		evs := make([]batching.Event, len(s.events))
 		for i, ev := range s.events {
 			off, n := spanOff(ev.Ref), spanLen(ev.Ref)
 			if off < 0 || off+n > len(body) {
-				return nil, errors.New("cloudwatch_groups: packed event outside its body")
+				releaseChunks(decoded)
+				return nil, nil, errors.New("cloudwatch_groups: packed event outside its body")
 			}
 			evs[i] = batching.Event{Timestamp: ev.Timestamp, Message: body[off : off+n]}
 		}
 		out.append(s.id, evs)
 	}
-	return out, nil
+	return out, decoded, nil
 }

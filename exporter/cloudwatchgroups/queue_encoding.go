@@ -15,6 +15,7 @@ import (
 	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/bufpool"
 )
 
 // queueMagic starts every request the exporter writes to a persistent queue; its last byte
@@ -63,11 +64,18 @@ func (queueEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]by
 	if !ok {
 		return nil, fmt.Errorf("cloudwatch_groups: cannot queue a %T", r)
 	}
-	req, err := req.unpack()
+	unpacked, decoded, err := req.unpack()
 	if err != nil {
 		return nil, err
 	}
-	return marshalRequest(req), nil
+	b := marshalRequest(unpacked)
+	// The queue keeps only b: the buffers the messages were in are free again. A request
+	// route made is not used after Marshal (exporterhelper's persistent queue drops it once
+	// stored); one read back from the queue stays packed, its decoded copy was unpacked's.
+	releaseChunks(decoded)
+	releaseChunks(req.arena)
+	req.arena = nil
+	return b, nil
 }
 
 // Unmarshal decodes a queued request.
@@ -165,24 +173,30 @@ func unmarshalRequest(b []byte) (*eventsRequest, error) {
 			}
 			req, err := decodeBody(body)
 			if err != nil {
+				bufpool.Put(body)
 				return nil, err
 			}
 			// Checked in full above; the events wait compressed until they are sent.
-			pack(req, body, rest[1:])
+			if pack(req, body, rest[1:]) {
+				bufpool.Put(body)
+			}
 			return req, nil
 		}
 	}
 	return nil, errCorruptRequest
 }
 
-// decodeBlock decompresses one S2 block whose decoded length may be at most limit.
+// decodeBlock decompresses one S2 block whose decoded length may be at most limit, into a
+// buffer of the pool.
 func decodeBlock(block []byte, limit int) ([]byte, error) {
 	n, err := s2.DecodedLen(block)
 	if err != nil || n > limit {
 		return nil, errCorruptRequest
 	}
-	body, err := s2.Decode(make([]byte, n), block)
+	buf := bufpool.Get(n)
+	body, err := s2.Decode(buf, block)
 	if err != nil {
+		bufpool.Put(buf)
 		return nil, errCorruptRequest
 	}
 	return body, nil

@@ -22,6 +22,11 @@ type eventsRequest struct {
 	// firstFailure is when a push of these events first failed; the retry budget
 	// (retry_on_failure.max_elapsed_time) counts from there. Zero for a fresh request.
 	firstFailure time.Time
+	// arena holds the chunks of the message arena route wrote this request's messages to,
+	// while no other request shares them (a merge clears it). Marshal, the end of such a
+	// request's life in a persistent queue, returns them to the buffer pool; a request that
+	// stays in memory leaves them to the garbage collector.
+	arena [][]byte
 }
 
 // streamEvents are events of one request for one stream, in arrival order. A stream's
@@ -117,6 +122,7 @@ func (r *eventsRequest) partitionKey() string {
 // (events or CloudWatch bytes, by sizer). Every returned request but the last is full; the
 // last holds the rest. An event larger than maxSize on its own travels alone.
 func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterhelper.RequestSizerType, other xexporterhelper.Request) ([]xexporterhelper.Request, error) {
+	r.arena = nil // the pieces share the chunks from here on
 	if other != nil {
 		o, ok := other.(*eventsRequest)
 		if !ok {

@@ -35,7 +35,7 @@ func reqOf(id streamID, sizes ...int) *eventsRequest {
 
 // unpacked returns r with its packed segments decoded (packed.go).
 func unpacked(r *eventsRequest) *eventsRequest {
-	u, err := r.unpack()
+	u, _, err := r.unpack()
 	if err != nil {
 		panic(err) // a test helper: the requests are the test's own
 	}

@@ -6,16 +6,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 )
 
-// AppendPutLogEventsBody appends the awsJson1_1 body of a PutLogEvents request to dst: the
-// same document the SDK's serializer writes, built in one pre-sized buffer.
-func AppendPutLogEventsBody(dst []byte, group, stream string, events []types.InputLogEvent) []byte {
+// PutLogEventsBodySize is the room AppendPutLogEventsBody reserves for a body: enough for
+// messages that escape a quarter of their bytes (a JSON message does about that) without
+// growing.
+func PutLogEventsBodySize(group, stream string, events []types.InputLogEvent) int {
 	size := 64 + len(group) + len(stream)
 	for _, e := range events {
 		if e.Message != nil {
 			size += len(*e.Message) + len(*e.Message)/4 + 40
 		}
 	}
-	if cap(dst)-len(dst) < size {
+	return size
+}
+
+// AppendPutLogEventsBody appends the awsJson1_1 body of a PutLogEvents request to dst: the
+// same document the SDK's serializer writes, built in one pre-sized buffer.
+func AppendPutLogEventsBody(dst []byte, group, stream string, events []types.InputLogEvent) []byte {
+	if size := PutLogEventsBodySize(group, stream, events); cap(dst)-len(dst) < size {
 		grown := make([]byte, len(dst), len(dst)+size)
 		copy(grown, dst)
 		dst = grown
