@@ -3,7 +3,6 @@ package encoding
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"math"
 	"math/bits"
@@ -187,67 +186,80 @@ func special8(x uint64) uint64 {
 
 // appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
 //
-// It writes through an index into dst's spare capacity, kept at least stringSlack bytes
-// ahead: each step stores the next eight input bytes whole and then advances only past the
-// plain ones, so a run of plain bytes costs one load, one store and one test per eight.
+// It writes through an index into dst's spare capacity. Every input byte becomes at most six
+// output bytes (a \u00XX escape), so with the room known the steps run in stretches without
+// a bounds or room check, reading and writing through pointers: each step stores the next
+// eight input bytes whole and then advances only past the plain ones, so a run of plain bytes
+// costs one load, one store and one test per eight, and a '"' or '\\' (which a JSON message
+// is full of) two stores.
 func appendString(dst []byte, s string) []byte {
 	buf := slices.Grow(dst, len(s)+len(s)/8+stringSlack)
 	buf = buf[:cap(buf)]
 	j := len(dst)
 	buf[j] = '"'
 	j++
+	src := unsafe.Pointer(unsafe.StringData(s)) //nolint:gosec // read below only at offsets i+7 < len(s), or i < len(s)
 	for i := 0; i < len(s); {
-		if len(buf)-j < stringSlack {
+		// This stretch may consume n more input bytes: its output fits in buf with
+		// stringSlack to spare, which the 8-byte store needs.
+		n := min(len(s)-i, (len(buf)-j-stringSlack)/6)
+		if n <= 0 {
 			rest := len(s) - i
-			buf = slices.Grow(buf[:j], rest+rest/8+stringSlack)
+			buf = slices.Grow(buf[:j], rest+rest/8+6+stringSlack)
 			buf = buf[:cap(buf)]
-		}
-		if i+8 <= len(s) {
-			x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8)) //nolint:gosec // reads 8 bytes inside s (i+8 <= len(s)) and never writes them
-			binary.LittleEndian.PutUint64(buf[j:], x)
-			m := special8(x)
-			if m == 0 {
-				i += 8
-				j += 8
-				continue
-			}
-			k := bits.TrailingZeros64(m) >> 3
-			i += k
-			j += k
-		}
-		b := s[i]
-		if plain[b] {
-			buf[j] = b
-			i++
-			j++
 			continue
 		}
-		if b >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				j += copy(buf[j:], "\ufffd")
-			} else {
-				j += copy(buf[j:], s[i:i+size])
+		end := i + n
+		dstp := unsafe.Pointer(unsafe.SliceData(buf)) //nolint:gosec // written below only at offsets j+7 < len(buf) (the stretch's room)
+		for i < end {
+			if i+8 <= len(s) {
+				x := load8(unsafe.Add(src, i))
+				store8(unsafe.Add(dstp, j), x)
+				m := special8(x)
+				if m == 0 {
+					i += 8
+					j += 8
+					continue
+				}
+				k := bits.TrailingZeros64(m) >> 3
+				i += k
+				j += k
 			}
-			i += size
-			continue
+			b := *(*byte)(unsafe.Add(src, i))
+			switch {
+			case b == '"' || b == '\\':
+				*(*[2]byte)(unsafe.Add(dstp, j)) = [2]byte{'\\', b}
+				i++
+				j += 2
+			case plain[b]:
+				*(*byte)(unsafe.Add(dstp, j)) = b
+				i++
+				j++
+			case b >= utf8.RuneSelf:
+				r, size := utf8.DecodeRuneInString(s[i:])
+				if r == utf8.RuneError && size == 1 {
+					j += copy(buf[j:], "\ufffd")
+				} else {
+					j += copy(buf[j:], s[i:i+size])
+				}
+				i += size
+			default:
+				buf[j] = '\\'
+				switch b {
+				case '\n':
+					buf[j+1] = 'n'
+				case '\r':
+					buf[j+1] = 'r'
+				case '\t':
+					buf[j+1] = 't'
+				default:
+					buf[j+1], buf[j+2], buf[j+3], buf[j+4], buf[j+5] = 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF]
+					j += 4
+				}
+				j += 2
+				i++
+			}
 		}
-		buf[j] = '\\'
-		switch b {
-		case '"', '\\':
-			buf[j+1] = b
-		case '\n':
-			buf[j+1] = 'n'
-		case '\r':
-			buf[j+1] = 'r'
-		case '\t':
-			buf[j+1] = 't'
-		default:
-			buf[j+1], buf[j+2], buf[j+3], buf[j+4], buf[j+5] = 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF]
-			j += 4
-		}
-		j += 2
-		i++
 	}
 	buf[j] = '"'
 	return buf[:j+1]
