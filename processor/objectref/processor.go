@@ -534,19 +534,6 @@ func (p *refProcessor) writeObjects(ctx context.Context, lr plog.LogRecord, attr
 			subject = m.first
 		}
 	}
-	if subject >= 0 {
-		subj := w.refs[subject].ref
-		for i := range w.refs {
-			if i != subject {
-				mergeDetails(&subj, &w.refs[i].ref)
-			}
-		}
-		p.putObject(attrs, attr.Subject, outSubject, &subj, w, c)
-	}
-	if related >= 0 {
-		p.putObject(attrs, attr.Related, outRelated, &w.refs[related].ref, w, c)
-	}
-
 	w.keys = w.keys[:0]
 	for i := range w.refs {
 		r := &w.refs[i].ref
@@ -564,6 +551,37 @@ func (p *refProcessor) writeObjects(ctx context.Context, lr plog.LogRecord, attr
 			w.keys = append(w.keys, k)
 		}
 	}
+	var subj objref.Ref
+	if subject >= 0 {
+		subj = w.refs[subject].ref
+		for i := range w.refs {
+			if i != subject {
+				mergeDetails(&subj, &w.refs[i].ref)
+			}
+		}
+	}
+	// Room for every attribute written below at once: growing the map for each object
+	// copied it up to three times per record.
+	need := 0
+	if subject >= 0 && !w.existing[outSubject] {
+		need += objref.PutCount(attr.Subject, subj)
+	}
+	if related >= 0 && !w.existing[outRelated] {
+		need += objref.PutCount(attr.Related, w.refs[related].ref)
+	}
+	if len(w.keys) > 0 && !w.existing[outRefs] {
+		need++
+	}
+	if need > 0 {
+		attrs.EnsureCapacity(attrs.Len() + need)
+	}
+	if subject >= 0 {
+		p.putObject(attrs, attr.Subject, outSubject, &subj, w, c)
+	}
+	if related >= 0 {
+		p.putObject(attrs, attr.Related, outRelated, &w.refs[related].ref, w, c)
+	}
+
 	if len(w.keys) > 0 && !w.existing[outRefs] {
 		s := attrs.PutEmptySlice(attr.ObjectRefs)
 		s.EnsureCapacity(len(w.keys))
@@ -608,7 +626,6 @@ func (p *refProcessor) putObject(attrs pcommon.Map, set attr.ObjectSet, out outp
 		}
 		return
 	}
-	attrs.EnsureCapacity(attrs.Len() + 5)
 	objref.Put(attrs, set, *ref)
 }
 

@@ -65,6 +65,25 @@ func (r Ref) String() string {
 	return r.Namespace + "/" + r.Name
 }
 
+// PutCount is how many attributes Put(m, set, r) writes at most: room to reserve in m.
+func PutCount(set attr.ObjectSet, r Ref) int {
+	n := 0
+	for _, f := range [...][2]string{
+		{set.Kind, r.Kind},
+		{set.APIVersion, r.APIVersion},
+		{set.Namespace, r.Namespace},
+		{set.Name, r.Name},
+		{set.UID, r.UID},
+		{set.FieldPath, r.FieldPath},
+		{set.ResourceVersion, r.ResourceVersion},
+	} {
+		if f[0] != "" && f[1] != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // Put writes r's non-empty fields into m under the names of set, replacing values there.
 func Put(m pcommon.Map, set attr.ObjectSet, r Ref) {
 	put := func(name, value string) {
