@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
@@ -153,6 +154,11 @@ func (e *traceContextExtension) SpanContextForObject(_ context.Context, apiVersi
 	}
 	return trace.SpanContext{}, false
 }
+
+// TraceContextNames returns a filter of the names of every object a look-up may answer for
+// (object_ref's optional TraceContextNames): a record whose object's name it does not contain
+// is not looked up.
+func (e *traceContextExtension) TraceContextNames() *namefilter.Filter { return e.store.table.names }
 
 // TraceContextsHeld reports whether any object held has a non-empty effective context: when not,
 // object_ref skips a batch's look-ups (its optional TraceContextsHeld).

@@ -55,7 +55,7 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0 // indirect
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect

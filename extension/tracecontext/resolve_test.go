@@ -234,6 +234,8 @@ func graphOps(t *testing.T, data []byte) {
 			require.True(t, got.Equal(want), "uid %s", u)
 			if ok {
 				resolved++
+				k := m.byUID[u].key
+				require.True(t, s.table.names.MayContain(k.kind, k.name), "name filter: uid %s (%v)", u, k)
 			}
 		}
 		require.Equal(t, resolved, s.table.n.Load(), "objects in the table")
@@ -242,6 +244,9 @@ func graphOps(t *testing.T, data []byte) {
 			got, ok := s.lookup("", k)
 			require.Equal(t, wantOK, ok, "name %v", k)
 			require.True(t, got.Equal(want), "name %v", k)
+			if wantOK {
+				require.True(t, s.table.names.MayContain(k.kind, k.name), "name filter: %v", k)
+			}
 		}
 		want := map[string]int64{}
 		for _, r := range m.byUID {

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
 )
 
 const (
@@ -36,7 +38,13 @@ type resolvedTable struct {
 	view atomic.Pointer[resolvedView]
 	seed maphash.Seed
 
+	// names has the name of every entry: object_ref tests a record's object against it before
+	// it asks (TraceContextNames). A deleted entry's name stays until namesStale passes the
+	// number of entries; then, and at every rebuild, the filter is made afresh.
+	names *namefilter.Filter
+
 	// The writer's own state, under the store's lock.
+	namesStale        int
 	meta              []entryMeta // by entry index, as long as the view's entries
 	free              []int32     // entry indexes free below next
 	next              int32       // entry indexes from next on were never used in this view
@@ -118,7 +126,20 @@ type entryMeta struct {
 
 func (t *resolvedTable) init() {
 	t.seed = maphash.MakeSeed()
+	t.names = namefilter.New()
 	t.rebuild(0)
+}
+
+// refreshNames makes the name filter exactly the entries' names.
+func (t *resolvedTable) refreshNames() {
+	names := make([]string, 0, t.n.Load())
+	for i := range t.next {
+		if rec := t.meta[i].rec; rec != nil {
+			names = append(names, rec.key.name)
+		}
+	}
+	t.names.Replace(names)
+	t.namesStale = 0
 }
 
 // nameHash hashes a key; the lookup computes it once.
@@ -201,6 +222,7 @@ func (t *resolvedTable) set(rec *held, sc trace.SpanContext, named bool) {
 		t.next++
 	}
 	m := entryMeta{rec: rec, nameHash: t.nameHash(rec.key), uidHash: t.uidHash(rec.uid), named: named}
+	t.names.Add(rec.key.name) // before the entry can be found
 	t.meta[idx] = m
 	v.entries[idx].Store(newEntry(rec, sc))
 	rec.ent = idx
@@ -227,8 +249,13 @@ func (t *resolvedTable) del(rec *held) {
 	t.meta[idx] = entryMeta{}
 	t.free = append(t.free, idx)
 	rec.ent = -1
-	if live := int(t.n.Add(-1)); len(v.byUID) > minSlots && 16*live < len(v.byUID) {
+	live := int(t.n.Add(-1))
+	if len(v.byUID) > minSlots && 16*live < len(v.byUID) {
 		t.rebuild(live) // shrink: a quarter of the slots used again
+		return
+	}
+	if t.namesStale++; t.namesStale > max(live, minSlots) {
+		t.refreshNames()
 	}
 }
 
@@ -276,6 +303,9 @@ func (t *resolvedTable) rebuild(live int) {
 	}
 	t.meta, t.free, t.next = meta, nil, idx
 	t.view.Store(nv)
+	if t.names != nil {
+		t.refreshNames()
+	}
 }
 
 // slot is the slot value of entry idx whose hash is h: its high half, and idx+1.

@@ -82,11 +82,14 @@ func newStore(maxObjects int, kinds []groupKind, onCount func(kind string, delta
 		onCount: onCount, onDrop: onDrop,
 	}
 	s.table.init()
+	names := make([]string, 0, len(kinds))
 	for _, k := range kinds {
 		if len(k.kind) < 64 {
 			s.kindLens |= 1 << len(k.kind)
 		}
+		names = append(names, k.kind)
 	}
+	s.table.names.SetKinds(names)
 	return s
 }
 

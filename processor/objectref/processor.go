@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/metadata"
 )
@@ -40,7 +41,8 @@ type refProcessor struct {
 	match     MatchConfig
 	traceID   *component.ID
 	source    TraceContextSource
-	held      TraceContextsHeld // source's, when it has the method
+	held      TraceContextsHeld  // source's, when it has the method
+	names     *namefilter.Filter // source's TraceContextNames, when it has the method
 	tel       *metadata.TelemetryBuilder
 
 	rejectedOpts     [objref.NumReasons]metric.AddOption
@@ -73,6 +75,9 @@ func (p *refProcessor) start(_ context.Context, host component.Host) error {
 	}
 	p.source = src
 	p.held, _ = src.(TraceContextsHeld)
+	if n, ok := src.(TraceContextNames); ok {
+		p.names = n.TraceContextNames()
+	}
 	return nil
 }
 
@@ -642,6 +647,9 @@ func has(attrs pcommon.Map, key, value string) bool {
 // subject first, then the others in key-table order.
 func (p *refProcessor) correlate(ctx context.Context, lr plog.LogRecord, w *work, subject int, c *counts) {
 	try := func(r *objref.Ref) bool {
+		if p.names != nil && r.UID == "" && !p.names.MayContain(r.Kind, r.Name) {
+			return false // the source holds nothing of that name
+		}
 		sc, ok := p.source.SpanContextForObject(ctx, r.APIVersion, r.Kind, r.Namespace, r.Name, r.UID)
 		if !ok || !sc.HasTraceID() || !sc.HasSpanID() {
 			return false

@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
 )
 
 // TraceContextSource is what the processor needs from the extension named by trace_context:
@@ -30,6 +32,15 @@ type TraceContextSource interface {
 // where nothing writes a context costs one call per batch, not one per record.
 type TraceContextsHeld interface {
 	TraceContextsHeld() bool
+}
+
+// TraceContextNames is an optional method of a TraceContextSource: a filter holding the name of
+// every object SpanContextForObject may answer for. The processor asks about an object named
+// without a uid only when the filter may contain its name, so that a record naming an object
+// the source holds nothing for costs a hash and a bit instead of a call (most records, in a
+// cluster where few objects carry a context). The filter lives as long as the source.
+type TraceContextNames interface {
+	TraceContextNames() *namefilter.Filter
 }
 
 // findTraceContextSource returns the extension id names, checking it implements the interface.

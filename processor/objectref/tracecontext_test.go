@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
 	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/metadata"
 )
 
@@ -165,6 +166,58 @@ func TestTraceContextsHeld(t *testing.T) {
 	lr = h.run(map[string]any{"pod": "default/web-0", "node": "node-1"}, nil)
 	assert.Equal(t, pcommon.TraceID(podSC.TraceID()), lr.TraceID())
 	assert.Equal(t, []objectKey{{"v1", "Pod", "default", "web-0"}}, ext.calls)
+}
+
+// namedTraceContexts is fakeTraceContexts with the optional TraceContextNames method.
+type namedTraceContexts struct {
+	fakeTraceContexts
+	names *namefilter.Filter
+}
+
+func (f *namedTraceContexts) TraceContextNames() *namefilter.Filter { return f.names }
+
+// TestTraceContextNames checks that an object whose name the source's filter does not contain
+// is not asked about, unless the record states its uid, and that one it may contain is.
+func TestTraceContextNames(t *testing.T) {
+	extID := component.MustNewID("trace_context")
+	podSC := spanContext(t, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", true)
+	ext := &namedTraceContexts{
+		fakeTraceContexts: fakeTraceContexts{objects: map[objectKey]trace.SpanContext{{"v1", "Pod", "default", "web-0"}: podSC}},
+		names:             namefilter.New(),
+	}
+	ext.names.SetKinds([]string{"Pod"})
+	ext.names.Add("web-0")
+	cfg := createDefaultConfig().(*Config)
+	cfg.TraceContext = &extID
+	h := newHarness(t, cfg, hostWith{extID: ext})
+
+	tests := []struct {
+		name      string
+		attrs     map[string]any
+		wantCalls []objectKey
+		wantTrace bool
+	}{
+		{
+			name: "a name in the filter is asked about", attrs: map[string]any{"pod": "default/web-0", "node": "node-1"},
+			wantCalls: []objectKey{{"v1", "Pod", "default", "web-0"}}, wantTrace: true,
+		},
+		{
+			name: "neither the name nor the kind in the filter: no call", attrs: map[string]any{"pod": "default/web-1", "node": "node-1"},
+			wantCalls: nil,
+		},
+		{
+			name: "a uid is always asked about", attrs: map[string]any{"pod": "default/web-1", "podUID": podUID},
+			wantCalls: []objectKey{{"v1", "Pod", "default", "web-1"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ext.calls = nil
+			lr := h.run(tt.attrs, nil)
+			assert.Equal(t, tt.wantCalls, ext.calls)
+			assert.Equal(t, tt.wantTrace, !lr.TraceID().IsEmpty())
+		})
+	}
 }
 
 func TestTraceContextStartErrors(t *testing.T) {
