@@ -154,12 +154,14 @@ func TestFieldSelectorsAgainstAPIServer(t *testing.T) {
 			waitCheckpoint(t, mem)
 
 			web := pod(ns, "web-0")
-			scheduler.Eventf(web, nil, corev1.EventTypeNormal, "Scheduled", "Bind", "assigned")
-			kubelet.Eventf(web, nil, corev1.EventTypeWarning, "BackOff", "Restart", "back-off")
-			require.Eventually(t, func() bool {
-				l, err := client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-				return err == nil && len(l.Items) == 2
-			}, 20*time.Second, 20*time.Millisecond)
+			// Each recorder write is in the API before the next (a write the server refuses is
+			// dropped by the recorder: writeAndWait names it).
+			writeAndWait(ctx, t, client, ns, "Scheduled", func() {
+				scheduler.Eventf(web, nil, corev1.EventTypeNormal, "Scheduled", "Bind", "assigned")
+			})
+			writeAndWait(ctx, t, client, ns, "BackOff", func() {
+				kubelet.Eventf(web, nil, corev1.EventTypeWarning, "BackOff", "Restart", "back-off")
+			})
 			create := func(name string, m marker) {
 				regarding := corev1.ObjectReference{Kind: m.kind, APIVersion: "v1", Name: "web-0", Namespace: ns, UID: web.UID}
 				if m.kind == "Deployment" {
