@@ -40,13 +40,14 @@ func AppendMessage(dst []byte, f Format, res pcommon.Map, rec plog.LogRecord, ex
 	}
 	dst = append(dst, '{')
 	first := true
-	field := func(name string) {
+	field := func(name string) { // one of the fixed names below: nothing to escape
 		if !first {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = appendString(dst, name)
-		dst = append(dst, ':')
+		dst = append(dst, '"')
+		dst = append(dst, name...)
+		dst = append(dst, '"', ':')
 	}
 	ts := rec.Timestamp()
 	if ts == 0 {
@@ -55,7 +56,7 @@ func AppendMessage(dst []byte, f Format, res pcommon.Map, rec plog.LogRecord, ex
 	if ts != 0 {
 		field("timestamp")
 		dst = append(dst, '"')
-		dst = ts.AsTime().UTC().AppendFormat(dst, time.RFC3339Nano)
+		dst = appendTimestamp(dst, ts)
 		dst = append(dst, '"')
 	}
 	if s := rec.SeverityText(); s != "" {
@@ -91,6 +92,63 @@ func AppendMessage(dst []byte, f Format, res pcommon.Map, rec plog.LogRecord, ex
 		dst = appendMap(dst, res, extra)
 	}
 	return append(dst, '}')
+}
+
+// appendTimestamp appends ts in UTC as time.RFC3339Nano writes it (the fraction without its
+// trailing zeros, none when zero), without going through time.Time: the date comes from the
+// day count by integer arithmetic on the proleptic Gregorian calendar's 400-year eras.
+func appendTimestamp(dst []byte, ts pcommon.Timestamp) []byte {
+	if ts > math.MaxInt64 { // AsTime wraps these to before 1970; keep its answer
+		return ts.AsTime().UTC().AppendFormat(dst, time.RFC3339Nano)
+	}
+	secs, nanos := int64(ts/1e9), int(ts%1e9)
+	days, rem := secs/86400, int(secs%86400)
+
+	// Days since 0000-03-01, in eras of 146,097 days; March first, so that a leap day ends
+	// its year.
+	z := days + 719_468
+	era := z / 146_097
+	doe := z - era*146_097                                   // day of the era, [0, 146096]
+	yoe := (doe - doe/1460 + doe/36_524 - doe/146_096) / 365 // year of the era, [0, 399]
+	doy := doe - (365*yoe + yoe/4 - yoe/100)                 // day of the year from March 1
+	mp := (5*doy + 2) / 153                                  // month from March, [0, 11]
+	day := int(doy - (153*mp+2)/5 + 1)
+	month := int(mp + 3)
+	if month > 12 {
+		month -= 12
+	}
+	year := int(yoe + era*400)
+	if month <= 2 {
+		year++
+	}
+
+	dst = append2(append2(dst, year/100), year%100)
+	dst = append2(append(dst, '-'), month)
+	dst = append2(append(dst, '-'), day)
+	dst = append2(append(dst, 'T'), rem/3600)
+	dst = append2(append(dst, ':'), rem/60%60)
+	dst = append2(append(dst, ':'), rem%60)
+	if nanos != 0 {
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i >= 1; i-- {
+			frac[i] = decimalDigits[nanos%10]
+			nanos /= 10
+		}
+		n := 10
+		for frac[n-1] == '0' {
+			n--
+		}
+		dst = append(dst, frac[:n]...)
+	}
+	return append(dst, 'Z')
+}
+
+const decimalDigits = "0123456789"
+
+// append2 appends v (0 to 99) as two digits.
+func append2(dst []byte, v int) []byte {
+	return append(dst, decimalDigits[v/10], decimalDigits[v%10])
 }
 
 // appendMap writes m as a JSON object; a non-empty extra.Key is written last with its value,
