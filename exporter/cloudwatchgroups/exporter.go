@@ -230,8 +230,7 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 		// Every batch is in CloudWatch (or counted as refused): the decoded messages are
 		// read no more. Failed ones are left to the garbage collector with the retry.
 		releaseChunks(decoded)
-		releaseChunks(req.arena)
-		req.arena = nil
+		req.releaseArena()
 		return nil
 	}
 	rest := &eventsRequest{firstFailure: first}

@@ -71,6 +71,13 @@ var (
 	_ xexporterhelper.RequestErrorHandler = (*eventsRequest)(nil)
 )
 
+// releaseArena gives the request's arena chunks back to the pool: only at the end of its life,
+// when nothing reads its messages again.
+func (r *eventsRequest) releaseArena() {
+	releaseChunks(r.arena)
+	r.arena = nil
+}
+
 // ItemsCount is the number of events.
 func (r *eventsRequest) ItemsCount() int { return r.events }
 
