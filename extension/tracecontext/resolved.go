@@ -303,9 +303,7 @@ func (t *resolvedTable) rebuild(live int) {
 	}
 	t.meta, t.free, t.next = meta, nil, idx
 	t.view.Store(nv)
-	if t.names != nil {
-		t.refreshNames()
-	}
+	t.refreshNames()
 }
 
 // slot is the slot value of entry idx whose hash is h: its high half, and idx+1.
