@@ -2,6 +2,7 @@ package cloudwatchgroups
 
 import (
 	"context"
+	"encoding/json"
 	"sort"
 	"strings"
 	"testing"
@@ -45,6 +46,14 @@ func messagesOf(t *testing.T, r *eventsRequest) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// unescape returns an event's message as CloudWatch stores it.
+func unescape(t testing.TB, msg string) string {
+	t.Helper()
+	var s string
+	require.NoError(t, json.Unmarshal([]byte(`"`+msg+`"`), &s), "not the content of a JSON string: %s", msg)
+	return s
 }
 
 // The exporter gives its buffers back to the pool only at the end of their life: the arena
@@ -96,7 +105,7 @@ func TestPooledBuffersOutliveTheirMessages(t *testing.T) {
 	sort.Strings(got)
 	var wantStored []string
 	for _, m := range want {
-		wantStored = append(wantStored, strings.SplitN(m, "|", 2)[1])
+		wantStored = append(wantStored, unescape(t, strings.SplitN(m, "|", 2)[1]))
 	}
 	sort.Strings(wantStored)
 	assert.Equal(t, wantStored, got)

@@ -3,6 +3,7 @@ package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -78,15 +79,20 @@ type pooledBodiesKey struct{}
 
 // fastPutLogEvents writes PutLogEvents bodies with encoding.AppendPutLogEventsBody (one
 // pre-sized buffer, no reflection over the schema) and leaves every other operation, and
-// every response, to the SDK's awsJson1_1 protocol. The headers are the protocol's.
+// every response, to the SDK's awsJson1_1 protocol. The headers are the protocol's. The
+// events' messages are already escaped (batching.Event), so the SDK's own serializer, which
+// would escape them again, never writes a PutLogEvents body of this client.
 type fastPutLogEvents struct {
 	smithyhttp.ClientProtocol
 }
 
 func (p fastPutLogEvents) SerializeRequest(ctx context.Context, schema *smithy.OperationSchema, in smithy.Serializable, req *smithyhttp.Request) error {
 	put, ok := in.(*cloudwatchlogs.PutLogEventsInput)
-	if !ok || put.Entity != nil || put.SequenceToken != nil {
+	if !ok {
 		return p.ClientProtocol.SerializeRequest(ctx, schema, in, req)
+	}
+	if put.Entity != nil || put.SequenceToken != nil {
+		return errors.New("cloudwatch_groups: PutLogEvents with an entity or a sequence token is not written by this client")
 	}
 	req.Method = http.MethodPost
 	if req.URL.Path == "" {

@@ -266,9 +266,10 @@ func (e *cwExporter) final(now, first time.Time, err error) bool {
 // from it without a copy.
 func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *eventsRequest {
 	type pending struct {
-		id  streamID
-		ts  int64
-		msg string
+		id   streamID
+		ts   int64
+		msg  string
+		size int // unescaped
 	}
 	n := ld.LogRecordCount()
 	recs := make([]pending, 0, n)
@@ -300,14 +301,15 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 					rewrittenStreams++
 				}
 				buf := arena.begin()
-				msg := arena.end(encoding.AppendMessage(buf, e.format, res, rec, encoding.Extra{Key: typeAttr, Value: string(rt.Type)}))
+				buf, size := encoding.AppendMessage(buf, e.format, res, rec, encoding.Extra{Key: typeAttr, Value: string(rt.Type)})
+				msg := arena.end(buf)
 				ts := nowMs
 				if t := rec.Timestamp(); t != 0 {
 					ts = t.AsTime().UnixMilli()
 				} else if t := rec.ObservedTimestamp(); t != 0 {
 					ts = t.AsTime().UnixMilli()
 				}
-				recs = append(recs, pending{id: streamID{rt.Group, rt.Stream}, ts: ts, msg: msg})
+				recs = append(recs, pending{id: streamID{rt.Group, rt.Stream}, ts: ts, msg: msg, size: size})
 			}
 		}
 	}
@@ -319,7 +321,11 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 			order = append(order, p.id)
 		}
 		// Ref is set at send time, per stream: requests are merged and split in between.
-		streams[p.id] = append(evs, batching.Event{Timestamp: p.ts, Message: p.msg})
+		ev := batching.Event{Timestamp: p.ts, Message: p.msg}
+		if p.size != len(p.msg) {
+			ev.Unescaped = p.size
+		}
+		streams[p.id] = append(evs, ev)
 	}
 	req := &eventsRequest{streams: make([]streamEvents, 0, len(order)), arena: arena.chunks}
 	for _, id := range order {

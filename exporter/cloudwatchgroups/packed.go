@@ -112,7 +112,7 @@ func (r *eventsRequest) unpack() (*eventsRequest, [][]byte, error) {
 				releaseChunks(decoded)
 				return nil, nil, errors.New("cloudwatch_groups: packed event outside its body")
 			}
-			evs[i] = batching.Event{Timestamp: ev.Timestamp, Message: body[off : off+n]}
+			evs[i] = batching.Event{Timestamp: ev.Timestamp, Message: body[off : off+n], Unescaped: ev.Unescaped}
 		}
 		out.append(s.id, evs)
 	}

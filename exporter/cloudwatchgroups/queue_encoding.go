@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/klauspost/compress/s2"
@@ -14,26 +15,29 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/bufpool"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
 )
 
 // queueMagic starts every request the exporter writes to a persistent queue; its last byte
 // is the format version and changes with every change of the format (TestQueueFormatVersions
-// pins the bytes of each version in testdata/queue). Version 2 is the magic, one mode byte
+// pins the bytes of each version in testdata/queue). Version 3 is the magic, one mode byte
 // (queueS2 or queuePlain) and the body, as one S2 block (github.com/klauspost/compress/s2)
 // or as is:
 //
 //	uvarint streams, then per stream: uvarint len + group, uvarint len + stream,
-//	uvarint events, then per event: varint timestamp (ms), uvarint len + message.
+//	uvarint events, then per event: varint timestamp (ms), uvarint unescaped size
+//	(batching.Event.Unescaped), uvarint len + message (escaped, as the body carries it).
 //
-// Version 1 had no mode byte: first the plain body, later one S2 block under the same byte;
-// both are still read.
+// Version 2 was the same without the unescaped size, with messages as they are (unescaped);
+// version 1 had no mode byte either: first the plain body, later one S2 block under the same
+// byte. Both are still read, and their messages escaped on reading.
 //
 // Compression matters more than its CPU: JSON messages shrink several times, and the
 // storage rewrites each queued value several times (bbolt copies neighboring values when a
 // leaf page changes), so every stored byte is paid for again and again.
-var queueMagic = []byte("cwg\x02")
+var queueMagic = []byte("cwg\x03")
 
-// Version 2 mode bytes.
+// Mode bytes (versions 2 and 3).
 const (
 	queuePlain = 'p'
 	queueS2    = 's'
@@ -96,7 +100,7 @@ func marshalRequest(r *eventsRequest) []byte {
 	for _, s := range r.streams {
 		n += len(s.id.group) + len(s.id.stream) + 3*binary.MaxVarintLen64
 		for _, ev := range s.events {
-			n += len(ev.Message) + 2*binary.MaxVarintLen64
+			n += len(ev.Message) + 3*binary.MaxVarintLen64
 		}
 	}
 	b := bufpool.Get(n)[:0] // n is enough: b never grows
@@ -107,6 +111,7 @@ func marshalRequest(r *eventsRequest) []byte {
 		b = binary.AppendUvarint(b, uint64(len(s.events)))
 		for _, ev := range s.events {
 			b = binary.AppendVarint(b, ev.Timestamp)
+			b = binary.AppendUvarint(b, uint64(ev.Unescaped)) //nolint:gosec // never negative
 			b = appendString(b, ev.Message)
 		}
 	}
@@ -135,35 +140,49 @@ func appendString(b []byte, s string) []byte {
 
 var errCorruptRequest = errors.New("cloudwatch_groups: corrupt queued request")
 
-// unmarshalRequest decodes b, which starts with "cwg" and a version byte. Messages share the
-// decoded body, which nothing else references.
+// unmarshalRequest decodes b, which starts with "cwg" and a version byte. Messages of the
+// current version share the decoded body, which nothing else references; those of earlier
+// versions are escaped into a buffer of their own.
 func unmarshalRequest(b []byte) (*eventsRequest, error) {
 	if len(b) < len(queueMagic)+1 {
 		return nil, errCorruptRequest
 	}
 	rest := b[len(queueMagic):]
-	switch b[len(queueMagic)-1] {
+	switch version := b[len(queueMagic)-1]; version {
 	case 1:
 		// Version 1: an S2 block, or (before compression) the plain body.
 		if body, err := decodeBlock(rest, min(maxQueuedBody, maxQueueRatioV1*len(rest))); err == nil {
-			if req, err := decodeBody(body); err == nil {
-				return req, nil
+			if req, err := decodeBody(body, version); err == nil {
+				return escapeMessages(req), nil
 			}
 		}
-		return decodeBody(append([]byte(nil), rest...))
-	case 2:
+		req, err := decodeBody(append([]byte(nil), rest...), version)
+		if err != nil {
+			return nil, err
+		}
+		return escapeMessages(req), nil
+	case 2, 3:
 		switch rest[0] {
 		case queuePlain:
-			return decodeBody(append([]byte(nil), rest[1:]...))
+			req, err := decodeBody(append([]byte(nil), rest[1:]...), version)
+			if err != nil || version == 3 {
+				return req, err
+			}
+			return escapeMessages(req), nil
 		case queueS2:
 			body, err := decodeBlock(rest[1:], maxQueueRatio*len(rest[1:]))
 			if err != nil {
 				return nil, err
 			}
-			req, err := decodeBody(body)
+			req, err := decodeBody(body, version)
 			if err != nil {
 				bufpool.Put(body)
 				return nil, err
+			}
+			if version == 2 {
+				req = escapeMessages(req)
+				bufpool.Put(body) // escaped into a buffer of their own
+				return req, nil
 			}
 			// Checked in full above; the events wait compressed until they are sent.
 			if pack(req, body, rest[1:]) {
@@ -173,6 +192,45 @@ func unmarshalRequest(b []byte) (*eventsRequest, error) {
 		}
 	}
 	return nil, errCorruptRequest
+}
+
+// escapeMessages rewrites the unescaped messages of an item an earlier version queued in the
+// form events carry now (escaped, with their sizes), in one buffer of their own.
+func escapeMessages(req *eventsRequest) *eventsRequest {
+	n := 0
+	for _, s := range req.streams {
+		for _, ev := range s.events {
+			n += len(ev.Message) + len(ev.Message)/4
+		}
+	}
+	buf := make([]byte, 0, n)
+	type span struct{ off, n, size int }
+	var spans []span
+	for _, s := range req.streams {
+		for _, ev := range s.events {
+			off := len(buf)
+			var size int
+			buf, size = encoding.Escape(buf, ev.Message)
+			spans = append(spans, span{off, len(buf) - off, size})
+		}
+	}
+	// Strings only once buf has stopped growing.
+	all := unsafe.String(unsafe.SliceData(buf), len(buf)) //nolint:gosec // buf is never written again
+	out := &eventsRequest{firstFailure: req.firstFailure}
+	i := 0
+	for _, s := range req.streams {
+		evs := make([]batching.Event, len(s.events))
+		for j, ev := range s.events {
+			sp := spans[i]
+			i++
+			evs[j] = batching.Event{Timestamp: ev.Timestamp, Message: all[sp.off : sp.off+sp.n]}
+			if sp.size != sp.n {
+				evs[j].Unescaped = sp.size
+			}
+		}
+		out.append(streamID{group: strings.Clone(s.id.group), stream: strings.Clone(s.id.stream)}, evs)
+	}
+	return out
 }
 
 // decodeBlock decompresses one S2 block whose decoded length may be at most limit, into a
@@ -191,9 +249,9 @@ func decodeBlock(block []byte, limit int) ([]byte, error) {
 	return body, nil
 }
 
-// decodeBody decodes the uncompressed body; the messages share body, which the caller must
-// not change afterwards.
-func decodeBody(body []byte) (*eventsRequest, error) {
+// decodeBody decodes the uncompressed body of a queued item of the given version; the
+// messages share body, which the caller must not change afterwards.
+func decodeBody(body []byte, version byte) (*eventsRequest, error) {
 	d := decoder{s: unsafe.String(unsafe.SliceData(body), len(body))} //nolint:gosec // body is owned here and never written again
 	ns := d.uvarint()
 	if d.err != nil || ns > uint64(len(d.s)) {
@@ -209,7 +267,15 @@ func decodeBody(body []byte) (*eventsRequest, error) {
 		evs := make([]batching.Event, ne)
 		for i := range evs {
 			evs[i].Timestamp = d.varint()
+			if version >= 3 {
+				evs[i].Unescaped = d.size()
+			}
 			evs[i].Message = d.str()
+			if evs[i].Unescaped >= len(evs[i].Message) && evs[i].Unescaped > 0 {
+				// Escapes make a message longer than it is unescaped; the size is
+				// written only then.
+				return nil, errCorruptRequest
+			}
 		}
 		if d.err != nil {
 			return nil, errCorruptRequest
@@ -245,6 +311,17 @@ func (d *decoder) uvarint() uint64 {
 func (d *decoder) varint() int64 {
 	u := d.uvarint()
 	return int64(u>>1) ^ -int64(u&1)
+}
+
+// size reads an unescaped size, which is below the length of a message's text in the body
+// (an escape is longer than what it stands for); the caller checks it against the message.
+func (d *decoder) size() int {
+	n := d.uvarint()
+	if n > uint64(len(d.s)) {
+		d.err = errCorruptRequest
+		return 0
+	}
+	return int(n) //nolint:gosec // at most len(d.s)
 }
 
 func (d *decoder) str() string {

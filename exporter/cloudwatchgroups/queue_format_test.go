@@ -4,6 +4,7 @@ package cloudwatchgroups
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,18 +16,30 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 )
 
-// formatRequest is the fixed request of the queue format files in testdata.
+// formatRequest is the fixed request of the queue format files in testdata, with its messages
+// as events carry them (escaped; the earlier versions stored them unescaped).
 func formatRequest() *eventsRequest {
 	r := &eventsRequest{}
 	r.append(streamID{"k8s.namespace/shop", "node-1/var/log/pods/shop_web_0a1b/web/0.log"}, []batching.Event{
-		{Timestamp: 1_764_000_000_000, Message: `{"body":"GET /cart 200","resource":{"k8s.namespace.name":"shop"}}`},
-		{Timestamp: 1_764_000_000_001, Message: `{"body":"GET /cart 200","resource":{"k8s.namespace.name":"shop"}}`},
+		{Timestamp: 1_764_000_000_000, Message: `{\"body\":\"GET /cart 200\",\"resource\":{\"k8s.namespace.name\":\"shop\"}}`, Unescaped: 65},
+		{Timestamp: 1_764_000_000_001, Message: `{\"body\":\"GET /cart 200\",\"resource\":{\"k8s.namespace.name\":\"shop\"}}`, Unescaped: 65},
 		{Timestamp: -5, Message: "ü"},
 	})
 	r.append(streamID{"k8s.audit", "node-1/var/log/kube-apiserver/audit.log"}, []batching.Event{
-		{Timestamp: 1_764_000_000_002, Message: `{"kind":"Event"}`},
+		{Timestamp: 1_764_000_000_002, Message: `{\"kind\":\"Event\"}`, Unescaped: 16},
 	})
 	return r
+}
+
+// eventsOf lists every event of r as "stream|timestamp|size|message", in order.
+func eventsOf(r *eventsRequest) []string {
+	var out []string
+	for _, s := range unpacked(r).streams {
+		for _, ev := range s.events {
+			out = append(out, fmt.Sprintf("%s|%d|%d|%s", s.id.stream, ev.Timestamp, ev.MessageSize(), ev.Message))
+		}
+	}
+	return out
 }
 
 // TestQueueFormatVersions pins the persistent queue's format: the current version byte's file
@@ -35,21 +48,21 @@ func formatRequest() *eventsRequest {
 // Regenerate the current file only together with a new queueMagic version.
 func TestQueueFormatVersions(t *testing.T) {
 	want := formatRequest()
-	current := filepath.Join("testdata", "queue", "v2.bin")
+	current := filepath.Join("testdata", "queue", "v3.bin")
 	if os.Getenv("CW_WRITE_QUEUE_FORMAT") == "1" {
 		require.NoError(t, os.WriteFile(current, marshalRequest(want), 0o600))
 	}
 	got, err := os.ReadFile(current)
 	require.NoError(t, err)
 	assert.Equal(t, got, marshalRequest(want), "the queue format changed: give it a new version byte (queueMagic) and a new file")
-	assert.Equal(t, byte(2), queueMagic[len(queueMagic)-1])
+	assert.Equal(t, byte(3), queueMagic[len(queueMagic)-1])
 
-	for _, name := range []string{"v1-plain.bin", "v1-s2.bin", "v2.bin"} {
+	for _, name := range []string{"v1-plain.bin", "v1-s2.bin", "v2.bin", "v3.bin"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "queue", name))
 		require.NoError(t, err)
 		_, back, err := queueEncoding{}.Unmarshal(b)
 		require.NoError(t, err, name)
-		assert.Equal(t, flatten(want), flatten(back.(*eventsRequest)), name)
+		assert.Equal(t, eventsOf(want), eventsOf(back.(*eventsRequest)), name)
 	}
 }
 

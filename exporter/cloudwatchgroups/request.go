@@ -40,12 +40,14 @@ type streamEvents struct {
 	packed *packed
 }
 
-// size is the CloudWatch size of event i.
+// size is the CloudWatch size of event i. A packed event without escapes has its message's
+// length in its span.
 func (s *streamEvents) size(i int) int {
-	if s.packed != nil {
-		return spanLen(s.events[i].Ref) + batching.EventOverhead
+	ev := &s.events[i]
+	if s.packed != nil && ev.Unescaped == 0 {
+		return spanLen(ev.Ref) + batching.EventOverhead
 	}
-	return s.events[i].Size()
+	return ev.Size()
 }
 
 // bytes is the CloudWatch size of all its events.

@@ -223,7 +223,8 @@ func TestQueueEncodingReadsOTLPItems(t *testing.T) {
 func FuzzUnmarshalRequest(f *testing.F) {
 	r := reqOf(streamID{"g", "s"}, 3, 0, 7)
 	f.Add(marshalRequest(r)[len(queueMagic):], true)
-	f.Add([]byte("\x01\x01g\x01s\x01\x02\x03abc"), false) // one stream g/s, one event {1, "abc"}
+	f.Add([]byte("\x01\x01g\x01s\x01\x02\x00\x03abc"), false)  // one stream g/s, one event {1, "abc"}
+	f.Add([]byte("\x01\x01g\x01s\x01\x02\x01\x02\\\""), false) // one event {1, `\"`, unescaped 1}
 	f.Add([]byte{0}, false)
 	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"), false)
 	f.Fuzz(func(t *testing.T, in []byte, compressed bool) {
@@ -235,7 +236,7 @@ func FuzzUnmarshalRequest(f *testing.F) {
 		if compressed {
 			r, err = unmarshalRequest(append(append([]byte(nil), queueMagic...), in...))
 		} else {
-			r, err = decodeBody(append([]byte(nil), in...))
+			r, err = decodeBody(append([]byte(nil), in...), queueMagic[len(queueMagic)-1])
 		}
 		if err != nil {
 			return

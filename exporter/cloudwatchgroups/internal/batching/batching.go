@@ -6,6 +6,7 @@ package batching
 import (
 	"slices"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -34,14 +35,27 @@ const TruncationMarker = "…[truncated]"
 type Event struct {
 	// Timestamp in milliseconds since the Unix epoch.
 	Timestamp int64
-	// Message is the event text, UTF-8.
+	// Message is the event text as the PutLogEvents body carries it: the content of a JSON
+	// string, escaped, without the quotes (the exporter escapes each message once, as it
+	// writes it).
 	Message string
+	// Unescaped is Message's length once unescaped, in UTF-8 bytes: what CloudWatch counts.
+	// Zero for a message without escapes, whose length it is.
+	Unescaped int
 	// Ref identifies the source record; pieces of a split record share it.
 	Ref int
 }
 
+// MessageSize is the message's size as CloudWatch counts it.
+func (e Event) MessageSize() int {
+	if e.Unescaped > 0 {
+		return e.Unescaped
+	}
+	return len(e.Message)
+}
+
 // Size is the event's size as CloudWatch counts it.
-func (e Event) Size() int { return len(e.Message) + EventOverhead }
+func (e Event) Size() int { return e.MessageSize() + EventOverhead }
 
 // Oversize selects what happens to a message longer than the event limit.
 type Oversize int
@@ -100,7 +114,7 @@ func Prepare(events []Event, now time.Time, opts Options) ([]Event, Stats) {
 			st.Empty++
 			continue
 		}
-		if len(e.Message) <= maxBytes {
+		if e.MessageSize() <= maxBytes {
 			kept = append(kept, e)
 			continue
 		}
@@ -108,15 +122,17 @@ func Prepare(events []Event, now time.Time, opts Options) ([]Event, Stats) {
 			pieces := splitMessage(e.Message, maxBytes)
 			st.Split++
 			st.SplitPieces += len(pieces) - 1
-			e.Message = pieces[0]
+			e.Message, e.Unescaped = pieces[0].text, pieces[0].size
 			kept = append(kept, e)
 			for _, p := range pieces[1:] {
-				extra = append(extra, Event{Timestamp: e.Timestamp, Message: p, Ref: e.Ref})
+				extra = append(extra, Event{Timestamp: e.Timestamp, Message: p.text, Unescaped: p.size, Ref: e.Ref})
 			}
 			continue
 		}
 		st.Truncated++
-		e.Message = cutUTF8(e.Message, maxBytes-len(TruncationMarker)) + TruncationMarker
+		// The marker needs no escaping: its size is its length.
+		cut, size := cutEscaped(e.Message, maxBytes-len(TruncationMarker))
+		e.Message, e.Unescaped = cut+TruncationMarker, size+len(TruncationMarker)
 		kept = append(kept, e)
 	}
 	if len(extra) > 0 {
@@ -154,29 +170,93 @@ func insertPieces(kept, extra []Event) []Event {
 	return out
 }
 
-// cutUTF8 returns the longest prefix of s of at most n bytes that does not end inside a rune.
-func cutUTF8(s string, n int) string {
-	if n <= 0 {
-		return ""
+// cutEscaped returns the longest prefix of the escaped message s whose unescaped size is at
+// most n bytes and that ends neither inside an escape nor inside a rune, and that size.
+func cutEscaped(s string, n int) (string, int) {
+	i, size := 0, 0
+	for i < len(s) {
+		width, unescaped := 1, 1
+		switch c := s[i]; {
+		case c == '\\':
+			width, unescaped = escapeAt(s[i:])
+		case c >= utf8.RuneSelf:
+			_, width = utf8.DecodeRuneInString(s[i:])
+			unescaped = width
+		}
+		if size+unescaped > n {
+			break
+		}
+		i += width
+		size += unescaped
 	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return s[:i], size
 }
 
-// splitMessage cuts s into pieces of at most n bytes at rune boundaries.
-func splitMessage(s string, n int) []string {
-	var out []string
-	for len(s) > 0 {
-		p := cutUTF8(s, n)
-		if p == "" { // n smaller than one rune: fall back to a byte cut.
-			p = s[:min(n, len(s))]
+// escapeAt returns the length of the escape that starts s and the UTF-8 length of what it
+// stands for: \uXXXX (a pair of them for a rune beyond the Basic Multilingual Plane) or a
+// backslash and one byte. An escape cut short counts as what is left of it.
+func escapeAt(s string) (width, unescaped int) {
+	if len(s) < 2 || s[1] != 'u' {
+		return min(2, len(s)), 1
+	}
+	if len(s) < 6 {
+		return len(s), 1
+	}
+	r := hex4(s[2:6])
+	if utf16.IsSurrogate(r) && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+		if pair := utf16.DecodeRune(r, hex4(s[8:12])); pair != utf8.RuneError {
+			return 12, utf8.RuneLen(pair)
 		}
-		out = append(out, p)
+	}
+	if r < 0 || utf16.IsSurrogate(r) {
+		r = utf8.RuneError
+	}
+	return 6, utf8.RuneLen(r)
+}
+
+// hex4 reads four hexadecimal digits; -1 when they are not.
+func hex4(s string) rune {
+	var r rune
+	for i := range 4 {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// piece is part of a split message, with its unescaped size.
+type piece struct {
+	text string
+	size int
+}
+
+// splitMessage cuts the escaped message s into pieces of at most n unescaped bytes, at rune
+// and escape boundaries.
+func splitMessage(s string, n int) []piece {
+	var out []piece
+	for len(s) > 0 {
+		p, size := cutEscaped(s, n)
+		if p == "" { // n smaller than one rune or escape: fall back to cutting one of them.
+			w, u := 1, 1
+			if s[0] == '\\' {
+				w, u = escapeAt(s)
+			} else if s[0] >= utf8.RuneSelf {
+				_, w = utf8.DecodeRuneInString(s)
+				u = w
+			}
+			p, size = s[:w], u
+		}
+		out = append(out, piece{p, size})
 		s = s[len(p):]
 	}
 	return out

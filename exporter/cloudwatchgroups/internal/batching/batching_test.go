@@ -1,6 +1,7 @@
 package batching
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -11,6 +12,33 @@ import (
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func ms(d time.Duration) int64 { return now.Add(d).UnixMilli() }
+
+func TestCutEscaped(t *testing.T) {
+	tests := []struct {
+		s        string
+		n        int
+		want     string
+		wantSize int
+	}{
+		{`plain`, 3, `pla`, 3},
+		{`a\"b`, 1, `a`, 1},
+		{`a\"b`, 2, `a\"`, 2},
+		{`\\\\`, 1, `\\`, 1},
+		{`é\u00e9x`, 3, `é`, 2},
+		{`é\u00e9x`, 4, `é\u00e9`, 4},
+		{`\ud83d\ude00!`, 3, ``, 0},
+		{`\ud83d\ude00!`, 4, `\ud83d\ude00`, 4},
+		{`\ud83d!`, 3, `\ud83d`, 3}, // a lone surrogate stands for U+FFFD
+		{`ab\`, 5, `ab\`, 3},        // an escape cut short counts as one byte
+		{`中文`, 5, `中`, 3},
+	}
+	for _, tt := range tests {
+		got, size := cutEscaped(tt.s, tt.n)
+		if got != tt.want || size != tt.wantSize {
+			t.Errorf("cutEscaped(%q, %d) = %q, %d; want %q, %d", tt.s, tt.n, got, size, tt.want, tt.wantSize)
+		}
+	}
+}
 
 func TestPrepare(t *testing.T) {
 	big := strings.Repeat("é", 40) // 80 bytes
@@ -67,6 +95,27 @@ func TestPrepare(t *testing.T) {
 			wantMsgs: []string{"01234", "56789", "abc", "same ", "time ", "later", "after"},
 			want:     Stats{Split: 2, SplitPieces: 4},
 		},
+		{
+			// a"a"a"... escaped: 20 bytes as CloudWatch counts them, 30 as carried.
+			name:     "truncate counts unescaped bytes and keeps escapes whole",
+			in:       []Event{{Timestamp: ms(0), Message: strings.Repeat(`a\"`, 10), Unescaped: 20}},
+			opts:     Options{MaxEventBytes: 3 + len(TruncationMarker)},
+			wantMsgs: []string{`a\"a` + TruncationMarker},
+			want:     Stats{Truncated: 1},
+		},
+		{
+			name:     "escaped message within the limit is kept",
+			in:       []Event{{Timestamp: ms(0), Message: `a\"b\"c\"d`, Unescaped: 7}},
+			opts:     Options{MaxEventBytes: 7},
+			wantMsgs: []string{`a\"b\"c\"d`},
+		},
+		{
+			name:     "split at escape boundaries",
+			in:       []Event{{Timestamp: ms(0), Message: `x\u0001y\nz`, Unescaped: 5}},
+			opts:     Options{MaxEventBytes: 2, Oversize: Split},
+			wantMsgs: []string{`x\u0001`, `y\n`, `z`},
+			want:     Stats{Split: 1, SplitPieces: 2},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +123,13 @@ func TestPrepare(t *testing.T) {
 			var msgs []string
 			for _, e := range got {
 				msgs = append(msgs, e.Message)
+				var unescaped string
+				if err := json.Unmarshal([]byte(`"`+e.Message+`"`), &unescaped); err != nil {
+					t.Fatalf("%q is not the content of a JSON string: %v", e.Message, err)
+				}
+				if e.MessageSize() != len(unescaped) {
+					t.Errorf("%q: size %d, want %d", e.Message, e.MessageSize(), len(unescaped))
+				}
 			}
 			if strings.Join(msgs, "|") != strings.Join(tt.wantMsgs, "|") {
 				t.Fatalf("messages = %q, want %q", msgs, tt.wantMsgs)

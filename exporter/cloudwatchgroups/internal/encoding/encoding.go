@@ -33,21 +33,30 @@ const (
 // about where the record came from, registered as a resource attribute).
 type Extra struct{ Key, Value string }
 
-// AppendMessage appends the message for rec (with resource attributes res) to dst.
-func AppendMessage(dst []byte, f Format, res pcommon.Map, rec plog.LogRecord, extra Extra) []byte {
+// AppendMessage appends the message for rec (with resource attributes res) to dst, as the
+// content of the JSON string that carries it in a PutLogEvents body: escaped, without the
+// quotes. It returns dst and the message's size, its length once unescaped in UTF-8 bytes,
+// which is what CloudWatch counts. The escaping is written in the same pass as the message:
+// a JSON message's own quotes are escaped as they are written, and the strings inside it are
+// escaped twice at once (the twice table).
+func AppendMessage(dst []byte, f Format, res pcommon.Map, rec plog.LogRecord, extra Extra) ([]byte, int) {
+	start := len(dst)
 	if f == Raw {
-		return appendValidUTF8(dst, rec.Body().AsString())
+		dst, added := appendEscaped(dst, rec.Body().AsString(), once, unquoted)
+		return dst, len(dst) - start - added
 	}
-	dst = append(dst, '{')
+	w := msgWriter{b: dst}
+	w.b = append(w.b, '{')
 	first := true
 	field := func(name string) { // one of the fixed names below: nothing to escape
 		if !first {
-			dst = append(dst, ',')
+			w.b = append(w.b, ',')
 		}
 		first = false
-		dst = append(dst, '"')
-		dst = append(dst, name...)
-		dst = append(dst, '"', ':')
+		w.b = append(w.b, '\\', '"')
+		w.b = append(w.b, name...)
+		w.b = append(w.b, '\\', '"', ':')
+		w.added += 2
 	}
 	ts := rec.Timestamp()
 	if ts == 0 {
@@ -55,43 +64,64 @@ func AppendMessage(dst []byte, f Format, res pcommon.Map, rec plog.LogRecord, ex
 	}
 	if ts != 0 {
 		field("timestamp")
-		dst = append(dst, '"')
-		dst = appendTimestamp(dst, ts)
-		dst = append(dst, '"')
+		w.quote()
+		w.b = appendTimestamp(w.b, ts)
+		w.quote()
 	}
 	if s := rec.SeverityText(); s != "" {
 		field("severity_text")
-		dst = appendString(dst, s)
+		w.str(s)
 	}
 	if n := rec.SeverityNumber(); n != plog.SeverityNumberUnspecified {
 		field("severity_number")
-		dst = strconv.AppendInt(dst, int64(n), 10)
+		w.b = strconv.AppendInt(w.b, int64(n), 10)
 	}
 	if rec.Body().Type() != pcommon.ValueTypeEmpty {
 		field("body")
-		dst = appendValue(dst, rec.Body())
+		w.value(rec.Body())
 	}
 	if id := rec.TraceID(); !id.IsEmpty() {
 		field("trace_id")
-		dst = append(dst, '"')
-		dst = hex.AppendEncode(dst, id[:])
-		dst = append(dst, '"')
+		w.quote()
+		w.b = hex.AppendEncode(w.b, id[:])
+		w.quote()
 	}
 	if id := rec.SpanID(); !id.IsEmpty() {
 		field("span_id")
-		dst = append(dst, '"')
-		dst = hex.AppendEncode(dst, id[:])
-		dst = append(dst, '"')
+		w.quote()
+		w.b = hex.AppendEncode(w.b, id[:])
+		w.quote()
 	}
 	if attrs := rec.Attributes(); attrs.Len() > 0 {
 		field("attributes")
-		dst = appendMap(dst, attrs, Extra{})
+		w.mapObject(attrs, Extra{})
 	}
 	if res.Len() > 0 || extra.Key != "" {
 		field("resource")
-		dst = appendMap(dst, res, extra)
+		w.mapObject(res, extra)
 	}
-	return append(dst, '}')
+	w.b = append(w.b, '}')
+	return w.b, len(w.b) - start - w.added
+}
+
+// msgWriter writes a JSON document already escaped as the content of a JSON string, and
+// counts the bytes that escaping added.
+type msgWriter struct {
+	b     []byte
+	added int
+}
+
+// quote writes one of the document's own quotes.
+func (w *msgWriter) quote() {
+	w.b = append(w.b, '\\', '"')
+	w.added++
+}
+
+// str writes s as a JSON string of the document.
+func (w *msgWriter) str(s string) {
+	var added int
+	w.b, added = appendEscaped(w.b, s, twice, escapedQuoted)
+	w.added += added
 }
 
 // appendTimestamp appends ts in UTC as time.RFC3339Nano writes it (the fraction without its
@@ -151,10 +181,10 @@ func append2(dst []byte, v int) []byte {
 	return append(dst, decimalDigits[v/10], decimalDigits[v%10])
 }
 
-// appendMap writes m as a JSON object; a non-empty extra.Key is written last with its value,
+// mapObject writes m as a JSON object; a non-empty extra.Key is written last with its value,
 // in place of m's own value for that key.
-func appendMap(dst []byte, m pcommon.Map, extra Extra) []byte {
-	dst = append(dst, '{')
+func (w *msgWriter) mapObject(m pcommon.Map, extra Extra) {
+	w.b = append(w.b, '{')
 	first := true
 	addExtra := extra.Key != ""
 	m.Range(func(k string, v pcommon.Value) bool {
@@ -162,57 +192,59 @@ func appendMap(dst []byte, m pcommon.Map, extra Extra) []byte {
 			return true
 		}
 		if !first {
-			dst = append(dst, ',')
+			w.b = append(w.b, ',')
 		}
 		first = false
-		dst = appendString(dst, k)
-		dst = append(dst, ':')
-		dst = appendValue(dst, v)
+		w.str(k)
+		w.b = append(w.b, ':')
+		w.value(v)
 		return true
 	})
 	if addExtra {
 		if !first {
-			dst = append(dst, ',')
+			w.b = append(w.b, ',')
 		}
-		dst = appendString(dst, extra.Key)
-		dst = append(dst, ':')
-		dst = appendString(dst, extra.Value)
+		w.str(extra.Key)
+		w.b = append(w.b, ':')
+		w.str(extra.Value)
 	}
-	return append(dst, '}')
+	w.b = append(w.b, '}')
 }
 
-func appendValue(dst []byte, v pcommon.Value) []byte {
+func (w *msgWriter) value(v pcommon.Value) {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		return appendString(dst, v.Str())
+		w.str(v.Str())
 	case pcommon.ValueTypeInt:
-		return strconv.AppendInt(dst, v.Int(), 10)
+		w.b = strconv.AppendInt(w.b, v.Int(), 10)
 	case pcommon.ValueTypeDouble:
 		d := v.Double()
 		if math.IsNaN(d) || math.IsInf(d, 0) { // not representable in JSON
-			return appendString(dst, strconv.FormatFloat(d, 'g', -1, 64))
+			w.str(strconv.FormatFloat(d, 'g', -1, 64))
+			return
 		}
-		return strconv.AppendFloat(dst, d, 'g', -1, 64)
+		w.b = strconv.AppendFloat(w.b, d, 'g', -1, 64)
 	case pcommon.ValueTypeBool:
-		return strconv.AppendBool(dst, v.Bool())
+		w.b = strconv.AppendBool(w.b, v.Bool())
 	case pcommon.ValueTypeMap:
-		return appendMap(dst, v.Map(), Extra{})
+		w.mapObject(v.Map(), Extra{})
 	case pcommon.ValueTypeSlice:
 		s := v.Slice()
-		dst = append(dst, '[')
+		w.b = append(w.b, '[')
 		for i := 0; i < s.Len(); i++ {
 			if i > 0 {
-				dst = append(dst, ',')
+				w.b = append(w.b, ',')
 			}
-			dst = appendValue(dst, s.At(i))
+			w.value(s.At(i))
 		}
-		return append(dst, ']')
+		w.b = append(w.b, ']')
 	case pcommon.ValueTypeBytes:
-		dst = append(dst, '"')
-		dst = base64.StdEncoding.AppendEncode(dst, v.Bytes().AsRaw())
-		return append(dst, '"')
+		w.quote()
+		w.b = base64.StdEncoding.AppendEncode(w.b, v.Bytes().AsRaw())
+		w.quote()
+	default:
+		w.b = append(w.b, "null"...)
 	}
-	return append(dst, "null"...)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -243,105 +275,192 @@ func special8(x uint64) uint64 {
 }
 
 // appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-//
-// It writes through an index into dst's spare capacity. Every input byte becomes at most six
-// output bytes (a \u00XX escape), so with the room known the steps run in stretches without
-// a bounds or room check, reading and writing through pointers: each step stores the next
-// eight input bytes whole and then advances only past the plain ones, so a run of plain bytes
-// costs one load, one store and one test per eight, and a '"' or '\\' (which a JSON message
-// is full of) two stores.
 func appendString(dst []byte, s string) []byte {
+	dst, _ = appendEscaped(dst, s, once, quoted)
+	return dst
+}
+
+// escapes says what an escaping writes for each ASCII byte; a plain byte stands for itself.
+type escapes [utf8.RuneSelf]escape
+
+// escape is what one ASCII byte becomes: the first n bytes of text, of which added are the
+// escaping's own (what unescaping takes away again).
+type escape struct {
+	text  [8]byte
+	n     uint8
+	added uint8
+}
+
+// once escapes a string's bytes for a JSON string: '"' and '\\' get a backslash, control
+// bytes become \n, \r, \t or \u00XX.
+var once = makeEscapes(func(b byte) string {
+	switch b {
+	case '"', '\\':
+		return string([]byte{'\\', b})
+	case '\n':
+		return `\n`
+	case '\r':
+		return `\r`
+	case '\t':
+		return `\t`
+	}
+	if b < 0x20 {
+		return string([]byte{'\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF]})
+	}
+	return string([]byte{b})
+}, func(byte) int { return 1 })
+
+// twice escapes the bytes of a string inside a JSON document that is itself the content of
+// a JSON string: each byte as once escapes it, and then that escape's '"' and '\\' again.
+// What an escape adds counts against the document's text: a '"' is \" in the document (2
+// bytes) and \\\" here (4), so it adds 2.
+var twice = makeEscapes(func(b byte) string {
+	var out []byte
+	for _, c := range once[b].text[:once[b].n] {
+		out = append(out, once[c].text[:once[c].n]...)
+	}
+	return string(out)
+}, func(b byte) int { return int(once[b].n) })
+
+// makeEscapes builds an escape table from what each ASCII byte becomes and the length of the
+// text that stands for.
+func makeEscapes(to func(b byte) string, stands func(b byte) int) *escapes {
+	t := new(escapes)
+	for b := range byte(utf8.RuneSelf) {
+		text := to(b)
+		e := &t[b]
+		copy(e.text[:], text)
+		e.n = uint8(len(text))                 //nolint:gosec // at most 7 (a control byte escaped twice: \\u00XX)
+		e.added = uint8(len(text) - stands(b)) //nolint:gosec // an escape is never shorter than what it stands for
+	}
+	return t
+}
+
+// appendEscaped appends s escaped with t, between two quotes (q: none, '"' or the escaped
+// \"), and returns how many bytes the escapes added (the appended length less the length of
+// the text they stand for; an escaped quote adds 1). Invalid UTF-8 becomes U+FFFD (3 bytes,
+// added 0: the text it stands for is U+FFFD too).
+//
+// It writes through pointers into dst's spare capacity, checking the room once per step (each
+// step writes less than stringSlack bytes). A step stores the next eight input bytes whole
+// and advances past the plain ones, so a run of plain bytes costs one load, one store and one
+// test per eight, and an escape (which a JSON message is full of) one table load and one
+// store.
+func appendEscaped(dst []byte, s string, t *escapes, q quote) ([]byte, int) {
 	buf := slices.Grow(dst, len(s)+len(s)/8+stringSlack)
 	buf = buf[:cap(buf)]
-	j := len(dst)
-	buf[j] = '"'
-	j++
-	src := unsafe.Pointer(unsafe.StringData(s)) //nolint:gosec // read below only at offsets i+7 < len(s), or i < len(s)
+	j, added := q.write(buf, len(dst))
+	src := unsafe.Pointer(unsafe.StringData(s))   //nolint:gosec // read only at offsets below len(s)
+	dstp := unsafe.Pointer(unsafe.SliceData(buf)) //nolint:gosec // written only below j+stringSlack <= len(buf)
+	limit := len(buf) - stringSlack
 	for i := 0; i < len(s); {
-		// This stretch may consume n more input bytes: its output fits in buf with
-		// stringSlack to spare, which the 8-byte store needs.
-		n := min(len(s)-i, (len(buf)-j-stringSlack)/6)
-		if n <= 0 {
+		if j > limit {
+			// Every step below writes less than stringSlack bytes from j.
 			rest := len(s) - i
-			buf = slices.Grow(buf[:j], rest+rest/8+6+stringSlack)
+			buf = slices.Grow(buf[:j], rest+rest/4+stringSlack)
 			buf = buf[:cap(buf)]
-			continue
+			dstp = unsafe.Pointer(unsafe.SliceData(buf)) //nolint:gosec // as above
+			limit = len(buf) - stringSlack
 		}
-		end := i + n
-		dstp := unsafe.Pointer(unsafe.SliceData(buf)) //nolint:gosec // written below only at offsets j+7 < len(buf) (the stretch's room)
-		for i < end {
-			if i+8 <= len(s) {
-				x := load8(unsafe.Add(src, i))
-				store8(unsafe.Add(dstp, j), x)
-				m := special8(x)
-				if m == 0 {
-					i += 8
-					j += 8
-					continue
-				}
+		// A run of plain words, in a loop of its own that calls nothing (so that its
+		// variables stay in registers).
+		stop := false // the run stopped at a byte that needs work
+		for i+8 <= len(s) && j <= limit {
+			x := load8(unsafe.Add(src, i))
+			store8(unsafe.Add(dstp, j), x)
+			if m := special8(x); m != 0 {
 				k := bits.TrailingZeros64(m) >> 3
 				i += k
 				j += k
+				stop = true
+				break
 			}
-			b := *(*byte)(unsafe.Add(src, i))
-			switch {
-			case b == '"' || b == '\\':
-				*(*[2]byte)(unsafe.Add(dstp, j)) = [2]byte{'\\', b}
-				i++
-				j += 2
-			case plain[b]:
-				*(*byte)(unsafe.Add(dstp, j)) = b
-				i++
-				j++
-			case b >= utf8.RuneSelf:
-				r, size := utf8.DecodeRuneInString(s[i:])
-				if r == utf8.RuneError && size == 1 {
-					j += copy(buf[j:], "\ufffd")
-				} else {
-					j += copy(buf[j:], s[i:i+size])
-				}
-				i += size
-			default:
-				buf[j] = '\\'
-				switch b {
-				case '\n':
-					buf[j+1] = 'n'
-				case '\r':
-					buf[j+1] = 'r'
-				case '\t':
-					buf[j+1] = 't'
-				default:
-					buf[j+1], buf[j+2], buf[j+3], buf[j+4], buf[j+5] = 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF]
-					j += 4
-				}
-				j += 2
-				i++
-			}
+			i += 8
+			j += 8
 		}
-	}
-	buf[j] = '"'
-	return buf[:j+1]
-}
-
-// stringSlack is the spare room appendString keeps ahead of its write index: an 8-byte store,
-// or one escape (at most 6 bytes), or one rune (at most 4), and the closing quote.
-const stringSlack = 16
-
-// appendValidUTF8 appends s with every invalid UTF-8 sequence replaced by U+FFFD, as the JSON
-// body will carry it: a raw message is sized (and truncated or split) in the bytes CloudWatch
-// counts, not in the shorter invalid input.
-func appendValidUTF8(dst []byte, s string) []byte {
-	if utf8.ValidString(s) {
-		return append(dst, s...)
-	}
-	for len(s) > 0 {
-		r, size := utf8.DecodeRuneInString(s)
-		if r == utf8.RuneError && size <= 1 {
-			dst = utf8.AppendRune(dst, utf8.RuneError)
+		if !stop {
+			if j > limit {
+				continue
+			}
+			if i == len(s) {
+				break
+			}
+			// Fewer than eight bytes are left: the last eight of s (when it has eight)
+			// shifted down, the lanes above them filled with a plain byte.
+			rem := len(s) - i
+			var x uint64
+			if len(s) >= 8 {
+				x = load8(unsafe.Add(src, len(s)-8))>>(8*(8-rem)) | lsb*'a'<<(8*rem)
+			} else {
+				x = tail8(s[i:])
+			}
+			store8(unsafe.Add(dstp, j), x)
+			m := special8(x)
+			if m == 0 {
+				j += len(s) - i
+				break
+			}
+			k := bits.TrailingZeros64(m) >> 3 // below len(s)-i: the padding is plain
+			i += k
+			j += k
+		}
+		// j may have moved up to 7 bytes past limit: the room left is at least 9 bytes, and
+		// what follows writes at most 8 (an escape's store, a rune, U+FFFD).
+		b := *(*byte)(unsafe.Add(src, i))
+		if b < utf8.RuneSelf {
+			e := &t[b]
+			store8(unsafe.Add(dstp, j), load8(unsafe.Pointer(&e.text))) //nolint:gosec // an 8-byte array
+			j += int(e.n)
+			added += int(e.added)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			j += copy(buf[j:], "\ufffd")
 		} else {
-			dst = append(dst, s[:size]...)
+			j += copy(buf[j:], s[i:i+size])
 		}
-		s = s[size:]
+		i += size
 	}
-	return dst
+	if len(buf)-j < 2 { // the closing quote
+		buf = slices.Grow(buf[:j], 2)
+		buf = buf[:cap(buf)]
+	}
+	j, a := q.write(buf, j)
+	return buf[:j], added + a
 }
+
+// write writes the quote into buf at j, which has room for it, and returns the index after
+// it and the bytes its escape adds.
+func (q quote) write(buf []byte, j int) (int, int) {
+	switch q {
+	case quoted:
+		buf[j] = '"'
+		return j + 1, 0
+	case escapedQuoted:
+		buf[j], buf[j+1] = '\\', '"'
+		return j + 2, 1
+	}
+	return j, 0
+}
+
+// tail8 returns the last (up to seven) bytes of a string as a word, padded with a plain byte.
+func tail8(s string) uint64 {
+	w := [8]byte{'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a'}
+	copy(w[:], s)
+	return load8(unsafe.Pointer(&w)) //nolint:gosec // an 8-byte array
+}
+
+// quote is what appendEscaped writes around a string.
+type quote uint8
+
+const (
+	unquoted      quote = iota
+	quoted              // "
+	escapedQuoted       // \", a quote of a JSON document inside a JSON string
+)
+
+// stringSlack is the spare room appendEscaped keeps ahead of its write index: an 8-byte
+// store, or one rune (at most 4), and a quote on each side (at most 2 bytes each).
+const stringSlack = 16

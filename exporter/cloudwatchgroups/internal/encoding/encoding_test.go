@@ -30,12 +30,27 @@ func record() plog.LogRecord {
 	return rec
 }
 
+// message returns AppendMessage's message unescaped, after checking that it is the content of
+// a JSON string and that its size is the unescaped length.
+func message(t testing.TB, f Format, res pcommon.Map, rec plog.LogRecord, extra Extra) string {
+	t.Helper()
+	out, size := AppendMessage(nil, f, res, rec, extra)
+	var msg string
+	if err := json.Unmarshal([]byte(`"`+string(out)+`"`), &msg); err != nil {
+		t.Fatalf("not the content of a JSON string: %s: %v", out, err)
+	}
+	if size != len(msg) {
+		t.Fatalf("size %d, want %d (the unescaped length) for %s", size, len(msg), out)
+	}
+	return msg
+}
+
 func TestJSON(t *testing.T) {
 	res := pcommon.NewMap()
 	res.PutStr("k8s.node.name", "node-1")
-	got := AppendMessage(nil, JSON, res, record(), Extra{Key: "log.type", Value: "application"})
+	got := message(t, JSON, res, record(), Extra{Key: "log.type", Value: "application"})
 	var m map[string]any
-	if err := json.Unmarshal(got, &m); err != nil {
+	if err := json.Unmarshal([]byte(got), &m); err != nil {
 		t.Fatalf("invalid JSON %s: %v", got, err)
 	}
 	want := map[string]any{
@@ -67,27 +82,48 @@ func TestJSON(t *testing.T) {
 func TestJSONWritesTypeIntoResourceAndOmitsEmpty(t *testing.T) {
 	rec := plog.NewLogRecord()
 	rec.Attributes().PutStr("log.type", "audit")
-	got := string(AppendMessage(nil, JSON, pcommon.NewMap(), rec, Extra{Key: "log.type", Value: "application"}))
+	got := message(t, JSON, pcommon.NewMap(), rec, Extra{Key: "log.type", Value: "application"})
 	if got != `{"attributes":{"log.type":"audit"},"resource":{"log.type":"application"}}` {
 		t.Fatalf("got %s", got)
 	}
 	res := pcommon.NewMap()
 	res.PutStr("log.type", "nonsense")
 	res.PutStr("host.name", "n")
-	got = string(AppendMessage(nil, JSON, res, plog.NewLogRecord(), Extra{Key: "log.type", Value: "application"}))
+	got = message(t, JSON, res, plog.NewLogRecord(), Extra{Key: "log.type", Value: "application"})
 	if got != `{"resource":{"host.name":"n","log.type":"application"}}` {
 		t.Fatalf("got %s", got)
+	}
+}
+
+// The message is written escaped for the body it travels in: the document's own quotes once,
+// the strings inside it twice, and its size is the document's length.
+func TestMessageIsWrittenEscaped(t *testing.T) {
+	rec := plog.NewLogRecord()
+	rec.Body().SetStr("a\"b\\c\n\x01\xffé")
+	rec.Attributes().PutInt("n", 7)
+	out, size := AppendMessage([]byte("pre"), JSON, pcommon.NewMap(), rec, Extra{})
+	want := `pre{\"body\":\"a\\\"b\\\\c\\n\\u0001` + "\ufffdé" + `\",\"attributes\":{\"n\":7}}`
+	if string(out) != want {
+		t.Fatalf("got  %s\nwant %s", out, want)
+	}
+	doc := `{"body":"a\"b\\c\n\u0001` + "\ufffdé" + `","attributes":{"n":7}}`
+	if size != len(doc) {
+		t.Fatalf("size %d, want %d", size, len(doc))
+	}
+	out, size = AppendMessage(nil, Raw, pcommon.NewMap(), rec, Extra{})
+	if want := `a\"b\\c\n\u0001` + "\ufffdé"; string(out) != want || size != len("a\"b\\c\n\x01\ufffdé") {
+		t.Fatalf("raw: got %s (%d)", out, size)
 	}
 }
 
 func TestRaw(t *testing.T) {
 	rec := plog.NewLogRecord()
 	rec.Body().SetStr("plain line")
-	if got := string(AppendMessage(nil, Raw, pcommon.NewMap(), rec, Extra{})); got != "plain line" {
+	if got := message(t, Raw, pcommon.NewMap(), rec, Extra{}); got != "plain line" {
 		t.Fatalf("got %q", got)
 	}
 	rec.Body().SetEmptyMap().PutInt("a", 1)
-	if got := string(AppendMessage(nil, Raw, pcommon.NewMap(), rec, Extra{})); got != `{"a":1}` {
+	if got := message(t, Raw, pcommon.NewMap(), rec, Extra{}); got != `{"a":1}` {
 		t.Fatalf("got %q", got)
 	}
 }
@@ -99,10 +135,13 @@ func FuzzJSONString(f *testing.F) {
 		rec := plog.NewLogRecord()
 		rec.Body().SetStr(s)
 		rec.Attributes().PutStr(s, s)
-		out := AppendMessage(nil, JSON, pcommon.NewMap(), rec, Extra{})
+		out := message(t, JSON, pcommon.NewMap(), rec, Extra{})
 		var m map[string]any
-		if err := json.Unmarshal(out, &m); err != nil {
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
 			t.Fatalf("invalid JSON for %q: %s", s, out)
+		}
+		if want := string([]rune(s)); m["body"] != want || m["attributes"].(map[string]any)[want] != want {
+			t.Fatalf("body and attribute of %q come back as %s", s, out)
 		}
 	})
 }
@@ -114,7 +153,7 @@ func BenchmarkJSON(b *testing.B) {
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = AppendMessage(buf[:0], JSON, res, rec, Extra{Key: "log.type", Value: "application"})
+		buf, _ = AppendMessage(buf[:0], JSON, res, rec, Extra{Key: "log.type", Value: "application"})
 	}
 }
 
@@ -124,12 +163,12 @@ func BenchmarkJSON(b *testing.B) {
 func TestRawMessageIsValidUTF8BeforeSizing(t *testing.T) {
 	rec := plog.NewLogRecord()
 	rec.Body().SetStr("a\xffb\xc3")
-	got := string(AppendMessage(nil, Raw, pcommon.NewMap(), rec, Extra{}))
+	got := message(t, Raw, pcommon.NewMap(), rec, Extra{})
 	if want := "a\uFFFDb\uFFFD"; got != want {
 		t.Fatalf("raw message = %q, want %q", got, want)
 	}
 	rec.Body().SetStr(strings.Repeat("\xff", 1000))
-	if n := len(AppendMessage(nil, Raw, pcommon.NewMap(), rec, Extra{})); n != 3000 {
+	if n := len(message(t, Raw, pcommon.NewMap(), rec, Extra{})); n != 3000 {
 		t.Fatalf("1000 invalid bytes sized as %d bytes, want 3000", n)
 	}
 }

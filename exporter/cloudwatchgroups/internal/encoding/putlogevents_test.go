@@ -36,7 +36,15 @@ func TestPutLogEventsBodyMatchesSDK(t *testing.T) {
 	if _, err := client.PutLogEvents(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
-	ours := AppendPutLogEventsBody(nil, "g/1", "node.var.log.x", events)
+	escaped := make([]types.InputLogEvent, len(events))
+	for i, e := range events {
+		msg, size := Escape(nil, *e.Message)
+		if size != len(*e.Message) {
+			t.Errorf("size of %q = %d, want %d", *e.Message, size, len(*e.Message))
+		}
+		escaped[i] = types.InputLogEvent{Timestamp: e.Timestamp, Message: aws.String(string(msg))}
+	}
+	ours := AppendPutLogEventsBody(nil, "g/1", "node.var.log.x", escaped)
 	var a, b any
 	if err := json.Unmarshal(sdkBody, &a); err != nil {
 		t.Fatal(err)
