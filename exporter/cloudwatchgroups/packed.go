@@ -12,10 +12,10 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/bufpool"
 )
 
-// packed is the body of a request read back from the persistent queue, kept as the queue
-// stored it (one S2 block) while its events wait in the batcher's partitions and for a
+// packed is the messages of a request read back from the persistent queue (or the whole body
+// of a version 3 item), kept as the queue stored them (one S2 block) while its events wait in the batcher's partitions and for a
 // consumer: JSON messages compress several times, and a partition holds up to a whole batch
-// per stream until it is full or flush_timeout passes. Sending decodes it again (design.md,
+// per stream until it is full or flush_timeout passes. Sending decodes it (design.md,
 // section 5a, "Packed while waiting").
 type packed struct {
 	block []byte // the S2 block
@@ -35,7 +35,7 @@ func (p *packed) body() ([]byte, error) {
 	return b, nil
 }
 
-// A packed event's Ref holds its message's span in the decoded body: offset in the high 32
+// A packed event's Ref holds its message's span in the decoded block: offset in the high 32
 // bits, length in the low 32. Bodies of 4 GiB or more are never packed.
 const spanBits = 32
 
@@ -46,8 +46,8 @@ func spanOf(off, n int) int { return off<<spanBits | n }
 func spanOff(ref int) int   { return ref >> spanBits }
 func spanLen(ref int) int   { return ref & (1<<spanBits - 1) }
 
-// pack turns the events of req, whose messages are substrings of body, into packed
-// segments of block (body compressed), and reports whether it did: then nothing of req
+// pack turns the events of a version 3 item's req, whose messages are substrings of body,
+// into packed segments of block (body compressed), and reports whether it did: then nothing of req
 // refers to body any more. It leaves req as it is when spans do not fit.
 func pack(req *eventsRequest, body []byte, block []byte) bool {
 	if !canPack || uint64(len(body)) >= 1<<spanBits {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"strings"
 	"unsafe"
 
@@ -20,24 +21,31 @@ import (
 
 // queueMagic starts every request the exporter writes to a persistent queue; its last byte
 // is the format version and changes with every change of the format (TestQueueFormatVersions
-// pins the bytes of each version in testdata/queue). Version 3 is the magic, one mode byte
-// (queueS2 or queuePlain) and the body, as one S2 block (github.com/klauspost/compress/s2)
-// or as is:
+// pins the bytes of each version in testdata/queue). Version 4 is the magic, one mode byte
+// (queueS2 or queuePlain), the CRC-32C (Castagnoli, little-endian) of everything after it,
+// and then the index and the messages:
 //
-//	uvarint streams, then per stream: uvarint len + group, uvarint len + stream,
-//	uvarint events, then per event: varint timestamp (ms), uvarint unescaped size
-//	(batching.Event.Unescaped), uvarint len + message (escaped, as the body carries it).
+//	uvarint len + index: uvarint streams, then per stream: uvarint len + group,
+//	  uvarint len + stream, uvarint events, then per event: varint timestamp (ms),
+//	  uvarint unescaped size (batching.Event.Unescaped), uvarint message length;
+//	the messages (escaped, as the body carries them), one after the other: one S2 block
+//	  (github.com/klauspost/compress/s2) or as they are.
 //
-// Version 2 was the same without the unescaped size, with messages as they are (unescaped);
-// version 1 had no mode byte either: first the plain body, later one S2 block under the same
-// byte. Both are still read, and their messages escaped on reading.
+// The index stays uncompressed so that reading an item back parses only the index and checks
+// the sum: the messages stay compressed, untouched, until they are sent (packed).
+//
+// Version 3 was one mode byte and one body (S2 or plain) of the index with each message
+// inline after its fields. Version 2 was version 3 without the unescaped sizes, with messages
+// as they are (unescaped); version 1 had no mode byte either: first the plain body, later one
+// S2 block under the same byte. All are still read; the messages of versions 1 and 2 are
+// escaped on reading.
 //
 // Compression matters more than its CPU: JSON messages shrink several times, and the
 // storage rewrites each queued value several times (bbolt copies neighboring values when a
 // leaf page changes), so every stored byte is paid for again and again.
-var queueMagic = []byte("cwg\x03")
+var queueMagic = []byte("cwg\x04")
 
-// Mode bytes (versions 2 and 3).
+// Mode bytes (versions 2 to 4).
 const (
 	queuePlain = 'p'
 	queueS2    = 's'
@@ -96,42 +104,54 @@ func (q queueEncoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Req
 }
 
 func marshalRequest(r *eventsRequest) []byte {
-	n := len(queueMagic) + binary.MaxVarintLen64
+	nIndex, nMsgs := binary.MaxVarintLen64, 0
 	for _, s := range r.streams {
-		n += len(s.id.group) + len(s.id.stream) + 3*binary.MaxVarintLen64
+		nIndex += len(s.id.group) + len(s.id.stream) + 3*binary.MaxVarintLen64
+		nIndex += len(s.events) * 4 * binary.MaxVarintLen64
 		for _, ev := range s.events {
-			n += len(ev.Message) + 3*binary.MaxVarintLen64
+			nMsgs += len(ev.Message)
 		}
 	}
-	b := bufpool.Get(n)[:0] // n is enough: b never grows
-	b = binary.AppendUvarint(b, uint64(len(r.streams)))
+	index := bufpool.Get(nIndex)[:0] // nIndex is enough: index never grows
+	msgs := bufpool.Get(nMsgs)[:0]
+	index = binary.AppendUvarint(index, uint64(len(r.streams)))
 	for _, s := range r.streams {
-		b = appendString(b, s.id.group)
-		b = appendString(b, s.id.stream)
-		b = binary.AppendUvarint(b, uint64(len(s.events)))
+		index = appendString(index, s.id.group)
+		index = appendString(index, s.id.stream)
+		index = binary.AppendUvarint(index, uint64(len(s.events)))
 		for _, ev := range s.events {
-			b = binary.AppendVarint(b, ev.Timestamp)
-			b = binary.AppendUvarint(b, uint64(ev.Unescaped)) //nolint:gosec // never negative
-			b = appendString(b, ev.Message)
+			index = binary.AppendVarint(index, ev.Timestamp)
+			index = binary.AppendUvarint(index, uint64(ev.Unescaped)) //nolint:gosec // never negative
+			index = binary.AppendUvarint(index, uint64(len(ev.Message)))
+			msgs = append(msgs, ev.Message...)
 		}
 	}
-	// Compressed into a pooled buffer of the largest possible size, then copied into one of
-	// the size it came to: the queue's copy is about a quarter of the body, not all of it.
-	block := bufpool.Get(s2.MaxEncodedLen(len(b)))
-	block = s2.Encode(block, b)
-	var out []byte
-	if len(b) > maxQueueRatio*len(block) {
-		// Too compressible for the decoder's bound: store the body as is.
-		out = make([]byte, 0, len(queueMagic)+1+len(b))
-		out = append(append(append(out, queueMagic...), queuePlain), b...)
-	} else {
-		out = make([]byte, 0, len(queueMagic)+1+len(block))
-		out = append(append(append(out, queueMagic...), queueS2), block...)
+	// Compressed into a pooled buffer of the largest possible size, then copied into the
+	// item, which is of the size it came to: the queue's copy is about a quarter of the
+	// messages, not all of them.
+	block := bufpool.Get(s2.MaxEncodedLen(len(msgs)))
+	block = s2.Encode(block, msgs)
+	mode, payload := byte(queueS2), block
+	if len(msgs) > maxQueueRatio*len(block) {
+		// Too compressible for the decoder's bound: store the messages as they are.
+		mode, payload = queuePlain, msgs
 	}
+	out := make([]byte, 0, len(queueMagic)+1+4+binary.MaxVarintLen64+len(index)+len(payload))
+	out = append(out, queueMagic...)
+	out = append(out, mode, 0, 0, 0, 0)
+	sum := len(out)
+	out = binary.AppendUvarint(out, uint64(len(index)))
+	out = append(out, index...)
+	out = append(out, payload...)
+	binary.LittleEndian.PutUint32(out[sum-4:sum], crc32.Checksum(out[sum:], castagnoli))
 	bufpool.Put(block)
-	bufpool.Put(b) // copied into out (compressed or as is)
+	bufpool.Put(msgs)
+	bufpool.Put(index)
 	return out
 }
+
+// castagnoli is the CRC-32C table (the CPU's crc32 instruction computes it where it has one).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -161,6 +181,8 @@ func unmarshalRequest(b []byte) (*eventsRequest, error) {
 			return nil, err
 		}
 		return escapeMessages(req), nil
+	case 4:
+		return unmarshalV4(rest)
 	case 2, 3:
 		switch rest[0] {
 		case queuePlain:
@@ -192,6 +214,112 @@ func unmarshalRequest(b []byte) (*eventsRequest, error) {
 		}
 	}
 	return nil, errCorruptRequest
+}
+
+// unmarshalV4 decodes a version 4 item after the magic: it checks the sum, parses the index
+// and keeps an S2 block of messages packed as it is, without decoding it.
+func unmarshalV4(rest []byte) (*eventsRequest, error) {
+	if len(rest) < 5 {
+		return nil, errCorruptRequest
+	}
+	mode, sum, body := rest[0], binary.LittleEndian.Uint32(rest[1:5]), rest[5:]
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, errCorruptRequest
+	}
+	n, k := binary.Uvarint(body)
+	if k <= 0 || n > uint64(len(body)-k) { //nolint:gosec // k is positive
+		return nil, errCorruptRequest
+	}
+	index, payload := body[k:k+int(n)], body[k+int(n):]                                    //nolint:gosec // n is at most len(body)-k
+	streams, total, err := decodeIndex(unsafe.String(unsafe.SliceData(index), len(index))) //nolint:gosec // body is owned here and never written
+	if err != nil {
+		return nil, err
+	}
+	switch mode {
+	case queueS2:
+		if dl, err := s2.DecodedLen(payload); err != nil || dl != total || dl > maxQueueRatio*len(payload) {
+			return nil, errCorruptRequest
+		}
+		if canPack && total < 1<<spanBits {
+			p := &packed{block: payload, n: total}
+			off := 0
+			req := &eventsRequest{streams: make([]streamEvents, 0, len(streams))}
+			for _, s := range streams {
+				for i := range s.events {
+					n := s.events[i].Ref
+					s.events[i].Ref = spanOf(off, n)
+					off += n
+				}
+				s.packed = p
+				req.appendSegment(s)
+			}
+			return req, nil
+		}
+		msgs, err := decodeBlock(payload, total)
+		if err != nil {
+			return nil, err
+		}
+		return withMessages(streams, msgs), nil
+	case queuePlain:
+		if len(payload) != total {
+			return nil, errCorruptRequest
+		}
+		return withMessages(streams, payload), nil
+	}
+	return nil, errCorruptRequest
+}
+
+// decodeIndex decodes a version 4 index into the streams' events, each without its text and
+// with its message's length in Ref, and returns the messages' total length.
+func decodeIndex(index string) ([]streamEvents, int, error) {
+	d := decoder{s: index}
+	ns := d.uvarint()
+	if d.err != nil || ns > uint64(len(d.s)) {
+		return nil, 0, errCorruptRequest
+	}
+	streams := make([]streamEvents, 0, ns)
+	total := 0
+	for range ns {
+		// The names are copies: nothing of the request keeps the item alive but the block.
+		id := streamID{group: strings.Clone(d.str()), stream: strings.Clone(d.str())}
+		ne := d.uvarint()
+		if d.err != nil || ne > uint64(len(d.s)-d.off) { //nolint:gosec // off never passes len
+			return nil, 0, errCorruptRequest
+		}
+		evs := make([]batching.Event, ne)
+		for i := range evs {
+			evs[i].Timestamp = d.varint()
+			evs[i].Unescaped = d.size()
+			n := d.uvarint()
+			if d.err != nil || n > uint64(maxQueuedBody-total) || (evs[i].Unescaped > 0 && uint64(evs[i].Unescaped) >= n) {
+				return nil, 0, errCorruptRequest
+			}
+			evs[i].Ref = int(n) //nolint:gosec // at most maxQueuedBody
+			total += int(n)     //nolint:gosec // as above
+		}
+		streams = append(streams, streamEvents{id: id, events: evs})
+	}
+	if d.off != len(d.s) {
+		return nil, 0, errCorruptRequest
+	}
+	return streams, total, nil
+}
+
+// withMessages gives the events of an index (message lengths in Ref) their messages, one
+// after the other in msgs, which nothing else writes.
+func withMessages(streams []streamEvents, msgs []byte) *eventsRequest {
+	all := unsafe.String(unsafe.SliceData(msgs), len(msgs)) //nolint:gosec // never written again
+	req := &eventsRequest{streams: make([]streamEvents, 0, len(streams))}
+	off := 0
+	for _, s := range streams {
+		for i := range s.events {
+			ev := &s.events[i]
+			ev.Message, ev.Ref = all[off:off+ev.Ref], 0
+			off += len(ev.Message)
+		}
+		req.appendSegment(s)
+	}
+	return req
 }
 
 // escapeMessages rewrites the unescaped messages of an item an earlier version queued in the

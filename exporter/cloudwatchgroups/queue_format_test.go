@@ -5,10 +5,12 @@ package cloudwatchgroups
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,16 +50,16 @@ func eventsOf(r *eventsRequest) []string {
 // Regenerate the current file only together with a new queueMagic version.
 func TestQueueFormatVersions(t *testing.T) {
 	want := formatRequest()
-	current := filepath.Join("testdata", "queue", "v3.bin")
+	current := filepath.Join("testdata", "queue", "v4.bin")
 	if os.Getenv("CW_WRITE_QUEUE_FORMAT") == "1" {
 		require.NoError(t, os.WriteFile(current, marshalRequest(want), 0o600))
 	}
 	got, err := os.ReadFile(current)
 	require.NoError(t, err)
 	assert.Equal(t, got, marshalRequest(want), "the queue format changed: give it a new version byte (queueMagic) and a new file")
-	assert.Equal(t, byte(3), queueMagic[len(queueMagic)-1])
+	assert.Equal(t, byte(4), queueMagic[len(queueMagic)-1])
 
-	for _, name := range []string{"v1-plain.bin", "v1-s2.bin", "v2.bin", "v3.bin"} {
+	for _, name := range []string{"v1-plain.bin", "v1-s2.bin", "v2.bin", "v3.bin", "v4.bin"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "queue", name))
 		require.NoError(t, err)
 		_, back, err := queueEncoding{}.Unmarshal(b)
@@ -66,19 +68,37 @@ func TestQueueFormatVersions(t *testing.T) {
 	}
 }
 
+// withSum returns a version 4 item of mode and body (everything after the sum), with its sum.
+func withSum(mode byte, body []byte) []byte {
+	item := append(append([]byte(nil), queueMagic...), mode, 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(item[len(item)-4:], crc32.Checksum(body, castagnoli))
+	return append(item, body...)
+}
+
+// v4Parts splits a version 4 item into its mode, index and payload.
+func v4Parts(t *testing.T, item []byte) (byte, []byte, []byte) {
+	t.Helper()
+	body := item[len(queueMagic)+5:]
+	n, k := binary.Uvarint(body)
+	require.Positive(t, k)
+	return item[len(queueMagic)], body[k : k+int(n)], body[k+int(n):]
+}
+
 // TestQueueCorruptLengthIsBounded: a queued item whose length field is corrupt (here the S2
-// header claiming 1 GiB) is rejected without allocating what it claims.
+// header claiming 1 GiB) is rejected without allocating what it claims, even when its sum
+// is right (a bug that wrote it, not the disk).
 func TestQueueCorruptLengthIsBounded(t *testing.T) {
-	good := marshalRequest(formatRequest())
-	require.Equal(t, byte(queueS2), good[len(queueMagic)])
-	block := good[len(queueMagic)+1:]
+	mode, index, block := v4Parts(t, marshalRequest(formatRequest()))
+	require.Equal(t, byte(queueS2), mode)
 	_, n := binary.Uvarint(block)
 	require.Positive(t, n)
 	// The S2 block with its decoded-length header replaced by 1 GiB.
 	corrupt := append(binary.AppendUvarint(nil, 1<<30), block[n:]...)
+	body := append(binary.AppendUvarint(nil, uint64(len(index))), index...)
 	for _, item := range [][]byte{
-		append(append([]byte(nil), good[:len(queueMagic)+1]...), corrupt...),
+		withSum(queueS2, append(body, corrupt...)),
 		append([]byte("cwg\x01"), corrupt...),
+		append([]byte("cwg\x03s"), corrupt...),
 	} {
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -88,6 +108,39 @@ func TestQueueCorruptLengthIsBounded(t *testing.T) {
 		require.Error(t, err)
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "allocated for a corrupt length")
 	}
+}
+
+// TestQueueSumCatchesEveryFlippedBit: a bit flipped anywhere after the magic (a disk error) is
+// an error, never a request with other events.
+func TestQueueSumCatchesEveryFlippedBit(t *testing.T) {
+	good := marshalRequest(formatRequest())
+	for i := len(queueMagic); i < len(good); i++ {
+		for bit := range 8 {
+			item := append([]byte(nil), good...)
+			item[i] ^= 1 << bit
+			_, _, err := queueEncoding{}.Unmarshal(item)
+			require.Error(t, err, "byte %d bit %d", i, bit)
+		}
+	}
+}
+
+// TestQueueReadBackKeepsMessagesCompressed: reading an item back parses its index only; its
+// messages stay in the stored block until they are sent.
+func TestQueueReadBackKeepsMessagesCompressed(t *testing.T) {
+	item := marshalRequest(formatRequest())
+	_, back, err := queueEncoding{}.Unmarshal(item)
+	require.NoError(t, err)
+	r := back.(*eventsRequest)
+	_, _, block := v4Parts(t, item)
+	for _, s := range r.streams {
+		require.NotNil(t, s.packed, s.id.stream)
+		assert.Equal(t, unsafe.SliceData(block), unsafe.SliceData(s.packed.block), "the stored block itself")
+		for _, ev := range s.events {
+			assert.Empty(t, ev.Message)
+		}
+	}
+	assert.Equal(t, eventsOf(formatRequest()), eventsOf(r))
+	assert.Equal(t, formatRequest().BytesSize(), r.BytesSize())
 }
 
 // TestQueueCompressionRatioIsBounded: a request that compresses better than maxQueueRatio is
@@ -101,6 +154,8 @@ func TestQueueCompressionRatioIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, flatten(r), flatten(back.(*eventsRequest)))
 
+	mode, _, _ := v4Parts(t, b)
+	assert.Equal(t, byte(queuePlain), mode, "stored as it is")
 	small := marshalRequest(formatRequest())
 	assert.Equal(t, byte(queueS2), small[len(queueMagic)], "ordinary requests are compressed")
 }

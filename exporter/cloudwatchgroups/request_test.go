@@ -222,27 +222,39 @@ func TestQueueEncodingReadsOTLPItems(t *testing.T) {
 
 func FuzzUnmarshalRequest(f *testing.F) {
 	r := reqOf(streamID{"g", "s"}, 3, 0, 7)
-	f.Add(marshalRequest(r)[len(queueMagic):], true)
-	f.Add([]byte("\x01\x01g\x01s\x01\x02\x00\x03abc"), false)  // one stream g/s, one event {1, "abc"}
-	f.Add([]byte("\x01\x01g\x01s\x01\x02\x01\x02\\\""), false) // one event {1, `\"`, unescaped 1}
-	f.Add([]byte{0}, false)
-	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"), false)
-	f.Fuzz(func(t *testing.T, in []byte, compressed bool) {
-		// compressed: in is the S2 block after the magic; otherwise the decoded body.
+	item := marshalRequest(r)
+	f.Add(item[len(queueMagic):], uint8(0))
+	f.Add(append([]byte{item[len(queueMagic)]}, item[len(queueMagic)+5:]...), uint8(2))
+	f.Add([]byte("\x01\x01g\x01s\x01\x02\x00\x03abc"), uint8(1))  // version 3: one stream g/s, one event {1, "abc"}
+	f.Add([]byte("\x01\x01g\x01s\x01\x02\x01\x02\\\""), uint8(1)) // version 3: one event {1, `\"`, unescaped 1}
+	f.Add([]byte("p\x09\x01\x01g\x01s\x01\x02\x00\x03abc"), uint8(2))
+	f.Add([]byte{0}, uint8(1))
+	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"), uint8(1))
+	f.Fuzz(func(t *testing.T, in []byte, kind uint8) {
 		var (
 			r   *eventsRequest
 			err error
 		)
-		if compressed {
+		switch kind % 3 {
+		case 0: // an item after the magic, sum included
 			r, err = unmarshalRequest(append(append([]byte(nil), queueMagic...), in...))
-		} else {
-			r, err = decodeBody(append([]byte(nil), in...), queueMagic[len(queueMagic)-1])
+		case 1: // a version 3 body
+			r, err = decodeBody(append([]byte(nil), in...), 3)
+		default: // a version 4 item after the magic: the mode byte, then the body, with its sum
+			if len(in) == 0 {
+				return
+			}
+			r, err = unmarshalRequest(withSum(in[0], append([]byte(nil), in[1:]...)))
 		}
 		if err != nil {
 			return
 		}
+		u, _, err := r.unpack()
+		if err != nil {
+			return // a block that only sending decodes
+		}
 		// Whatever decodes survives a round trip unchanged.
-		back, err := unmarshalRequest(marshalRequest(unpacked(r)))
+		back, err := unmarshalRequest(marshalRequest(u))
 		require.NoError(t, err)
 		assert.Equal(t, flatten(r), flatten(back))
 		assert.Equal(t, r.ItemsCount(), back.ItemsCount())
