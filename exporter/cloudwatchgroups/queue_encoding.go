@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/klauspost/compress/s2"
+	"go.uber.org/zap"
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
@@ -87,8 +88,18 @@ func (queueEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]by
 	return b, nil
 }
 
-// Unmarshal decodes a queued request.
+// Unmarshal decodes a queued request. An item it cannot read is counted and logged here:
+// exporterhelper's persistent queue drops it without a word.
 func (q queueEncoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
+	ctx, req, err := q.unmarshal(b)
+	if err != nil && q.e != nil {
+		q.e.telemetry.ExporterCloudwatchGroupsQueueItemsUnreadable.Add(ctx, 1)
+		q.e.logger.Error("A queued item cannot be read; the queue drops it", zap.Int("bytes", len(b)), zap.Error(err))
+	}
+	return ctx, req, err
+}
+
+func (q queueEncoding) unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
 	ctx := context.Background()
 	if len(b) >= len(queueMagic) && string(b[:len(queueMagic)-1]) == string(queueMagic[:len(queueMagic)-1]) &&
 		b[len(queueMagic)-1] >= 1 && b[len(queueMagic)-1] <= queueMagic[len(queueMagic)-1] {
@@ -441,15 +452,15 @@ func (d *decoder) varint() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
-// size reads an unescaped size, which is below the length of a message's text in the body
-// (an escape is longer than what it stands for); the caller checks it against the message.
+// size reads an unescaped size, which is below the length of its message's text (an escape
+// is longer than what it stands for); the caller checks it against the message.
 func (d *decoder) size() int {
 	n := d.uvarint()
-	if n > uint64(len(d.s)) {
+	if n > maxQueuedBody {
 		d.err = errCorruptRequest
 		return 0
 	}
-	return int(n) //nolint:gosec // at most len(d.s)
+	return int(n)
 }
 
 func (d *decoder) str() string {

@@ -3,19 +3,26 @@
 package cloudwatchgroups
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.uber.org/zap"
+	zapobserver "go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
 )
 
 // formatRequest is the fixed request of the queue format files in testdata, with its messages
@@ -124,6 +131,26 @@ func TestQueueSumCatchesEveryFlippedBit(t *testing.T) {
 	}
 }
 
+// TestQueueRoundTripsMessagesLongerThanTheIndex: sizes are checked against their messages,
+// not against the index they are written in (an item of one long message has a short index).
+func TestQueueRoundTripsMessagesLongerThanTheIndex(t *testing.T) {
+	msg := `{\"body\":\"` + strings.Repeat("x", 2000) + `\"}`
+	for _, r := range []*eventsRequest{
+		reqWith(streamID{"g", "s"}, batching.Event{Timestamp: 1, Message: msg, Unescaped: len(msg) - 4}),
+		reqWith(streamID{"g", "s"}, batching.Event{Timestamp: 1, Message: strings.Repeat("y", 5000)}),
+	} {
+		_, back, err := queueEncoding{}.Unmarshal(marshalRequest(r))
+		require.NoError(t, err)
+		assert.Equal(t, eventsOf(r), eventsOf(back.(*eventsRequest)))
+	}
+}
+
+func reqWith(id streamID, evs ...batching.Event) *eventsRequest {
+	r := &eventsRequest{}
+	r.append(id, evs)
+	return r
+}
+
 // TestQueueReadBackKeepsMessagesCompressed: reading an item back parses its index only; its
 // messages stay in the stored block until they are sent.
 func TestQueueReadBackKeepsMessagesCompressed(t *testing.T) {
@@ -158,4 +185,30 @@ func TestQueueCompressionRatioIsBounded(t *testing.T) {
 	assert.Equal(t, byte(queuePlain), mode, "stored as it is")
 	small := marshalRequest(formatRequest())
 	assert.Equal(t, byte(queueS2), small[len(queueMagic)], "ordinary requests are compressed")
+}
+
+// An item the queue hands back that cannot be read is counted and logged: the persistent
+// queue itself drops it without a word.
+func TestQueueUnreadableItemIsCounted(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	core, logs := zapobserver.New(zap.ErrorLevel)
+	set.Logger = zap.New(core)
+	e, err := newExporter(NewFactory().CreateDefaultConfig().(*Config), set)
+	require.NoError(t, err)
+
+	item := marshalRequest(formatRequest())
+	item[len(item)-1] ^= 1
+	_, _, err = queueEncoding{e}.Unmarshal(item)
+	require.Error(t, err)
+	_, _, err = queueEncoding{e}.Unmarshal(marshalRequest(formatRequest()))
+	require.NoError(t, err)
+
+	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_queue_items_unreadable")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), sumOf(m))
+	require.Equal(t, 1, logs.Len())
+	assert.Equal(t, len(item), int(logs.All()[0].ContextMap()["bytes"].(int64)))
 }

@@ -45,6 +45,8 @@ type TelemetryBuilder struct {
 	ExporterCloudwatchGroupsGroupsCreated metric.Int64Counter
 	// ExporterCloudwatchGroupsNamesRewritten: Records whose group or stream name had to be sanitized (attribute kind - group, stream). [{records}]
 	ExporterCloudwatchGroupsNamesRewritten metric.Int64Counter
+	// ExporterCloudwatchGroupsQueueItemsUnreadable: Items of the persistent queue that could not be read back (corrupt, or of an unknown format); the queue drops them, so each is also logged at error level. [{items}]
+	ExporterCloudwatchGroupsQueueItemsUnreadable metric.Int64Counter
 	// ExporterCloudwatchGroupsRoutingFallbacks: Records for which a routing rule could not be used (attribute reason - namespace_uid_missing, namespace_name_missing, optional_invalid, stream_key_missing). [{records}]
 	ExporterCloudwatchGroupsRoutingFallbacks metric.Int64Counter
 	// ExporterCloudwatchGroupsServerErrors: CloudWatch Logs calls that failed with a server or transport error and were retried (attribute operation). [{calls}]
@@ -135,6 +137,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_cloudwatch_groups_names_rewritten",
 		metric.WithDescription("Records whose group or stream name had to be sanitized (attribute kind - group, stream)."),
 		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterCloudwatchGroupsQueueItemsUnreadable, err = builder.meter.Int64Counter(
+		"otelcol_exporter_cloudwatch_groups_queue_items_unreadable",
+		metric.WithDescription("Items of the persistent queue that could not be read back (corrupt, or of an unknown format); the queue drops them, so each is also logged at error level."),
+		metric.WithUnit("{items}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterCloudwatchGroupsRoutingFallbacks, err = builder.meter.Int64Counter(
