@@ -26,14 +26,17 @@ import (
 // (queueS2 or queuePlain), the CRC-32C (Castagnoli, little-endian) of everything after it,
 // and then the index and the messages:
 //
-//	uvarint len + index: uvarint streams, then per stream: uvarint len + group,
-//	  uvarint len + stream, uvarint events, then per event: varint timestamp (ms),
-//	  uvarint unescaped size (batching.Event.Unescaped), uvarint message length;
+//	uvarint len + the index as one S2 block (github.com/klauspost/compress/s2):
+//	  uvarint streams, then per stream: uvarint len + group, uvarint len + stream,
+//	  uvarint events, then per event: varint timestamp (ms) less the stream's previous
+//	  one (the first less 0), uvarint unescaped size (batching.Event.Unescaped), uvarint
+//	  message length;
 //	the messages (escaped, as the body carries them), one after the other: one S2 block
-//	  (github.com/klauspost/compress/s2) or as they are.
+//	  or (mode queuePlain) as they are.
 //
-// The index stays uncompressed so that reading an item back parses only the index and checks
-// the sum: the messages stay compressed, untouched, until they are sent (packed).
+// The index is a block of its own so that reading an item back decodes only the index (a
+// few bytes per event) and checks the sum: the messages stay compressed, untouched, until
+// they are sent (packed).
 //
 // Version 3 was one mode byte and one body (S2 or plain) of the index with each message
 // inline after its fields. Version 2 was version 3 without the unescaped sizes, with messages
@@ -118,20 +121,22 @@ func marshalRequest(r *eventsRequest) []byte {
 	nIndex, nMsgs := binary.MaxVarintLen64, 0
 	for _, s := range r.streams {
 		nIndex += len(s.id.group) + len(s.id.stream) + 3*binary.MaxVarintLen64
-		nIndex += len(s.events) * 4 * binary.MaxVarintLen64
+		nIndex += len(s.events) * indexBytesPerEvent
 		for _, ev := range s.events {
 			nMsgs += len(ev.Message)
 		}
 	}
-	index := bufpool.Get(nIndex)[:0] // nIndex is enough: index never grows
+	index := bufpool.Get(nIndex)[:0] // rarely grows
 	msgs := bufpool.Get(nMsgs)[:0]
 	index = binary.AppendUvarint(index, uint64(len(r.streams)))
 	for _, s := range r.streams {
 		index = appendString(index, s.id.group)
 		index = appendString(index, s.id.stream)
 		index = binary.AppendUvarint(index, uint64(len(s.events)))
+		prev := int64(0)
 		for _, ev := range s.events {
-			index = binary.AppendVarint(index, ev.Timestamp)
+			index = binary.AppendVarint(index, ev.Timestamp-prev)
+			prev = ev.Timestamp
 			index = binary.AppendUvarint(index, uint64(ev.Unescaped)) //nolint:gosec // never negative
 			index = binary.AppendUvarint(index, uint64(len(ev.Message)))
 			msgs = append(msgs, ev.Message...)
@@ -147,19 +152,27 @@ func marshalRequest(r *eventsRequest) []byte {
 		// Too compressible for the decoder's bound: store the messages as they are.
 		mode, payload = queuePlain, msgs
 	}
-	out := make([]byte, 0, len(queueMagic)+1+4+binary.MaxVarintLen64+len(index)+len(payload))
+	indexBlock := bufpool.Get(s2.MaxEncodedLen(len(index)))
+	indexBlock = s2.Encode(indexBlock, index)
+	out := make([]byte, 0, len(queueMagic)+1+4+binary.MaxVarintLen64+len(indexBlock)+len(payload))
 	out = append(out, queueMagic...)
 	out = append(out, mode, 0, 0, 0, 0)
 	sum := len(out)
-	out = binary.AppendUvarint(out, uint64(len(index)))
-	out = append(out, index...)
+	out = binary.AppendUvarint(out, uint64(len(indexBlock)))
+	out = append(out, indexBlock...)
 	out = append(out, payload...)
 	binary.LittleEndian.PutUint32(out[sum-4:sum], crc32.Checksum(out[sum:], castagnoli))
+	bufpool.Put(indexBlock)
 	bufpool.Put(block)
 	bufpool.Put(msgs)
 	bufpool.Put(index)
 	return out
 }
+
+// indexBytesPerEvent is room for an event's index entry as it usually is: a timestamp of
+// this century in milliseconds (6 bytes) and two sizes below 2 MiB (3 bytes each). The index
+// grows past it only for events that are not.
+const indexBytesPerEvent = 12
 
 // castagnoli is the CRC-32C table (the CPU's crc32 instruction computes it where it has one).
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -241,8 +254,13 @@ func unmarshalV4(rest []byte) (*eventsRequest, error) {
 	if k <= 0 || n > uint64(len(body)-k) { //nolint:gosec // k is positive
 		return nil, errCorruptRequest
 	}
-	index, payload := body[k:k+int(n)], body[k+int(n):]                                    //nolint:gosec // n is at most len(body)-k
-	streams, total, err := decodeIndex(unsafe.String(unsafe.SliceData(index), len(index))) //nolint:gosec // body is owned here and never written
+	indexBlock, payload := body[k:k+int(n)], body[k+int(n):] //nolint:gosec // n is at most len(body)-k
+	index, err := decodeBlock(indexBlock, min(maxQueuedBody, maxQueueRatioV1*len(indexBlock)))
+	if err != nil {
+		return nil, err
+	}
+	streams, total, err := decodeIndex(unsafe.String(unsafe.SliceData(index), len(index))) //nolint:gosec // index is owned here and never written
+	bufpool.Put(index)                                                                     // decodeIndex copies what it keeps
 	if err != nil {
 		return nil, err
 	}
@@ -298,8 +316,10 @@ func decodeIndex(index string) ([]streamEvents, int, error) {
 			return nil, 0, errCorruptRequest
 		}
 		evs := make([]batching.Event, ne)
+		prev := int64(0)
 		for i := range evs {
-			evs[i].Timestamp = d.varint()
+			evs[i].Timestamp = prev + d.varint()
+			prev = evs[i].Timestamp
 			evs[i].Unescaped = d.size()
 			n := d.uvarint()
 			if d.err != nil || n > uint64(maxQueuedBody-total) || (evs[i].Unescaped > 0 && uint64(evs[i].Unescaped) >= n) {

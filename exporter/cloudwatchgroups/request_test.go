@@ -227,7 +227,6 @@ func FuzzUnmarshalRequest(f *testing.F) {
 	f.Add(append([]byte{item[len(queueMagic)]}, item[len(queueMagic)+5:]...), uint8(2))
 	f.Add([]byte("\x01\x01g\x01s\x01\x02\x00\x03abc"), uint8(1))  // version 3: one stream g/s, one event {1, "abc"}
 	f.Add([]byte("\x01\x01g\x01s\x01\x02\x01\x02\\\""), uint8(1)) // version 3: one event {1, `\"`, unescaped 1}
-	f.Add([]byte("p\x09\x01\x01g\x01s\x01\x02\x00\x03abc"), uint8(2))
 	f.Add([]byte{0}, uint8(1))
 	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"), uint8(1))
 	f.Fuzz(func(t *testing.T, in []byte, kind uint8) {
