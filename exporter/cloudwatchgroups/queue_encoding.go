@@ -26,7 +26,9 @@ import (
 // (queueS2 or queuePlain), the CRC-32C (Castagnoli, little-endian) of everything after it,
 // and then the index and the messages:
 //
-//	uvarint len + the index as one S2 block (github.com/klauspost/compress/s2):
+//	the index's mode byte (queueS2, or queuePlain when it compresses more than
+//	  maxQueueRatio times), uvarint len + the index as one S2 block
+//	  (github.com/klauspost/compress/s2) or as it is:
 //	  uvarint streams, then per stream: uvarint len + group, uvarint len + stream,
 //	  uvarint events, then per event: varint timestamp (ms) less the stream's previous
 //	  one (the first less 0), uvarint unescaped size (batching.Event.Unescaped), uvarint
@@ -154,12 +156,19 @@ func marshalRequest(r *eventsRequest) []byte {
 	}
 	indexBlock := bufpool.Get(s2.MaxEncodedLen(len(index)))
 	indexBlock = s2.Encode(indexBlock, index)
-	out := make([]byte, 0, len(queueMagic)+1+4+binary.MaxVarintLen64+len(indexBlock)+len(payload))
+	indexMode, indexData := byte(queueS2), indexBlock
+	if len(index) > maxQueueRatio*len(indexBlock) {
+		// A burst of like events (same time, same length) compresses its index further
+		// than the decoder's bound: store it as it is.
+		indexMode, indexData = queuePlain, index
+	}
+	out := make([]byte, 0, len(queueMagic)+1+4+1+binary.MaxVarintLen64+len(indexData)+len(payload))
 	out = append(out, queueMagic...)
 	out = append(out, mode, 0, 0, 0, 0)
 	sum := len(out)
-	out = binary.AppendUvarint(out, uint64(len(indexBlock)))
-	out = append(out, indexBlock...)
+	out = append(out, indexMode)
+	out = binary.AppendUvarint(out, uint64(len(indexData)))
+	out = append(out, indexData...)
 	out = append(out, payload...)
 	binary.LittleEndian.PutUint32(out[sum-4:sum], crc32.Checksum(out[sum:], castagnoli))
 	bufpool.Put(indexBlock)
@@ -250,17 +259,30 @@ func unmarshalV4(rest []byte) (*eventsRequest, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, errCorruptRequest
 	}
+	if len(body) == 0 {
+		return nil, errCorruptRequest
+	}
+	indexMode, body := body[0], body[1:]
 	n, k := binary.Uvarint(body)
 	if k <= 0 || n > uint64(len(body)-k) { //nolint:gosec // k is positive
 		return nil, errCorruptRequest
 	}
-	indexBlock, payload := body[k:k+int(n)], body[k+int(n):] //nolint:gosec // n is at most len(body)-k
-	index, err := decodeBlock(indexBlock, min(maxQueuedBody, maxQueueRatioV1*len(indexBlock)))
-	if err != nil {
-		return nil, err
+	indexData, payload := body[k:k+int(n)], body[k+int(n):] //nolint:gosec // n is at most len(body)-k
+	var index []byte
+	switch indexMode {
+	case queueS2:
+		b, err := decodeBlock(indexData, maxQueueRatio*len(indexData))
+		if err != nil {
+			return nil, err
+		}
+		defer bufpool.Put(b) // decodeIndex copies what it keeps
+		index = b
+	case queuePlain:
+		index = indexData
+	default:
+		return nil, errCorruptRequest
 	}
-	streams, total, err := decodeIndex(unsafe.String(unsafe.SliceData(index), len(index))) //nolint:gosec // index is owned here and never written
-	bufpool.Put(index)                                                                     // decodeIndex copies what it keeps
+	streams, total, err := decodeIndex(unsafe.String(unsafe.SliceData(index), len(index))) //nolint:gosec // index is never written
 	if err != nil {
 		return nil, err
 	}

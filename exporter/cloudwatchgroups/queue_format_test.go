@@ -82,13 +82,14 @@ func withSum(mode byte, body []byte) []byte {
 	return append(item, body...)
 }
 
-// v4Parts splits a version 4 item into its mode, index and payload.
+// v4Parts splits a version 4 item into its mode, index (with its mode byte) and payload.
 func v4Parts(t *testing.T, item []byte) (byte, []byte, []byte) {
 	t.Helper()
 	body := item[len(queueMagic)+5:]
-	n, k := binary.Uvarint(body)
+	n, k := binary.Uvarint(body[1:])
+	k++
 	require.Positive(t, k)
-	return item[len(queueMagic)], body[k : k+int(n)], body[k+int(n):]
+	return item[len(queueMagic)], append([]byte{body[0]}, body[k:k+int(n)]...), body[k+int(n):]
 }
 
 // TestQueueCorruptLengthIsBounded: a queued item whose length field is corrupt (here the S2
@@ -101,7 +102,7 @@ func TestQueueCorruptLengthIsBounded(t *testing.T) {
 	require.Positive(t, n)
 	// The S2 block with its decoded-length header replaced by 1 GiB.
 	corrupt := append(binary.AppendUvarint(nil, 1<<30), block[n:]...)
-	body := append(binary.AppendUvarint(nil, uint64(len(index))), index...)
+	body := append(append([]byte{index[0]}, binary.AppendUvarint(nil, uint64(len(index)-1))...), index[1:]...)
 	for _, item := range [][]byte{
 		withSum(queueS2, append(body, corrupt...)),
 		append([]byte("cwg\x01"), corrupt...),
@@ -149,6 +150,22 @@ func reqWith(id streamID, evs ...batching.Event) *eventsRequest {
 	r := &eventsRequest{}
 	r.append(id, evs)
 	return r
+}
+
+// TestQueueRoundTripsBursts: a burst of like events (one millisecond, one short line) makes an
+// index and messages that compress thousands of times; both are stored so that the decoder's
+// bound still reads them.
+func TestQueueRoundTripsBursts(t *testing.T) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		evs := make([]batching.Event, n)
+		for i := range evs {
+			evs[i] = batching.Event{Timestamp: 1_764_000_000_000, Message: "x"}
+		}
+		r := reqWith(streamID{"g", "s"}, evs...)
+		_, back, err := queueEncoding{}.Unmarshal(marshalRequest(r))
+		require.NoError(t, err, "%d events", n)
+		assert.Equal(t, eventsOf(r), eventsOf(back.(*eventsRequest)))
+	}
 }
 
 // TestQueueReadBackKeepsMessagesCompressed: reading an item back parses its index only; its
