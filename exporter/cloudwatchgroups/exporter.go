@@ -321,11 +321,7 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 			order = append(order, p.id)
 		}
 		// Ref is set at send time, per stream: requests are merged and split in between.
-		ev := batching.Event{Timestamp: p.ts, Message: p.msg}
-		if p.size != len(p.msg) {
-			ev.Unescaped = p.size
-		}
-		streams[p.id] = append(evs, ev)
+		streams[p.id] = append(evs, batching.Event{Timestamp: p.ts}.WithMessage(p.msg, p.size))
 	}
 	req := &eventsRequest{streams: make([]streamEvents, 0, len(order)), arena: arena.chunks}
 	for _, id := range order {

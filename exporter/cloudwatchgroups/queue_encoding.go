@@ -144,24 +144,10 @@ func marshalRequest(r *eventsRequest) []byte {
 			msgs = append(msgs, ev.Message...)
 		}
 	}
-	// Compressed into a pooled buffer of the largest possible size, then copied into the
-	// item, which is of the size it came to: the queue's copy is about a quarter of the
-	// messages, not all of them.
-	block := bufpool.Get(s2.MaxEncodedLen(len(msgs)))
-	block = s2.Encode(block, msgs)
-	mode, payload := byte(queueS2), block
-	if len(msgs) > maxQueueRatio*len(block) {
-		// Too compressible for the decoder's bound: store the messages as they are.
-		mode, payload = queuePlain, msgs
-	}
-	indexBlock := bufpool.Get(s2.MaxEncodedLen(len(index)))
-	indexBlock = s2.Encode(indexBlock, index)
-	indexMode, indexData := byte(queueS2), indexBlock
-	if len(index) > maxQueueRatio*len(indexBlock) {
-		// A burst of like events (same time, same length) compresses its index further
-		// than the decoder's bound: store it as it is.
-		indexMode, indexData = queuePlain, index
-	}
+	// Both are compressed into pooled buffers and then copied into the item, which is of the
+	// size they came to: the queue's copy is about a quarter of the messages, not all of them.
+	mode, payload, block := compress(msgs)
+	indexMode, indexData, indexBlock := compress(index) // a burst of like events compresses its index a lot
 	out := make([]byte, 0, len(queueMagic)+1+4+1+binary.MaxVarintLen64+len(indexData)+len(payload))
 	out = append(out, queueMagic...)
 	out = append(out, mode, 0, 0, 0, 0)
@@ -176,6 +162,17 @@ func marshalRequest(r *eventsRequest) []byte {
 	bufpool.Put(msgs)
 	bufpool.Put(index)
 	return out
+}
+
+// compress returns b as one S2 block (mode queueS2), or b itself (queuePlain) when it
+// compresses more than the decoder's bound, maxQueueRatio; and the pooled buffer the block
+// was written to, for the caller to give back once it has copied what it keeps.
+func compress(b []byte) (mode byte, data, pooled []byte) {
+	block := s2.Encode(bufpool.Get(s2.MaxEncodedLen(len(b))), b)
+	if len(b) > maxQueueRatio*len(block) {
+		return queuePlain, b, block
+	}
+	return queueS2, block, block
 }
 
 // indexBytesPerEvent is room for an event's index entry as it usually is: a timestamp of
@@ -358,8 +355,9 @@ func decodeIndex(index string) ([]streamEvents, int, error) {
 	return streams, total, nil
 }
 
-// withMessages gives the events of an index (message lengths in Ref) their messages, one
-// after the other in msgs, which nothing else writes.
+// withMessages gives events their messages, one after the other in msgs, which nothing else
+// writes: each event holds its message's length in Ref and its size once unescaped in
+// Unescaped (zero: the length).
 func withMessages(streams []streamEvents, msgs []byte) *eventsRequest {
 	all := unsafe.String(unsafe.SliceData(msgs), len(msgs)) //nolint:gosec // never written again
 	req := &eventsRequest{streams: make([]streamEvents, 0, len(streams))}
@@ -367,8 +365,12 @@ func withMessages(streams []streamEvents, msgs []byte) *eventsRequest {
 	for _, s := range streams {
 		for i := range s.events {
 			ev := &s.events[i]
-			ev.Message, ev.Ref = all[off:off+ev.Ref], 0
-			off += len(ev.Message)
+			n, size := ev.Ref, ev.Unescaped
+			if size == 0 {
+				size = n
+			}
+			*ev = batching.Event{Timestamp: ev.Timestamp}.WithMessage(all[off:off+n], size)
+			off += n
 		}
 		req.appendSegment(s)
 	}
@@ -385,32 +387,19 @@ func escapeMessages(req *eventsRequest) *eventsRequest {
 		}
 	}
 	buf := make([]byte, 0, n)
-	type span struct{ off, n, size int }
-	var spans []span
-	for _, s := range req.streams {
-		for _, ev := range s.events {
-			off := len(buf)
-			var size int
-			buf, size = encoding.Escape(buf, ev.Message)
-			spans = append(spans, span{off, len(buf) - off, size})
-		}
-	}
-	// Strings only once buf has stopped growing.
-	all := unsafe.String(unsafe.SliceData(buf), len(buf)) //nolint:gosec // buf is never written again
-	out := &eventsRequest{firstFailure: req.firstFailure}
-	i := 0
+	streams := make([]streamEvents, 0, len(req.streams))
 	for _, s := range req.streams {
 		evs := make([]batching.Event, len(s.events))
 		for j, ev := range s.events {
-			sp := spans[i]
-			i++
-			evs[j] = batching.Event{Timestamp: ev.Timestamp, Message: all[sp.off : sp.off+sp.n]}
-			if sp.size != sp.n {
-				evs[j].Unescaped = sp.size
-			}
+			off := len(buf)
+			var size int
+			buf, size = encoding.Escape(buf, ev.Message)
+			evs[j] = batching.Event{Timestamp: ev.Timestamp, Ref: len(buf) - off, Unescaped: size}
 		}
-		out.append(streamID{group: strings.Clone(s.id.group), stream: strings.Clone(s.id.stream)}, evs)
+		streams = append(streams, streamEvents{id: streamID{group: strings.Clone(s.id.group), stream: strings.Clone(s.id.stream)}, events: evs})
 	}
+	out := withMessages(streams, buf)
+	out.firstFailure = req.firstFailure
 	return out
 }
 

@@ -54,6 +54,16 @@ func (e Event) MessageSize() int {
 	return len(e.Message)
 }
 
+// WithMessage returns e with message msg (escaped) whose size once unescaped is size, setting
+// Unescaped as its rule says: zero when the two are equal.
+func (e Event) WithMessage(msg string, size int) Event {
+	e.Message, e.Unescaped = msg, 0
+	if size != len(msg) {
+		e.Unescaped = size
+	}
+	return e
+}
+
 // Size is the event's size as CloudWatch counts it.
 func (e Event) Size() int { return e.MessageSize() + EventOverhead }
 
@@ -122,17 +132,17 @@ func Prepare(events []Event, now time.Time, opts Options) ([]Event, Stats) {
 			pieces := splitMessage(e.Message, maxBytes)
 			st.Split++
 			st.SplitPieces += len(pieces) - 1
-			e.Message, e.Unescaped = pieces[0].text, pieces[0].size
+			e = e.WithMessage(pieces[0].text, pieces[0].size)
 			kept = append(kept, e)
 			for _, p := range pieces[1:] {
-				extra = append(extra, Event{Timestamp: e.Timestamp, Message: p.text, Unescaped: p.size, Ref: e.Ref})
+				extra = append(extra, Event{Timestamp: e.Timestamp, Ref: e.Ref}.WithMessage(p.text, p.size))
 			}
 			continue
 		}
 		st.Truncated++
 		// The marker needs no escaping: its size is its length.
 		cut, size := cutEscaped(e.Message, maxBytes-len(TruncationMarker))
-		e.Message, e.Unescaped = cut+TruncationMarker, size+len(TruncationMarker)
+		e = e.WithMessage(cut+TruncationMarker, size+len(TruncationMarker))
 		kept = append(kept, e)
 	}
 	if len(extra) > 0 {
@@ -175,14 +185,7 @@ func insertPieces(kept, extra []Event) []Event {
 func cutEscaped(s string, n int) (string, int) {
 	i, size := 0, 0
 	for i < len(s) {
-		width, unescaped := 1, 1
-		switch c := s[i]; {
-		case c == '\\':
-			width, unescaped = escapeAt(s[i:])
-		case c >= utf8.RuneSelf:
-			_, width = utf8.DecodeRuneInString(s[i:])
-			unescaped = width
-		}
+		width, unescaped := unitAt(s[i:])
 		if size+unescaped > n {
 			break
 		}
@@ -190,6 +193,19 @@ func cutEscaped(s string, n int) (string, int) {
 		size += unescaped
 	}
 	return s[:i], size
+}
+
+// unitAt returns the length of what starts s and cannot be cut (an escape, a rune or a byte)
+// and the UTF-8 length of what it stands for.
+func unitAt(s string) (width, unescaped int) {
+	switch c := s[0]; {
+	case c == '\\':
+		return escapeAt(s)
+	case c >= utf8.RuneSelf:
+		_, width = utf8.DecodeRuneInString(s)
+		return width, width
+	}
+	return 1, 1
 }
 
 // escapeAt returns the length of the escape that starts s and the UTF-8 length of what it
@@ -246,14 +262,8 @@ func splitMessage(s string, n int) []piece {
 	var out []piece
 	for len(s) > 0 {
 		p, size := cutEscaped(s, n)
-		if p == "" { // n smaller than one rune or escape: fall back to cutting one of them.
-			w, u := 1, 1
-			if s[0] == '\\' {
-				w, u = escapeAt(s)
-			} else if s[0] >= utf8.RuneSelf {
-				_, w = utf8.DecodeRuneInString(s)
-				u = w
-			}
+		if p == "" { // n smaller than one rune or escape: a piece of one of them.
+			w, u := unitAt(s)
 			p, size = s[:w], u
 		}
 		out = append(out, piece{p, size})

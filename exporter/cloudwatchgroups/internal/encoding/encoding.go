@@ -40,11 +40,10 @@ type Extra struct{ Key, Value string }
 // a JSON message's own quotes are escaped as they are written, and the strings inside it are
 // escaped twice at once (the twice table).
 func AppendMessage(dst []byte, f Format, res pcommon.Map, rec plog.LogRecord, extra Extra) ([]byte, int) {
-	start := len(dst)
 	if f == Raw {
-		dst, added := appendEscaped(dst, rec.Body().AsString(), once, unquoted)
-		return dst, len(dst) - start - added
+		return Escape(dst, rec.Body().AsString())
 	}
+	start := len(dst)
 	w := msgWriter{b: dst}
 	w.b = append(w.b, '{')
 	first := true
@@ -248,15 +247,6 @@ func (w *msgWriter) value(v pcommon.Value) {
 }
 
 const hexDigits = "0123456789abcdef"
-
-// plain marks the bytes a JSON string holds as they are and that need no UTF-8 check:
-// printable ASCII other than '"' and '\\'.
-var plain = func() (t [256]bool) {
-	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = b != '"' && b != '\\'
-	}
-	return t
-}()
 
 const (
 	lsb = 0x0101010101010101 // 0x01 in every byte

@@ -37,6 +37,15 @@ func referenceString(s string) string {
 	return b.String()
 }
 
+// plain marks the bytes a JSON string holds as they are and that need no UTF-8 check:
+// printable ASCII other than '"' and '\\'.
+var plain = func() (t [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()
+
 // TestSpecial8 checks the 8-byte test against the byte table for every byte value in every
 // lane, between plain and non-plain neighbors: zero exactly when all are plain, and the
 // lowest flagged lane is the first non-plain byte.
