@@ -280,11 +280,16 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 	rewrittenGroups, rewrittenStreams := 0, 0
 
 	var memo routing.Memo // the route of the current resource's records
+	// The resource object of the current resource's messages, rendered again only when the
+	// routed log type changes (it is written into the object).
+	var resource encoding.Resource
+	var resourceBuf []byte
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
 		res := rl.Resource().Attributes()
 		memo.Reset()
+		rendered, renderedType := false, ""
 		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			lrs := sls.At(j).LogRecords()
@@ -300,8 +305,13 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 				if rt.StreamRewritten {
 					rewrittenStreams++
 				}
+				if e.format == encoding.JSON && (!rendered || string(rt.Type) != renderedType) {
+					resource = encoding.RenderResource(resourceBuf, res, encoding.Extra{Key: typeAttr, Value: string(rt.Type)})
+					resourceBuf = resource.Bytes()
+					rendered, renderedType = true, string(rt.Type)
+				}
 				buf := arena.begin()
-				buf, size := encoding.AppendMessage(buf, e.format, res, rec, encoding.Extra{Key: typeAttr, Value: string(rt.Type)})
+				buf, size := encoding.AppendRecord(buf, e.format, &resource, rec)
 				msg := arena.end(buf)
 				ts := nowMs
 				if t := rec.Timestamp(); t != 0 {

@@ -46,3 +46,15 @@ func BenchmarkTypicalMessage(b *testing.B) {
 		body = append(append(append(body[:0], '"'), buf...), '"')
 	}
 }
+
+// BenchmarkTypicalRecord is BenchmarkTypicalMessage as the exporter writes a record: its
+// resource object rendered once for the records of its resource.
+func BenchmarkTypicalRecord(b *testing.B) {
+	res, rec := typical()
+	r := RenderResource(nil, res, Extra{Key: "log.type", Value: "application"})
+	var buf, body []byte
+	for b.Loop() {
+		buf, _ = AppendRecord(buf[:0], JSON, &r, rec)
+		body = append(append(append(body[:0], '"'), buf...), '"')
+	}
+}
