@@ -280,10 +280,9 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 	rewrittenGroups, rewrittenStreams := 0, 0
 
 	var memo routing.Memo // the route of the current resource's records
-	// The resource object of the current resource's messages, rendered again only when the
-	// routed log type changes (it is written into the object).
-	var resource encoding.Resource
-	var resourceBuf []byte
+	// The encoder holds the resource object of the current resource's messages, rendered
+	// again only when the routed log type changes (it is written into the object).
+	enc := encoding.Encoder{Format: e.format}
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
@@ -305,13 +304,12 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 				if rt.StreamRewritten {
 					rewrittenStreams++
 				}
-				if e.format == encoding.JSON && (!rendered || string(rt.Type) != renderedType) {
-					resource = encoding.RenderResource(resourceBuf, res, encoding.Extra{Key: typeAttr, Value: string(rt.Type)})
-					resourceBuf = resource.Bytes()
+				if !rendered || string(rt.Type) != renderedType {
+					enc.SetResource(res, encoding.Extra{Key: typeAttr, Value: string(rt.Type)})
 					rendered, renderedType = true, string(rt.Type)
 				}
 				buf := arena.begin()
-				buf, size := encoding.AppendRecord(buf, e.format, &resource, rec)
+				buf, size := enc.Append(buf, rec)
 				msg := arena.end(buf)
 				ts := nowMs
 				if t := rec.Timestamp(); t != 0 {

@@ -40,41 +40,46 @@ type Extra struct{ Key, Value string }
 // a JSON message's own quotes are escaped as they are written, and the strings inside it are
 // escaped twice at once (the twice table).
 func AppendMessage(dst []byte, f Format, res pcommon.Map, rec plog.LogRecord, extra Extra) ([]byte, int) {
-	if f == Raw {
-		return Escape(dst, rec.Body().AsString())
-	}
-	r := RenderResource(nil, res, extra)
-	return AppendRecord(dst, f, &r, rec)
+	e := Encoder{Format: f}
+	e.SetResource(res, extra)
+	return e.Append(dst, rec)
 }
 
-// Resource is the resource object of a JSON message, rendered once for all the records that
-// share it (their ResourceLogs and routed log type): written per record, it was a third of a
-// typical message's work.
-type Resource struct {
-	text  []byte // the "resource" field and its object, escaped as AppendRecord writes them
-	added int    // what the escaping added to text
+// Encoder writes the messages of a run of records as AppendMessage does, keeping what
+// consecutive records share: the resource object of their resource and routed log type,
+// rendered once (written per record, it was about half of a typical message's work), and
+// the date and time of day of the last second a timestamp fell in.
+type Encoder struct {
+	Format Format
+
+	resource      []byte // the "resource" field and its object, escaped as Append writes them
+	resourceAdded int    // what the escaping added to resource
+
+	sec      int64    // the second secText spells, when secValid
+	secText  [19]byte // 2006-01-02T15:04:05
+	secValid bool
 }
 
-// RenderResource renders res, with extra, as the resource field of a JSON message, reusing
-// buf's array. It is empty when res is empty and extra has no key.
-func RenderResource(buf []byte, res pcommon.Map, extra Extra) Resource {
-	if res.Len() == 0 && extra.Key == "" {
-		return Resource{text: buf[:0]}
+// SetResource renders res, with extra, as the resource field of the messages Append writes
+// next (none when res is empty and extra has no key). It reuses the previous rendering's
+// array.
+func (e *Encoder) SetResource(res pcommon.Map, extra Extra) {
+	e.resource, e.resourceAdded = e.resource[:0], 0
+	if e.Format == Raw || (res.Len() == 0 && extra.Key == "") {
+		return
 	}
-	w := msgWriter{b: append(buf[:0], '\\', '"')}
+	w := msgWriter{b: append(e.resource, '\\', '"')}
 	w.b = append(w.b, "resource"...)
 	w.b = append(w.b, '\\', '"', ':')
 	w.added = 2
 	w.mapObject(res, extra)
-	return Resource{text: w.b, added: w.added}
+	e.resource, e.resourceAdded = w.b, w.added
 }
 
-// Bytes returns the rendered text, for RenderResource to reuse once r is not used again.
-func (r Resource) Bytes() []byte { return r.text }
-
-// AppendRecord is AppendMessage with the resource already rendered.
-func AppendRecord(dst []byte, f Format, res *Resource, rec plog.LogRecord) ([]byte, int) {
-	if f == Raw {
+// Append appends rec's message, with the resource SetResource rendered last, as
+// AppendMessage does.
+func (e *Encoder) Append(dst []byte, rec plog.LogRecord) ([]byte, int) {
+	if e.Format == Raw {
 		return Escape(dst, rec.Body().AsString())
 	}
 	start := len(dst)
@@ -98,7 +103,7 @@ func AppendRecord(dst []byte, f Format, res *Resource, rec plog.LogRecord) ([]by
 	if ts != 0 {
 		field("timestamp")
 		w.quote()
-		w.b = appendTimestamp(w.b, ts)
+		w.b = e.appendTimestamp(w.b, ts)
 		w.quote()
 	}
 	if s := rec.SeverityText(); s != "" {
@@ -129,12 +134,12 @@ func AppendRecord(dst []byte, f Format, res *Resource, rec plog.LogRecord) ([]by
 		field("attributes")
 		w.mapObject(attrs, Extra{})
 	}
-	if len(res.text) > 0 {
+	if len(e.resource) > 0 {
 		if !first {
 			w.b = append(w.b, ',')
 		}
-		w.b = append(w.b, res.text...)
-		w.added += res.added
+		w.b = append(w.b, e.resource...)
+		w.added += e.resourceAdded
 	}
 	w.b = append(w.b, '}')
 	return w.b, len(w.b) - start - w.added
@@ -160,14 +165,35 @@ func (w *msgWriter) str(s string) {
 	w.added += added
 }
 
+// appendTimestamp is the package's appendTimestamp, with the date and time of day of the
+// last second it wrote kept: consecutive records mostly fall in the same second.
+func (e *Encoder) appendTimestamp(dst []byte, ts pcommon.Timestamp) []byte {
+	if ts > math.MaxInt64 {
+		return appendTimestamp(dst, ts)
+	}
+	secs, nanos := int64(ts/1e9), int(ts%1e9)
+	if !e.secValid || secs != e.sec {
+		// Up to the largest int64 timestamp (year 2262) this is always 19 bytes.
+		e.secText = [19]byte(appendDateTime(e.secText[:0], secs))
+		e.sec, e.secValid = secs, true
+	}
+	return append(appendFraction(append(dst, e.secText[:]...), nanos), 'Z')
+}
+
 // appendTimestamp appends ts in UTC as time.RFC3339Nano writes it (the fraction without its
-// trailing zeros, none when zero), without going through time.Time: the date comes from the
-// day count by integer arithmetic on the proleptic Gregorian calendar's 400-year eras.
+// trailing zeros, none when zero), without going through time.Time.
 func appendTimestamp(dst []byte, ts pcommon.Timestamp) []byte {
 	if ts > math.MaxInt64 { // AsTime wraps these to before 1970; keep its answer
 		return ts.AsTime().UTC().AppendFormat(dst, time.RFC3339Nano)
 	}
-	secs, nanos := int64(ts/1e9), int(ts%1e9)
+	dst = appendDateTime(dst, int64(ts/1e9))
+	return append(appendFraction(dst, int(ts%1e9)), 'Z')
+}
+
+// appendDateTime appends the date and time of day of secs (seconds since 1970, not
+// negative) as 2006-01-02T15:04:05. The date comes from the day count by integer arithmetic
+// on the proleptic Gregorian calendar's 400-year eras.
+func appendDateTime(dst []byte, secs int64) []byte {
 	days, rem := secs/86400, int(secs%86400)
 
 	// Days since 0000-03-01, in eras of 146,097 days; March first, so that a leap day ends
@@ -193,21 +219,26 @@ func appendTimestamp(dst []byte, ts pcommon.Timestamp) []byte {
 	dst = append2(append(dst, '-'), day)
 	dst = append2(append(dst, 'T'), rem/3600)
 	dst = append2(append(dst, ':'), rem/60%60)
-	dst = append2(append(dst, ':'), rem%60)
-	if nanos != 0 {
-		var frac [10]byte
-		frac[0] = '.'
-		for i := 9; i >= 1; i-- {
-			frac[i] = decimalDigits[nanos%10]
-			nanos /= 10
-		}
-		n := 10
-		for frac[n-1] == '0' {
-			n--
-		}
-		dst = append(dst, frac[:n]...)
+	return append2(append(dst, ':'), rem%60)
+}
+
+// appendFraction appends nanos (below one second) as a decimal fraction without its
+// trailing zeros, nothing when zero.
+func appendFraction(dst []byte, nanos int) []byte {
+	if nanos == 0 {
+		return dst
 	}
-	return append(dst, 'Z')
+	var frac [10]byte
+	frac[0] = '.'
+	for i := 9; i >= 1; i-- {
+		frac[i] = decimalDigits[nanos%10]
+		nanos /= 10
+	}
+	n := 10
+	for frac[n-1] == '0' {
+		n--
+	}
+	return append(dst, frac[:n]...)
 }
 
 const decimalDigits = "0123456789"

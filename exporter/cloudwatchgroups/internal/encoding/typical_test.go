@@ -51,10 +51,11 @@ func BenchmarkTypicalMessage(b *testing.B) {
 // resource object rendered once for the records of its resource.
 func BenchmarkTypicalRecord(b *testing.B) {
 	res, rec := typical()
-	r := RenderResource(nil, res, Extra{Key: "log.type", Value: "application"})
+	e := Encoder{Format: JSON}
+	e.SetResource(res, Extra{Key: "log.type", Value: "application"})
 	var buf, body []byte
 	for b.Loop() {
-		buf, _ = AppendRecord(buf[:0], JSON, &r, rec)
+		buf, _ = e.Append(buf[:0], rec)
 		body = append(append(append(body[:0], '"'), buf...), '"')
 	}
 }
