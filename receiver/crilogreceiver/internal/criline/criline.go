@@ -42,6 +42,9 @@ type Line struct {
 	Tags []byte
 	// Content is the entry content, without the line's newline.
 	Content []byte
+
+	// times keeps the last timestamp's second for the next parse into this Line.
+	times timeCache
 }
 
 // Errors returned by the parsers.
@@ -54,13 +57,14 @@ var (
 )
 
 // ParseCRI parses line (without its trailing newline) in the CRI format
-// "<RFC3339Nano time> <stdout|stderr> <tags> <content>" into out.
+// "<RFC3339Nano time> <stdout|stderr> <tags> <content>" into out. Reusing out for a file's
+// lines is faster: it keeps the last timestamp's second.
 func ParseCRI(line []byte, out *Line) error {
 	sp := indexSpace(line, 0)
 	if sp < 0 {
 		return ErrFormat
 	}
-	t, err := ParseTime(line[:sp])
+	t, err := out.times.parse(line[:sp])
 	if err != nil {
 		return err
 	}

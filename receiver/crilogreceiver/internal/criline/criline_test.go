@@ -72,6 +72,40 @@ func TestParseTimeMatchesStdlib(t *testing.T) {
 	}
 }
 
+// A Line keeps the last timestamp's second: lines of one file that stay in a second, change
+// their offset, turn invalid and come back are each parsed as on their own.
+func TestParseCRIKeepsTheLastSecond(t *testing.T) {
+	steps := []struct {
+		line    string
+		want    int64 // UnixNano
+		wantErr bool
+	}{
+		{line: "2026-11-26T20:31:54.1Z stdout F a", want: 1795725114_100_000_000},
+		{line: "2026-11-26T20:31:54.25Z stdout F b", want: 1795725114_250_000_000},
+		{line: "2026-11-26T20:31:54Z stdout F c", want: 1795725114_000_000_000},
+		{line: "2026-11-26T20:31:54.5+01:00 stdout F d", want: 1795721514_500_000_000},
+		{line: "2026-11-26T20:31:54 stdout F e", wantErr: true},
+		{line: "2026-11-26T20:31:54.Z stdout F f", wantErr: true},
+		{line: "2026-02-30T20:31:54Z stdout F g", wantErr: true},
+		{line: "2026-11-26T20:31:54.000000001Z stdout F h", want: 1795725114_000_000_001},
+		{line: "2026-11-26T20:31:55Z stdout F i", want: 1795725115_000_000_000},
+		{line: "2026-11-26t20:31:55Z stdout F j", want: 1795725115_000_000_000},
+	}
+	var l Line
+	for i, st := range steps {
+		err := ParseCRI([]byte(st.line), &l)
+		if st.wantErr {
+			if err == nil {
+				t.Errorf("step %d (%s): no error", i, st.line)
+			}
+			continue
+		}
+		if err != nil || l.Time != st.want {
+			t.Errorf("step %d (%s): time %d, %v; want %d", i, st.line, l.Time, err, st.want)
+		}
+	}
+}
+
 func TestParseCRI(t *testing.T) {
 	tests := []struct {
 		in      string
@@ -213,6 +247,11 @@ func FuzzParseCRI(f *testing.F) {
 		var l Line
 		if err := ParseCRI(b, &l); err != nil {
 			return
+		}
+		// Parsed again into the same Line (its second kept), the same time.
+		first := l.Time
+		if err := ParseCRI(b, &l); err != nil || l.Time != first {
+			t.Fatalf("second parse: %d, %v; first %d", l.Time, err, first)
 		}
 		if l.Stream != Stdout && l.Stream != Stderr {
 			t.Fatalf("bad stream %v", l.Stream)

@@ -4,20 +4,30 @@ package criline
 // "Z" or "±hh:mm" offset (containerd writes "Z", CRI-O an offset), and returns nanoseconds since
 // the Unix epoch. It is a hand-written parser: time.Parse costs several times more per line.
 func ParseTime(b []byte) (int64, error) {
+	var c timeCache
+	return c.parse(b)
+}
+
+// timeCache parses timestamps as ParseTime does, keeping the date and time of day of the last
+// one it parsed: a file's consecutive lines mostly fall in the same second, and then only
+// the fraction and the offset are read.
+type timeCache struct {
+	prefix [19]byte // 2006-01-02T15:04:05 as written
+	secs   int64    // what prefix says, in seconds since the epoch before the offset
+	valid  bool
+}
+
+func (c *timeCache) parse(b []byte) (int64, error) {
 	// 2006-01-02T15:04:05Z is the shortest form.
-	if len(b) < 20 || b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != 't') || b[13] != ':' || b[16] != ':' {
+	if len(b) < 20 {
 		return 0, ErrTimestamp
 	}
-	year, ok1 := digits(b[0:4])
-	month, ok2 := digits(b[5:7])
-	day, ok3 := digits(b[8:10])
-	hour, ok4 := digits(b[11:13])
-	minute, ok5 := digits(b[14:16])
-	sec, ok6 := digits(b[17:19])
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 ||
-		month < 1 || month > 12 || day < 1 || day > daysIn(year, month) ||
-		hour > 23 || minute > 59 || sec > 59 {
-		return 0, ErrTimestamp
+	if !c.valid || [19]byte(b[:19]) != c.prefix {
+		secs, ok := parseDateTime(b[:19])
+		if !ok {
+			return 0, ErrTimestamp
+		}
+		c.prefix, c.secs, c.valid = [19]byte(b[:19]), secs, true
 	}
 	i := 19
 	var nanos int64
@@ -65,8 +75,26 @@ func ParseTime(b []byte) (int64, error) {
 	if i != len(b) {
 		return 0, ErrTimestamp
 	}
-	secs := daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec) - offset
-	return secs*1e9 + nanos, nil
+	return (c.secs-offset)*1e9 + nanos, nil
+}
+
+// parseDateTime parses 2006-01-02T15:04:05 (b is 19 bytes) into seconds since the epoch.
+func parseDateTime(b []byte) (int64, bool) {
+	if b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != 't') || b[13] != ':' || b[16] != ':' {
+		return 0, false
+	}
+	year, ok1 := digits(b[0:4])
+	month, ok2 := digits(b[5:7])
+	day, ok3 := digits(b[8:10])
+	hour, ok4 := digits(b[11:13])
+	minute, ok5 := digits(b[14:16])
+	sec, ok6 := digits(b[17:19])
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 ||
+		month < 1 || month > 12 || day < 1 || day > daysIn(year, month) ||
+		hour > 23 || minute > 59 || sec > 59 {
+		return 0, false
+	}
+	return daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec), true
 }
 
 func digits(b []byte) (int, bool) {
