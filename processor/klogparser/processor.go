@@ -189,7 +189,11 @@ func (p *klogProcessor) processRecord(lr plog.LogRecord, rec *klogline.Record, n
 		return
 	}
 
-	attrs.EnsureCapacity(attrs.Len() + len(rec.Fields) + extraAttributes(rec, p.keepOrigin))
+	room := attrs.Len() + len(rec.Fields) + extraAttributes(rec, p.keepOrigin)
+	if len(rec.Fields) > 0 {
+		room += referenceRoom
+	}
+	attrs.EnsureCapacity(room)
 	if p.keepOrigin {
 		attrs.PutStr(p.original, line)
 	}
@@ -243,6 +247,12 @@ func (p *klogProcessor) processRecord(lr plog.LogRecord, rec *klogline.Record, n
 
 // extraAttributes counts the attributes processRecord writes besides the pairs, so that the
 // attribute array is sized once.
+// referenceRoom is spare room in the attributes of a record with key/values: object_ref,
+// which follows klog_parser in the shipped pipelines, writes up to five attributes for the
+// object a key/value refers to (kind, API version, namespace, name, UID). Without the room
+// it grows the map again, and copies it, for most such records.
+const referenceRoom = 5
+
 func extraAttributes(rec *klogline.Record, keepOriginal bool) int {
 	n := 1 // klog.format
 	for _, has := range [...]bool{rec.HasThread, rec.HasVerbose, rec.HasErr, keepOriginal, rec.Partial(), rec.Unparsed != ""} {

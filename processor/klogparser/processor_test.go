@@ -323,3 +323,36 @@ func TestZapFormat(t *testing.T) {
 	assert.Equal(t, plog.SeverityNumberDebug, recs[1].SeverityNumber())
 	assert.Equal(t, "debug", recs[1].SeverityText())
 }
+
+// A record with key/values leaves room for the attributes object_ref writes next for one
+// object (five); adding them allocates only their values, the map does not grow. A record
+// without key/values gets no spare room.
+func TestRoomForAnObjectReference(t *testing.T) {
+	tests := []struct {
+		name       string
+		body       string
+		puts       int
+		wantAllocs float64
+	}{
+		{name: "key/values: five more fit", body: `I0310 12:00:00.000000       1 sched.go:10] "Bound" pod="default/web-1" node="n1"`, puts: 5, wantAllocs: 5},
+		{name: "key/values: a sixth grows the map", body: `I0310 12:00:00.000000       1 sched.go:10] "Bound" pod="default/web-1" node="n1"`, puts: 6, wantAllocs: 7},
+		{name: "no key/values: no room", body: `I0310 12:00:00.000000       1 sched.go:10] Bound the pod`, puts: 1, wantAllocs: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// AllocsPerRun calls its function twice (once to warm up): a fresh record each time.
+			recs, _ := run(t, createDefaultConfig().(*Config), nil, tt.body, tt.body)
+			require.Len(t, recs, 2)
+			keys := []string{"a", "b", "c", "d", "e", "f"}[:tt.puts]
+			next := 0
+			allocs := testing.AllocsPerRun(1, func() {
+				attrs := recs[next].Attributes()
+				next++
+				for _, k := range keys {
+					attrs.PutStr(k, "v")
+				}
+			})
+			assert.InDelta(t, tt.wantAllocs, allocs, 0)
+		})
+	}
+}
