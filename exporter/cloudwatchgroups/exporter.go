@@ -266,13 +266,19 @@ func (e *cwExporter) final(now, first time.Time, err error) bool {
 // from it without a copy.
 func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *eventsRequest {
 	type pending struct {
-		id   streamID
-		ts   int64
-		msg  string
-		size int // unescaped
+		stream int // index in order
+		ts     int64
+		msg    string
+		size   int // unescaped
 	}
 	n := ld.LogRecordCount()
 	recs := make([]pending, 0, n)
+	// The streams in order of first appearance, each with its record count; a record's stream
+	// is looked up only when it differs from the record before it's.
+	var order []streamID
+	var counts []int
+	index := map[streamID]int{}
+	last, lastID := -1, streamID{}
 	arena := messageArena{first: firstChunkFor(n)}
 	typeAttr := e.cfg.LogType.Attribute
 	nowMs := now.UnixMilli()
@@ -317,23 +323,37 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 				} else if t := rec.ObservedTimestamp(); t != 0 {
 					ts = t.AsTime().UnixMilli()
 				}
-				recs = append(recs, pending{id: streamID{rt.Group, rt.Stream}, ts: ts, msg: msg, size: size})
+				if id := (streamID{rt.Group, rt.Stream}); last < 0 || id != lastID {
+					s, ok := index[id]
+					if !ok {
+						s = len(order)
+						index[id] = s
+						order = append(order, id)
+						counts = append(counts, 0)
+					}
+					last, lastID = s, id
+				}
+				counts[last]++
+				recs = append(recs, pending{stream: last, ts: ts, msg: msg, size: size})
 			}
 		}
 	}
-	streams := map[streamID][]batching.Event{}
-	var order []streamID
+	// One array holds every stream's events, each stream's run sized to its count (a stream's
+	// slice is full, so anything appended later goes to a new array).
+	all := make([]batching.Event, len(recs))
+	runs := make([][]batching.Event, len(order))
+	off := 0
+	for s, c := range counts {
+		runs[s] = all[off : off : off+c]
+		off += c
+	}
 	for _, p := range recs {
-		evs, ok := streams[p.id]
-		if !ok {
-			order = append(order, p.id)
-		}
 		// Ref is set at send time, per stream: requests are merged and split in between.
-		streams[p.id] = append(evs, batching.Event{Timestamp: p.ts}.WithMessage(p.msg, p.size))
+		runs[p.stream] = append(runs[p.stream], batching.Event{Timestamp: p.ts}.WithMessage(p.msg, p.size))
 	}
 	req := &eventsRequest{streams: make([]streamEvents, 0, len(order)), arena: arena.chunks}
-	for _, id := range order {
-		req.append(id, streams[id])
+	for s, id := range order {
+		req.append(id, runs[s])
 	}
 	for reason, n := range fallbacks {
 		e.telemetry.ExporterCloudwatchGroupsRoutingFallbacks.Add(ctx, int64(n), reasonAttr(reason))

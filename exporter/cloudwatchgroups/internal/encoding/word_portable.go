@@ -11,4 +11,6 @@ import (
 func load8(p unsafe.Pointer) uint64 { return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(p), 8)) }
 
 // store8 writes x at p as a little-endian word.
-func store8(p unsafe.Pointer, x uint64) { binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(p), 8), x) }
+func store8(p unsafe.Pointer, x uint64) {
+	binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(p), 8), x)
+}
