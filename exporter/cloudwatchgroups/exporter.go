@@ -274,7 +274,7 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 	n := ld.LogRecordCount()
 	recs := make([]pending, 0, n)
 	// The streams in order of first appearance, each with its record count; a record's stream
-	// is looked up only when it differs from the record before it's.
+	// is looked up only when it differs from the previous record's.
 	var order []streamID
 	var counts []int
 	index := map[streamID]int{}
