@@ -15,8 +15,8 @@ import (
 // packed is the messages of a request read back from the persistent queue (or the whole body
 // of a version 3 item), kept as the queue stored them (one S2 block) while its events wait in
 // the batcher's partitions and for a consumer: JSON messages compress several times, and a
-// partition holds up to a whole batch per stream until it is full or flush_timeout passes. Sending decodes it (design.md,
-// section 5a, "Packed while waiting").
+// partition holds up to a whole batch per stream until it is full or flush_timeout passes.
+// Sending decodes it (design.md, section 5a, "Packed while waiting").
 type packed struct {
 	block []byte // the S2 block
 	n     int    // its decoded length
@@ -48,8 +48,7 @@ func spanLen(ref int) int   { return ref & (1<<spanBits - 1) }
 
 // pack turns the events of a version 3 item's req, whose messages are substrings of body,
 // into packed segments of block (body compressed), and reports whether it did: then nothing
-// of req
-// refers to body any more. It leaves req as it is when spans do not fit.
+// of req refers to body any more. It leaves req as it is when spans do not fit.
 func pack(req *eventsRequest, body []byte, block []byte) bool {
 	if !canPack || uint64(len(body)) >= 1<<spanBits {
 		return false

@@ -68,10 +68,8 @@ func (e *Encoder) SetResource(res pcommon.Map, extra Extra) {
 	if e.Format == Raw || (res.Len() == 0 && extra.Key == "") {
 		return
 	}
-	w := msgWriter{b: append(e.resource, '\\', '"')}
-	w.b = append(w.b, "resource"...)
-	w.b = append(w.b, '\\', '"', ':')
-	w.added = 2
+	w := msgWriter{b: e.resource}
+	w.name("resource")
 	w.mapObject(res, extra)
 	e.resource, e.resourceAdded = w.b, w.added
 }
@@ -86,15 +84,12 @@ func (e *Encoder) Append(dst []byte, rec plog.LogRecord) ([]byte, int) {
 	w := msgWriter{b: dst}
 	w.b = append(w.b, '{')
 	first := true
-	field := func(name string) { // one of the fixed names below: nothing to escape
+	field := func(name string) {
 		if !first {
 			w.b = append(w.b, ',')
 		}
 		first = false
-		w.b = append(w.b, '\\', '"')
-		w.b = append(w.b, name...)
-		w.b = append(w.b, '\\', '"', ':')
-		w.added += 2
+		w.name(name)
 	}
 	ts := rec.Timestamp()
 	if ts == 0 {
@@ -150,6 +145,15 @@ func (e *Encoder) Append(dst []byte, rec plog.LogRecord) ([]byte, int) {
 type msgWriter struct {
 	b     []byte
 	added int
+}
+
+// name writes a field name of the document, one of the fixed names that need no escaping,
+// with its quotes and the colon.
+func (w *msgWriter) name(name string) {
+	w.b = append(w.b, '\\', '"')
+	w.b = append(w.b, name...)
+	w.b = append(w.b, '\\', '"', ':')
+	w.added += 2
 }
 
 // quote writes one of the document's own quotes.
