@@ -1,7 +1,6 @@
 package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,10 +11,8 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/bufpool"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
@@ -41,47 +38,26 @@ func newCloudWatchClient(ctx context.Context, cfg *Config) (sender.API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cloudwatchlogs.NewFromConfig(awsCfg, func(o *cloudwatchlogs.Options) {
+	return cloudwatchlogs.NewFromConfig(awsCfg, clientOptions(cfg.Endpoint)), nil
+}
+
+// clientOptions are this exporter's changes to the SDK's client: no retries of its own, the
+// endpoint when set, and PutLogEvents bodies written by fastPutLogEvents.
+func clientOptions(endpoint string) func(*cloudwatchlogs.Options) {
+	return func(o *cloudwatchlogs.Options) {
 		o.Retryer = aws.NopRetryer{}
-		if cfg.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
 		}
 		o.Protocol = fastPutLogEvents{ClientProtocol: o.Protocol}
-		o.APIOptions = append(o.APIOptions, addRecycleBodies)
-	}), nil
+	}
 }
 
-// recycleBodies is the first step of every call: it gives the serializer a place to note
-// the pooled body buffers it wrote, and returns them to the pool once the call has succeeded.
-// Only then is it certain that the transport read the whole body and holds none of it (a
-// failed call may leave the transport writing it after the response); a failed call's
-// buffers are left to the garbage collector.
-var recycleBodies = middleware.InitializeMiddlewareFunc("RecyclePutLogEventsBodies",
-	func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-		bodies := &pooledBodies{}
-		out, md, err := next.HandleInitialize(context.WithValue(ctx, pooledBodiesKey{}, bodies), in)
-		if err == nil {
-			for _, b := range bodies.bufs {
-				bufpool.Put(b)
-			}
-		}
-		return out, md, err
-	})
-
-func addRecycleBodies(stack *middleware.Stack) error {
-	return stack.Initialize.Add(recycleBodies, middleware.Before)
-}
-
-// pooledBodies are the body buffers of one call (one per attempt the SDK serializes).
-type pooledBodies struct{ bufs [][]byte }
-
-type pooledBodiesKey struct{}
-
-// fastPutLogEvents writes PutLogEvents bodies with encoding.AppendPutLogEventsBody (one
-// pre-sized buffer, no reflection over the schema) and leaves every other operation, and
-// every response, to the SDK's awsJson1_1 protocol. The headers are the protocol's. The
-// events' messages are already escaped (batching.Event), so the SDK's own serializer, which
-// would escape them again, never writes a PutLogEvents body of this client.
+// fastPutLogEvents writes PutLogEvents bodies as encoding.PutLogEventsBody streams (written
+// as they are read, with no body buffer and no reflection over the schema) and leaves every
+// other operation, and every response, to the SDK's awsJson1_1 protocol. The headers are the
+// protocol's. The events' messages are already escaped (batching.Event), so the SDK's own
+// serializer, which would escape them again, never writes a PutLogEvents body of this client.
 type fastPutLogEvents struct {
 	smithyhttp.ClientProtocol
 }
@@ -101,13 +77,10 @@ func (p fastPutLogEvents) SerializeRequest(ctx context.Context, schema *smithy.O
 	req.Header.Set("X-Amz-Target", "Logs_20140328.PutLogEvents")
 	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
 	group, stream := aws.ToString(put.LogGroupName), aws.ToString(put.LogStreamName)
-	var buf []byte
-	if bodies, ok := ctx.Value(pooledBodiesKey{}).(*pooledBodies); ok {
-		buf = bufpool.Get(encoding.PutLogEventsBodySize(group, stream, put.LogEvents))[:0]
-		bodies.bufs = append(bodies.bufs, buf)
-	}
-	body := encoding.AppendPutLogEventsBody(buf, group, stream, put.LogEvents)
-	sreq, err := req.SetStream(bytes.NewReader(body))
+	// The body reads the messages while the call runs, and no longer: once the HTTP client
+	// returns, the SDK closes the transport's hold on it (TestBodyNotReadAfterTheCallReturns),
+	// so the pooled buffers the messages live in can be reused after the call.
+	sreq, err := req.SetStream(encoding.NewPutLogEventsBody(group, stream, put.LogEvents))
 	if err != nil {
 		return fmt.Errorf("set stream: %w", err)
 	}

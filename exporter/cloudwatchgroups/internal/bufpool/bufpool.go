@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package bufpool recycles the exporter's large byte buffers (message arena chunks, decoded
-// queue items, PutLogEvents bodies) by power-of-two size class. Each of them has an end of
+// Package bufpool recycles the exporter's large byte buffers (message arena chunks, queue
+// items being encoded or decoded) by power-of-two size class. Each of them has an end of
 // life the exporter knows; returning it there keeps those bytes from driving the garbage
 // collector, which otherwise runs once per heap's worth of them.
 package bufpool // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/bufpool"
