@@ -2,7 +2,12 @@
 
 package bufpool
 
-import "testing"
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
 
 func TestGetSizes(t *testing.T) {
 	tests := []struct {
@@ -49,18 +54,97 @@ func TestPutDropsOtherSizes(t *testing.T) {
 	}
 }
 
-// Buffers put back are what Get returns for their class. The goroutine may move to another
-// processor between the two (sync.Pool keeps per processor), so it is tried a few times.
-func TestPutThenGetReuses(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items at random under the race detector")
+// Get takes the buffer given back last, of the class asked for.
+func TestGetTakesTheLastGivenBack(t *testing.T) {
+	first, second := Get(100<<10), Get(100<<10)
+	Put(first)
+	Put(second)
+	other := Get(8 << 10)
+	if got := Get(70 << 10); !same(got, second) || cap(got) != 128<<10 {
+		t.Fatalf("Get(70 KiB) did not return the 128 KiB buffer given back last (cap %d)", cap(got))
 	}
-	for range 10 {
-		b := Get(100 << 10)
-		Put(b)
-		if got := Get(70 << 10); &got[:1][0] == &b[:1][0] && cap(got) == 128<<10 {
+	if got := Get(128 << 10); !same(got, first) {
+		t.Fatal("Get(128 KiB) did not return the buffer given back before it")
+	}
+	if same(other, first) || same(other, second) {
+		t.Fatal("Get(8 KiB) returned a buffer of another class")
+	}
+}
+
+// A buffer not taken again within the collection cycle after the one it was given back in is
+// dropped; one taken and given back in the meantime stays.
+func TestIdleBuffersAgeOut(t *testing.T) {
+	const size = 2 << 20
+	drain(size)
+	idle, busy := Get(size), Get(size)
+	Put(idle)
+	Put(busy)
+	endOfCycle() // both waited through part of a cycle: kept
+	if got := Get(size); !same(got, busy) {
+		t.Fatal("a buffer given back in the cycle just ended was dropped")
+	}
+	Put(busy)    // taken and given back: it starts waiting again
+	endOfCycle() // idle waited through this whole cycle: dropped
+	if got := Get(size); !same(got, busy) {
+		t.Fatal("the buffer given back during the last cycle was dropped")
+	}
+	if got := Get(size); same(got, idle) {
+		t.Fatal("a buffer idle through a whole cycle was kept")
+	}
+}
+
+// The cycles are the garbage collector's: after a few real collections an idle buffer is
+// gone.
+func TestIdleBuffersDropAfterCollections(t *testing.T) {
+	const size = 4 << 20
+	drain(size)
+	b := Get(size)
+	Put(b)
+	for range 200 {
+		runtime.GC()
+		mu.Lock()
+		left := len(stacks[class(size)])
+		mu.Unlock()
+		if left == 0 {
 			return
 		}
+		time.Sleep(5 * time.Millisecond) // cleanups run on their own goroutine
 	}
-	t.Fatal("Get never returned a buffer that was put back")
+	t.Fatal("an idle buffer was still kept after 200 collections")
 }
+
+// Buffers handed out at the same time are never the same: each goroutine writes its own
+// pattern into what it holds and finds it unchanged before giving it back.
+func TestConcurrentUse(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 2000 {
+				b := Get(4<<10 + (i%3)*8<<10)
+				for j := range b {
+					b[j] = byte(g)
+				}
+				for j := range b {
+					if b[j] != byte(g) {
+						t.Errorf("goroutine %d: byte %d of its buffer changed to %d", g, j, b[j])
+						return
+					}
+				}
+				Put(b)
+				if i%500 == 0 {
+					endOfCycle()
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// drain empties the stack of size's class.
+func drain(size int) {
+	mu.Lock()
+	defer mu.Unlock()
+	stacks[class(size)] = nil
+}
+
+func same(a, b []byte) bool { return &a[:1][0] == &b[:1][0] }
