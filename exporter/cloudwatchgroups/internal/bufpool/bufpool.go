@@ -84,19 +84,23 @@ func class(n int) int {
 }
 
 // Get returns a buffer of length n whose contents are undefined; its capacity is n rounded up
-// to a size class (n itself when above the largest class).
+// to a size class, or the class above it (n itself when above the largest class).
 func Get(n int) []byte {
 	c := class(n)
 	if c < 0 {
 		return make([]byte, n)
 	}
 	mu.Lock()
-	if s := stacks[c]; len(s) > 0 {
-		b := s[len(s)-1].b
-		s[len(s)-1] = idleBuffer{}
-		stacks[c] = s[:len(s)-1]
-		mu.Unlock()
-		return b[:n]
+	// A buffer of the next class serves when its own class has none: requests of about
+	// one size straddle a class boundary, and otherwise each class keeps buffers of its own.
+	for k := c; k <= min(c+1, len(stacks)-1); k++ {
+		if s := stacks[k]; len(s) > 0 {
+			b := s[len(s)-1].b
+			s[len(s)-1] = idleBuffer{}
+			stacks[k] = s[:len(s)-1]
+			mu.Unlock()
+			return b[:n]
+		}
 	}
 	mu.Unlock()
 	return make([]byte, n, 1<<(c+minShift))

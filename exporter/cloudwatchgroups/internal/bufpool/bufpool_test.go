@@ -10,6 +10,7 @@ import (
 )
 
 func TestGetSizes(t *testing.T) {
+	drainAll()
 	tests := []struct {
 		n       int
 		wantCap int
@@ -138,6 +139,30 @@ func TestConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// A class with no buffer takes one of the class above; two classes above is too large.
+func TestGetServesFromTheNextClass(t *testing.T) {
+	drainAll()
+	double, quadruple := Get(128<<10), Get(256<<10)
+	Put(quadruple)
+	Put(double)
+	if got := Get(40 << 10); !same(got, double) || len(got) != 40<<10 {
+		t.Fatalf("Get(40 KiB) with only a 128 KiB buffer idle: cap %d, want that buffer", cap(got))
+	}
+	if got := Get(40 << 10); same(got, quadruple) || cap(got) != 64<<10 {
+		t.Fatalf("Get(40 KiB) took a buffer two classes up (cap %d)", cap(got))
+	}
+	if got := Get(200 << 10); !same(got, quadruple) {
+		t.Fatal("Get(200 KiB) did not take the idle 256 KiB buffer")
+	}
+}
+
+// drainAll empties every class.
+func drainAll() {
+	mu.Lock()
+	defer mu.Unlock()
+	clear(stacks[:])
 }
 
 // drain empties the stack of size's class.
