@@ -112,6 +112,11 @@ func (b *PutLogEventsBody) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	n := b.fill(p)
+	if n == 0 && len(p) > 0 {
+		// The events ran out before the length computed for them: never reached when the
+		// events did not change, and an error rather than a read that never ends.
+		return 0, io.ErrUnexpectedEOF
+	}
 	b.off += n
 	return n, nil
 }
@@ -166,7 +171,11 @@ func (b *PutLogEventsBody) Seek(offset int64, whence int) (int64, error) {
 	}
 	var skip [512]byte
 	for b.off < int(to) {
-		b.off += b.fill(skip[:min(len(skip), int(to)-b.off)])
+		n := b.fill(skip[:min(len(skip), int(to)-b.off)])
+		if n == 0 {
+			return int64(b.off), io.ErrUnexpectedEOF // as in Read
+		}
+		b.off += n
 	}
 	return to, nil
 }

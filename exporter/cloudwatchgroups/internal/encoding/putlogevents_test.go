@@ -183,6 +183,22 @@ func TestPutLogEventsBodySeek(t *testing.T) {
 	}
 }
 
+// Events changed while their body is read (a caller's bug) end the body with an error, not
+// a read that never ends.
+func TestPutLogEventsBodyEventsChanged(t *testing.T) {
+	events := []types.InputLogEvent{{Timestamp: aws.Int64(1), Message: aws.String("a longer message")}}
+	body := NewPutLogEventsBody("g", "s", events)
+	events[0].Message = aws.String("short")
+	if _, err := io.ReadAll(body); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("ReadAll = %v, want %v", err, io.ErrUnexpectedEOF)
+	}
+	body = NewPutLogEventsBody("g", "s", events)
+	events[0].Message = nil
+	if _, err := body.Seek(int64(body.Len()), io.SeekStart); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("Seek to the end = %v, want %v", err, io.ErrUnexpectedEOF)
+	}
+}
+
 // WriteTo writes what Read would, also from the middle of the body.
 func TestPutLogEventsBodyWriteTo(t *testing.T) {
 	events := make([]types.InputLogEvent, 5000)
