@@ -4,6 +4,7 @@ package bufpool
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +58,7 @@ func TestPutDropsOtherSizes(t *testing.T) {
 
 // Get takes the buffer given back last, of the class asked for.
 func TestGetTakesTheLastGivenBack(t *testing.T) {
+	noCollections(t)
 	first, second := Get(100<<10), Get(100<<10)
 	Put(first)
 	Put(second)
@@ -75,6 +77,7 @@ func TestGetTakesTheLastGivenBack(t *testing.T) {
 // A buffer not taken again within the collection cycle after the one it was given back in is
 // dropped; one taken and given back in the meantime stays.
 func TestIdleBuffersAgeOut(t *testing.T) {
+	noCollections(t)
 	const size = 2 << 20
 	drain(size)
 	idle, busy := Get(size), Get(size)
@@ -143,6 +146,7 @@ func TestConcurrentUse(t *testing.T) {
 
 // A class with no buffer takes one of the class above; two classes above is too large.
 func TestGetServesFromTheNextClass(t *testing.T) {
+	noCollections(t)
 	drainAll()
 	double, quadruple := Get(128<<10), Get(256<<10)
 	Put(quadruple)
@@ -156,6 +160,27 @@ func TestGetServesFromTheNextClass(t *testing.T) {
 	if got := Get(200 << 10); !same(got, quadruple) {
 		t.Fatal("Get(200 KiB) did not take the idle 256 KiB buffer")
 	}
+}
+
+// noCollections turns the garbage collector off for the rest of the test, once the cycle it
+// finishes now has been seen: no cycle then ages the stacks but the test's own endOfCycle.
+func noCollections(t *testing.T) {
+	t.Helper()
+	old := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+	mu.Lock()
+	before := cycle
+	mu.Unlock()
+	runtime.GC()
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		seen := cycle > before
+		mu.Unlock()
+		if seen {
+			return
+		}
+	}
+	t.Fatal("the end of a collection cycle was not seen")
 }
 
 // drainAll empties every class.
