@@ -13,17 +13,22 @@ import (
 )
 
 // packed is the messages of a request read back from the persistent queue (or the whole body
-// of a version 3 item), kept as the queue stored them (one S2 block) while its events wait in
-// the batcher's partitions and for a consumer: JSON messages compress several times, and a
-// partition holds up to a whole batch per stream until it is full or flush_timeout passes.
+// of a version 3 item), kept as the queue stored them (frames of S2 blocks, or one block)
+// while its events wait in the batcher's partitions and for a consumer: JSON messages
+// compress several times, and a partition holds up to a whole batch per stream until it is
+// full or flush_timeout passes.
 // Sending decodes it (design.md, section 5a, "Packed while waiting").
 type packed struct {
-	block []byte // the S2 block
-	n     int    // its decoded length
+	block  []byte // the S2 block, or the frames of a version 5 item
+	n      int    // its decoded length
+	framed bool   // block is frames (checkFrames found them to make n bytes)
 }
 
 // body decodes the block into a buffer of the pool.
 func (p *packed) body() ([]byte, error) {
+	if p.framed {
+		return decodeFrames(p.block, p.n)
+	}
 	b, err := decodeBlock(p.block, p.n)
 	if err != nil {
 		return nil, err

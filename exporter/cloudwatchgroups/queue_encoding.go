@@ -22,9 +22,8 @@ import (
 
 // queueMagic starts every request the exporter writes to a persistent queue; its last byte
 // is the format version and changes with every change of the format (TestQueueFormatVersions
-// pins the bytes of each version in testdata/queue). Version 4 is the magic, one mode byte
-// (queueS2 or queuePlain), the CRC-32C (Castagnoli, little-endian) of everything after it,
-// and then the index and the messages:
+// pins the bytes of each version in testdata/queue). Version 5 is the magic, the CRC-32C
+// (Castagnoli, little-endian) of everything after it, and then the index and the messages:
 //
 //	the index's mode byte (queueS2, or queuePlain when it compresses more than
 //	  maxQueueRatio times), uvarint len + the index as one S2 block
@@ -33,25 +32,35 @@ import (
 //	  uvarint events, then per event: varint timestamp (ms) less the stream's previous
 //	  one (the first less 0), uvarint unescaped size (batching.Event.Unescaped), uvarint
 //	  message length;
-//	the messages (escaped, as the body carries them), one after the other: one S2 block
-//	  or (mode queuePlain) as they are.
+//	the messages (escaped, as the body carries them), one after the other, cut into
+//	  chunks of queueChunk bytes (the last one shorter), each a frame: a mode byte
+//	  (queueS2, or queuePlain when the chunk compresses more than maxQueueRatio times),
+//	  uvarint len + the chunk as one S2 block or as it is.
 //
 // The index is a block of its own so that reading an item back decodes only the index (a
 // few bytes per event) and checks the sum: the messages stay compressed, untouched, until
-// they are sent (packed).
+// they are sent (packed). The messages are chunked so that writing an item needs one chunk
+// and its block at a time, not the messages joined and a block of their whole size (for a
+// full request, two buffers of a megabyte or more).
 //
-// Version 3 was one mode byte and one body (S2 or plain) of the index with each message
-// inline after its fields. Version 2 was version 3 without the unescaped sizes, with messages
-// as they are (unescaped); version 1 had no mode byte either: first the plain body, later one
-// S2 block under the same byte. All are still read; the messages of versions 1 and 2 are
-// escaped on reading.
+// Version 4 was version 5 with the messages as one S2 block (or as they are), whose mode
+// byte came right after the magic, before the sum. Version 3 was one mode byte and one body
+// (S2 or plain) of the index with each message inline after its fields. Version 2 was version
+// 3 without the unescaped sizes, with messages as they are (unescaped); version 1 had no mode
+// byte either: first the plain body, later one S2 block under the same byte. All are still
+// read; the messages of versions 1 and 2 are escaped on reading.
 //
 // Compression matters more than its CPU: JSON messages shrink several times, and the
 // storage rewrites each queued value several times (bbolt copies neighboring values when a
 // leaf page changes), so every stored byte is paid for again and again.
-var queueMagic = []byte("cwg\x04")
+var queueMagic = []byte("cwg\x05")
 
-// Mode bytes (versions 2 to 4).
+// queueChunk is how many bytes of the messages one frame of a version 5 item holds. Container
+// log messages repeat within a few hundred bytes (the resource, the attribute names), so
+// 64 KiB compresses them about as well as the whole request does.
+const queueChunk = 64 << 10
+
+// Mode bytes (versions 2 to 5).
 const (
 	queuePlain = 'p'
 	queueS2    = 's'
@@ -129,7 +138,6 @@ func marshalRequest(r *eventsRequest) []byte {
 		}
 	}
 	index := bufpool.Get(nIndex)[:0] // rarely grows
-	msgs := bufpool.Get(nMsgs)[:0]
 	index = binary.AppendUvarint(index, uint64(len(r.streams)))
 	for _, s := range r.streams {
 		index = appendString(index, s.id.group)
@@ -141,27 +149,74 @@ func marshalRequest(r *eventsRequest) []byte {
 			prev = ev.Timestamp
 			index = binary.AppendUvarint(index, uint64(ev.Unescaped)) //nolint:gosec // never negative
 			index = binary.AppendUvarint(index, uint64(len(ev.Message)))
-			msgs = append(msgs, ev.Message...)
 		}
 	}
-	// Both are compressed into pooled buffers and then copied into the item, which is of the
-	// size they came to: the queue's copy is about a quarter of the messages, not all of them.
-	mode, payload, block := compress(msgs)
 	indexMode, indexData, indexBlock := compress(index) // a burst of like events compresses its index a lot
-	out := make([]byte, 0, len(queueMagic)+1+4+1+binary.MaxVarintLen64+len(indexData)+len(payload))
-	out = append(out, queueMagic...)
-	out = append(out, mode, 0, 0, 0, 0)
-	sum := len(out)
-	out = append(out, indexMode)
-	out = binary.AppendUvarint(out, uint64(len(indexData)))
-	out = append(out, indexData...)
-	out = append(out, payload...)
-	binary.LittleEndian.PutUint32(out[sum-4:sum], crc32.Checksum(out[sum:], castagnoli))
+	// The item is written into a pooled buffer (messages usually compress about four times)
+	// and then copied into one of its own size: the queue keeps only that copy.
+	w := frameWriter{out: bufpool.Get(len(queueMagic) + 4 + 1 + binary.MaxVarintLen64 + len(indexData) + nMsgs/4 + 64)[:0]}
+	w.out = append(w.out, queueMagic...)
+	w.out = append(w.out, 0, 0, 0, 0)
+	sum := len(w.out)
+	w.out = append(w.out, indexMode)
+	w.out = binary.AppendUvarint(w.out, uint64(len(indexData)))
+	w.out = append(w.out, indexData...)
 	bufpool.Put(indexBlock)
-	bufpool.Put(block)
-	bufpool.Put(msgs)
 	bufpool.Put(index)
+	if nMsgs > 0 {
+		w.chunk = bufpool.Get(min(nMsgs, queueChunk))[:0]
+		w.block = bufpool.Get(s2.MaxEncodedLen(cap(w.chunk)))
+		for _, s := range r.streams {
+			for _, ev := range s.events {
+				w.write(ev.Message)
+			}
+		}
+		w.flush()
+		bufpool.Put(w.chunk)
+		bufpool.Put(w.block)
+	}
+	binary.LittleEndian.PutUint32(w.out[sum-4:sum], crc32.Checksum(w.out[sum:], castagnoli))
+	out := append([]byte(nil), w.out...)
+	bufpool.Put(w.out)
 	return out
+}
+
+// frameWriter cuts the messages of an item into chunks of queueChunk bytes and appends each
+// as a frame to out; chunk and block are pooled buffers of a chunk and its S2 block.
+type frameWriter struct {
+	out, chunk, block []byte
+}
+
+func (w *frameWriter) write(msg string) {
+	for len(msg) > 0 {
+		n := min(len(msg), queueChunk-len(w.chunk))
+		w.chunk = append(w.chunk, msg[:n]...)
+		msg = msg[n:]
+		if len(w.chunk) == queueChunk {
+			w.flush()
+		}
+	}
+}
+
+// flush appends the chunk gathered so far as a frame, if there is one.
+func (w *frameWriter) flush() {
+	if len(w.chunk) == 0 {
+		return
+	}
+	mode, data := byte(queueS2), s2.Encode(w.block, w.chunk)
+	if len(w.chunk) > maxQueueRatio*len(data) {
+		mode, data = queuePlain, w.chunk
+	}
+	if need := len(w.out) + 1 + binary.MaxVarintLen64 + len(data); need > cap(w.out) {
+		grown := bufpool.Get(max(need, 2*cap(w.out)))[:len(w.out)]
+		copy(grown, w.out)
+		bufpool.Put(w.out)
+		w.out = grown
+	}
+	w.out = append(w.out, mode)
+	w.out = binary.AppendUvarint(w.out, uint64(len(data)))
+	w.out = append(w.out, data...)
+	w.chunk = w.chunk[:0]
 }
 
 // compress returns b as one S2 block (mode queueS2), or b itself (queuePlain) when it
@@ -211,6 +266,8 @@ func unmarshalRequest(b []byte) (*eventsRequest, error) {
 			return nil, err
 		}
 		return escapeMessages(req), nil
+	case 5:
+		return unmarshalV5(rest)
 	case 4:
 		return unmarshalV4(rest)
 	case 2, 3:
@@ -246,6 +303,26 @@ func unmarshalRequest(b []byte) (*eventsRequest, error) {
 	return nil, errCorruptRequest
 }
 
+// unmarshalV5 decodes a version 5 item after the magic: it checks the sum, parses the index
+// and the frames' headers, and keeps the frames packed as they are, without decoding them.
+func unmarshalV5(rest []byte) (*eventsRequest, error) {
+	if len(rest) < 4 {
+		return nil, errCorruptRequest
+	}
+	sum, body := binary.LittleEndian.Uint32(rest[:4]), rest[4:]
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, errCorruptRequest
+	}
+	streams, total, payload, err := readIndex(body)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFrames(payload, total); err != nil {
+		return nil, err
+	}
+	return packOrDecode(streams, &packed{block: payload, n: total, framed: true})
+}
+
 // unmarshalV4 decodes a version 4 item after the magic: it checks the sum, parses the index
 // and keeps an S2 block of messages packed as it is, without decoding it.
 func unmarshalV4(rest []byte) (*eventsRequest, error) {
@@ -256,30 +333,7 @@ func unmarshalV4(rest []byte) (*eventsRequest, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, errCorruptRequest
 	}
-	if len(body) == 0 {
-		return nil, errCorruptRequest
-	}
-	indexMode, body := body[0], body[1:]
-	n, k := binary.Uvarint(body)
-	if k <= 0 || n > uint64(len(body)-k) { //nolint:gosec // k is positive
-		return nil, errCorruptRequest
-	}
-	indexData, payload := body[k:k+int(n)], body[k+int(n):] //nolint:gosec // n is at most len(body)-k
-	var index []byte
-	switch indexMode {
-	case queueS2:
-		b, err := decodeBlock(indexData, maxQueueRatio*len(indexData))
-		if err != nil {
-			return nil, err
-		}
-		defer bufpool.Put(b) // decodeIndex copies what it keeps
-		index = b
-	case queuePlain:
-		index = indexData
-	default:
-		return nil, errCorruptRequest
-	}
-	streams, total, err := decodeIndex(unsafe.String(unsafe.SliceData(index), len(index))) //nolint:gosec // index is never written
+	streams, total, payload, err := readIndex(body)
 	if err != nil {
 		return nil, err
 	}
@@ -288,26 +342,7 @@ func unmarshalV4(rest []byte) (*eventsRequest, error) {
 		if dl, err := s2.DecodedLen(payload); err != nil || dl != total || dl > maxQueueRatio*len(payload) {
 			return nil, errCorruptRequest
 		}
-		if canPack && total < 1<<spanBits {
-			p := &packed{block: payload, n: total}
-			off := 0
-			req := &eventsRequest{streams: make([]streamEvents, 0, len(streams))}
-			for _, s := range streams {
-				for i := range s.events {
-					n := s.events[i].Ref
-					s.events[i].Ref = spanOf(off, n)
-					off += n
-				}
-				s.packed = p
-				req.appendSegment(s)
-			}
-			return req, nil
-		}
-		msgs, err := decodeBlock(payload, total)
-		if err != nil {
-			return nil, err
-		}
-		return withMessages(streams, msgs), nil
+		return packOrDecode(streams, &packed{block: payload, n: total})
 	case queuePlain:
 		if len(payload) != total {
 			return nil, errCorruptRequest
@@ -315,6 +350,138 @@ func unmarshalV4(rest []byte) (*eventsRequest, error) {
 		return withMessages(streams, payload), nil
 	}
 	return nil, errCorruptRequest
+}
+
+// readIndex reads the index of a version 4 or 5 item (its mode byte, length and data) from
+// the start of body, and returns its streams, the messages' total length, and the rest of
+// body: the messages.
+func readIndex(body []byte) ([]streamEvents, int, []byte, error) {
+	if len(body) == 0 {
+		return nil, 0, nil, errCorruptRequest
+	}
+	indexMode, body := body[0], body[1:]
+	n, k := binary.Uvarint(body)
+	if k <= 0 || n > uint64(len(body)-k) { //nolint:gosec // k is positive
+		return nil, 0, nil, errCorruptRequest
+	}
+	indexData, payload := body[k:k+int(n)], body[k+int(n):] //nolint:gosec // n is at most len(body)-k
+	var index []byte
+	switch indexMode {
+	case queueS2:
+		b, err := decodeBlock(indexData, maxQueueRatio*len(indexData))
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		defer bufpool.Put(b) // decodeIndex copies what it keeps
+		index = b
+	case queuePlain:
+		index = indexData
+	default:
+		return nil, 0, nil, errCorruptRequest
+	}
+	streams, total, err := decodeIndex(unsafe.String(unsafe.SliceData(index), len(index))) //nolint:gosec // index is never written
+	return streams, total, payload, err
+}
+
+// packOrDecode makes the request of streams (events with their message lengths in Ref) and
+// their messages in p: packed, or decoded at once where spans do not fit in an int.
+func packOrDecode(streams []streamEvents, p *packed) (*eventsRequest, error) {
+	if !canPack || p.n >= 1<<spanBits {
+		msgs, err := p.body()
+		if err != nil {
+			return nil, err
+		}
+		return withMessages(streams, msgs), nil
+	}
+	off := 0
+	req := &eventsRequest{streams: make([]streamEvents, 0, len(streams))}
+	for _, s := range streams {
+		for i := range s.events {
+			n := s.events[i].Ref
+			s.events[i].Ref = spanOf(off, n)
+			off += n
+		}
+		s.packed = p
+		req.appendSegment(s)
+	}
+	return req, nil
+}
+
+// checkFrames checks, from their headers only, that the frames of a version 5 item decode to
+// total bytes and that none claims more than maxQueueRatio times its own size.
+func checkFrames(payload []byte, total int) error {
+	n := 0
+	err := eachFrame(payload, func(mode byte, data []byte) error {
+		switch mode {
+		case queueS2:
+			dl, err := s2.DecodedLen(data)
+			if err != nil || dl > maxQueueRatio*len(data) {
+				return errCorruptRequest
+			}
+			n += dl
+		case queuePlain:
+			n += len(data)
+		default:
+			return errCorruptRequest
+		}
+		if n > total {
+			return errCorruptRequest
+		}
+		return nil
+	})
+	if err != nil || n != total {
+		return errCorruptRequest
+	}
+	return nil
+}
+
+// eachFrame calls fn with the mode and data of each frame of payload, in order, and stops at
+// its first error.
+func eachFrame(payload []byte, fn func(mode byte, data []byte) error) error {
+	for len(payload) > 0 {
+		n, k := binary.Uvarint(payload[1:])
+		if k <= 0 || n > uint64(len(payload)-1-k) { //nolint:gosec // k is positive
+			return errCorruptRequest
+		}
+		start := 1 + k
+		if err := fn(payload[0], payload[start:start+int(n)]); err != nil { //nolint:gosec // n is at most len(payload)-1-k
+			return err
+		}
+		payload = payload[start+int(n):] //nolint:gosec // as above
+	}
+	return nil
+}
+
+// decodeFrames decodes the frames of payload, which checkFrames found to make total bytes,
+// one after the other into a buffer of the pool.
+func decodeFrames(payload []byte, total int) ([]byte, error) {
+	buf := bufpool.Get(total)
+	off := 0
+	err := eachFrame(payload, func(mode byte, data []byte) error {
+		if mode == queuePlain {
+			if len(data) > total-off {
+				return errCorruptRequest
+			}
+			off += copy(buf[off:], data)
+			return nil
+		}
+		dl, err := s2.DecodedLen(data)
+		if err != nil || dl > total-off {
+			return errCorruptRequest
+		}
+		dst := buf[off : off+dl : off+dl]
+		got, err := s2.Decode(dst, data)
+		if err != nil || len(got) != dl || (dl > 0 && &got[0] != &dst[0]) {
+			return errCorruptRequest
+		}
+		off += dl
+		return nil
+	})
+	if err != nil || off != total {
+		bufpool.Put(buf)
+		return nil, errCorruptRequest
+	}
+	return buf, nil
 }
 
 // decodeIndex decodes a version 4 index into the streams' events, each without its text and

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -57,16 +59,16 @@ func eventsOf(r *eventsRequest) []string {
 // Regenerate the current file only together with a new queueMagic version.
 func TestQueueFormatVersions(t *testing.T) {
 	want := formatRequest()
-	current := filepath.Join("testdata", "queue", "v4.bin")
+	current := filepath.Join("testdata", "queue", "v5.bin")
 	if os.Getenv("CW_WRITE_QUEUE_FORMAT") == "1" {
 		require.NoError(t, os.WriteFile(current, marshalRequest(want), 0o600))
 	}
 	got, err := os.ReadFile(current)
 	require.NoError(t, err)
 	assert.Equal(t, got, marshalRequest(want), "the queue format changed: give it a new version byte (queueMagic) and a new file")
-	assert.Equal(t, byte(4), queueMagic[len(queueMagic)-1])
+	assert.Equal(t, byte(5), queueMagic[len(queueMagic)-1])
 
-	for _, name := range []string{"v1-plain.bin", "v1-s2.bin", "v2.bin", "v3.bin", "v4.bin"} {
+	for _, name := range []string{"v1-plain.bin", "v1-s2.bin", "v2.bin", "v3.bin", "v4.bin", "v5.bin"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "queue", name))
 		require.NoError(t, err)
 		_, back, err := queueEncoding{}.Unmarshal(b)
@@ -75,38 +77,82 @@ func TestQueueFormatVersions(t *testing.T) {
 	}
 }
 
-// withSum returns a version 4 item of mode and body (everything after the sum), with its sum.
-func withSum(mode byte, body []byte) []byte {
-	item := append(append([]byte(nil), queueMagic...), mode, 0, 0, 0, 0)
+// v4WithSum returns a version 4 item of mode and body (everything after the sum), with its sum.
+func v4WithSum(mode byte, body []byte) []byte {
+	item := append([]byte("cwg\x04"), mode, 0, 0, 0, 0)
 	binary.LittleEndian.PutUint32(item[len(item)-4:], crc32.Checksum(body, castagnoli))
 	return append(item, body...)
 }
 
-// v4Parts splits a version 4 item into its mode, index (with its mode byte) and payload.
-func v4Parts(t *testing.T, item []byte) (byte, []byte, []byte) {
-	t.Helper()
-	body := item[len(queueMagic)+5:]
-	n, k := binary.Uvarint(body[1:])
-	k++
-	require.Positive(t, k)
-	return item[len(queueMagic)], append([]byte{body[0]}, body[k:k+int(n)]...), body[k+int(n):]
+// withSum returns a version 5 item of body (everything after the sum), with its sum.
+func withSum(body []byte) []byte {
+	item := append(append([]byte(nil), queueMagic...), 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(item[len(item)-4:], crc32.Checksum(body, castagnoli))
+	return append(item, body...)
 }
 
-// TestQueueCorruptLengthIsBounded: a queued item whose length field is corrupt (here the S2
+// indexPart returns the index at the start of a version 4 or 5 item's body (its mode byte,
+// length and data) and the rest of body.
+func indexPart(t *testing.T, body []byte) ([]byte, []byte) {
+	t.Helper()
+	n, k := binary.Uvarint(body[1:])
+	require.Positive(t, k)
+	k++
+	return body[:k+int(n)], body[k+int(n):]
+}
+
+// v4Parts splits the version 4 format file into its mode, index part and payload.
+func v4Parts(t *testing.T) (byte, []byte, []byte) {
+	t.Helper()
+	item, err := os.ReadFile(filepath.Join("testdata", "queue", "v4.bin"))
+	require.NoError(t, err)
+	index, payload := indexPart(t, item[len(queueMagic)+5:])
+	return item[len(queueMagic)], index, payload
+}
+
+// frame is one frame of a version 5 item's messages.
+type frame struct {
+	mode byte
+	data []byte
+}
+
+// v5Parts splits a version 5 item into its index part and its frames.
+func v5Parts(t *testing.T, item []byte) ([]byte, []byte, []frame) {
+	t.Helper()
+	require.Equal(t, queueMagic, item[:len(queueMagic)])
+	index, payload := indexPart(t, item[len(queueMagic)+4:])
+	var frames []frame
+	require.NoError(t, eachFrame(payload, func(mode byte, data []byte) error {
+		frames = append(frames, frame{mode, data})
+		return nil
+	}))
+	return index, payload, frames
+}
+
+// TestQueueCorruptLengthIsBounded: a queued item whose length field is corrupt (here an S2
 // header claiming 1 GiB) is rejected without allocating what it claims, even when its sum
 // is right (a bug that wrote it, not the disk).
 func TestQueueCorruptLengthIsBounded(t *testing.T) {
-	mode, index, block := v4Parts(t, marshalRequest(formatRequest()))
-	require.Equal(t, byte(queueS2), mode)
-	_, n := binary.Uvarint(block)
+	gib := binary.AppendUvarint(nil, 1<<30)
+	// Version 5: the frame's S2 block with its decoded-length header replaced by 1 GiB.
+	index, _, frames := v5Parts(t, marshalRequest(formatRequest()))
+	require.Len(t, frames, 1)
+	require.Equal(t, byte(queueS2), frames[0].mode)
+	_, n := binary.Uvarint(frames[0].data)
 	require.Positive(t, n)
-	// The S2 block with its decoded-length header replaced by 1 GiB.
-	corrupt := append(binary.AppendUvarint(nil, 1<<30), block[n:]...)
-	body := append(append([]byte{index[0]}, binary.AppendUvarint(nil, uint64(len(index)-1))...), index[1:]...)
+	corrupt := append(append([]byte(nil), gib...), frames[0].data[n:]...)
+	v5 := append(append(append([]byte(nil), index...), queueS2), binary.AppendUvarint(nil, uint64(len(corrupt)))...)
+	// Version 4: the messages' block, likewise.
+	mode, index4, block := v4Parts(t)
+	require.Equal(t, byte(queueS2), mode)
+	_, n = binary.Uvarint(block)
+	require.Positive(t, n)
+	corrupt4 := append(append([]byte(nil), gib...), block[n:]...)
 	for _, item := range [][]byte{
-		withSum(queueS2, append(body, corrupt...)),
-		append([]byte("cwg\x01"), corrupt...),
-		append([]byte("cwg\x03s"), corrupt...),
+		withSum(append(v5, corrupt...)),
+		v4WithSum(queueS2, append(append([]byte(nil), index4...), corrupt4...)),
+		append([]byte("cwg\x01"), corrupt4...),
+		append([]byte("cwg\x03s"), corrupt4...),
 	} {
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -146,6 +192,103 @@ func TestQueueRoundTripsMessagesLongerThanTheIndex(t *testing.T) {
 	}
 }
 
+// TestQueueChunksTheMessages: the messages are cut into frames of queueChunk bytes wherever
+// the cut falls (inside a message, between two, inside one longer than a chunk), and every
+// message reads back whole, both packed and decoded at once.
+func TestQueueChunksTheMessages(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "abcdefghij"[rng.IntN(10)]
+		}
+		return string(b)
+	}
+	cases := map[string]struct {
+		events []batching.Event
+		frames int
+	}{
+		"one byte":                     {[]batching.Event{{Timestamp: 1, Message: "x"}}, 1},
+		"exactly a chunk":              {[]batching.Event{{Timestamp: 1, Message: word(queueChunk)}}, 1},
+		"a chunk and a byte":           {[]batching.Event{{Timestamp: 1, Message: word(queueChunk - 1)}, {Timestamp: 2, Message: "ab"}}, 2},
+		"a message over three chunks":  {[]batching.Event{{Timestamp: 1, Message: "x"}, {Timestamp: 2, Message: word(2 * queueChunk)}, {Timestamp: 3, Message: "y"}}, 3},
+		"no messages":                  {[]batching.Event{{Timestamp: 1}, {Timestamp: 2}}, 0},
+		"many, cut at random places":   {nil, 5},
+		"an empty one on the boundary": {[]batching.Event{{Timestamp: 1, Message: word(queueChunk)}, {Timestamp: 2}, {Timestamp: 3, Message: "z"}}, 2},
+	}
+	var many []batching.Event
+	for total := 0; total < 4*queueChunk+100; {
+		msg := word(1 + rng.IntN(700))
+		many = append(many, batching.Event{Timestamp: int64(len(many)), Message: msg})
+		total += len(msg)
+	}
+	c := cases["many, cut at random places"]
+	c.events = many
+	cases["many, cut at random places"] = c
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := &eventsRequest{}
+			half := len(c.events) / 2
+			r.append(streamID{"g", "a"}, c.events[:half])
+			r.append(streamID{"g", "b"}, c.events[half:])
+			item := marshalRequest(r)
+			_, _, frames := v5Parts(t, item)
+			require.Len(t, frames, c.frames)
+			for i, f := range frames {
+				require.Equal(t, byte(queueS2), f.mode, "frame %d", i)
+				n, err := s2.DecodedLen(f.data)
+				require.NoError(t, err)
+				if i < len(frames)-1 {
+					assert.Equal(t, queueChunk, n, "frame %d is a whole chunk", i)
+				} else {
+					assert.LessOrEqual(t, n, queueChunk)
+				}
+			}
+			back, err := unmarshalRequest(item)
+			require.NoError(t, err)
+			assert.Equal(t, eventsOf(r), eventsOf(back))
+			streams, total, payload, err := readIndex(item[len(queueMagic)+4:])
+			require.NoError(t, err)
+			msgs, err := decodeFrames(payload, total)
+			require.NoError(t, err)
+			assert.Equal(t, eventsOf(r), eventsOf(withMessages(streams, msgs)), "decoded at once")
+		})
+	}
+}
+
+// TestQueueFramesMustAddUp: frames that decode to more or less than the index says, or with an
+// unknown mode, are an error, with a right sum.
+func TestQueueFramesMustAddUp(t *testing.T) {
+	index, _, frames := v5Parts(t, marshalRequest(formatRequest()))
+	require.Len(t, frames, 1)
+	frameOf := func(mode byte, data []byte) []byte {
+		return append(append([]byte{mode}, binary.AppendUvarint(nil, uint64(len(data)))...), data...)
+	}
+	good := frameOf(queueS2, frames[0].data)
+	plain, err := s2.Decode(nil, frames[0].data)
+	require.NoError(t, err)
+	items := map[string][]byte{
+		"no frames":             nil,
+		"a frame twice":         append(append([]byte(nil), good...), good...),
+		"an empty frame added":  append(append([]byte(nil), good...), frameOf(queuePlain, nil)...),
+		"a byte short":          frameOf(queuePlain, plain[:len(plain)-1]),
+		"a byte over":           frameOf(queuePlain, append(append([]byte(nil), plain...), 'x')),
+		"an unknown mode":       frameOf('z', frames[0].data),
+		"a length past the end": append([]byte{queueS2}, binary.AppendUvarint(nil, uint64(len(frames[0].data)+1))...),
+	}
+	for name, payload := range items {
+		_, err := unmarshalRequest(withSum(append(append([]byte(nil), index...), payload...)))
+		if name == "an empty frame added" {
+			require.NoError(t, err, "an empty frame adds nothing") // the encoder never writes one; the sum still guards it
+			continue
+		}
+		require.Error(t, err, name)
+	}
+	back, err := unmarshalRequest(withSum(append(append([]byte(nil), index...), frameOf(queuePlain, plain)...)))
+	require.NoError(t, err, "the same messages as one plain frame")
+	assert.Equal(t, eventsOf(formatRequest()), eventsOf(back))
+}
+
 func reqWith(id streamID, evs ...batching.Event) *eventsRequest {
 	r := &eventsRequest{}
 	r.append(id, evs)
@@ -175,10 +318,10 @@ func TestQueueReadBackKeepsMessagesCompressed(t *testing.T) {
 	_, back, err := queueEncoding{}.Unmarshal(item)
 	require.NoError(t, err)
 	r := back.(*eventsRequest)
-	_, _, block := v4Parts(t, item)
+	_, payload, _ := v5Parts(t, item)
 	for _, s := range r.streams {
 		require.NotNil(t, s.packed, s.id.stream)
-		assert.Equal(t, unsafe.SliceData(block), unsafe.SliceData(s.packed.block), "the stored block itself")
+		assert.Equal(t, unsafe.SliceData(payload), unsafe.SliceData(s.packed.block), "the stored frames themselves")
 		for _, ev := range s.events {
 			assert.Empty(t, ev.Message)
 		}
@@ -198,10 +341,15 @@ func TestQueueCompressionRatioIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, flatten(r), flatten(back.(*eventsRequest)))
 
-	mode, _, _ := v4Parts(t, b)
-	assert.Equal(t, byte(queuePlain), mode, "stored as it is")
-	small := marshalRequest(formatRequest())
-	assert.Equal(t, byte(queueS2), small[len(queueMagic)], "ordinary requests are compressed")
+	_, _, frames := v5Parts(t, b)
+	require.Len(t, frames, 16) // 1 MiB in chunks of 64 KiB
+	for _, f := range frames {
+		assert.Equal(t, byte(queuePlain), f.mode, "stored as it is")
+		assert.Len(t, f.data, queueChunk)
+	}
+	_, _, frames = v5Parts(t, marshalRequest(formatRequest()))
+	require.Len(t, frames, 1)
+	assert.Equal(t, byte(queueS2), frames[0].mode, "ordinary requests are compressed")
 }
 
 // An item the queue hands back that cannot be read is counted and logged: the persistent

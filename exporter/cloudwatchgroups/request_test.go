@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -224,7 +226,10 @@ func FuzzUnmarshalRequest(f *testing.F) {
 	r := reqOf(streamID{"g", "s"}, 3, 0, 7)
 	item := marshalRequest(r)
 	f.Add(item[len(queueMagic):], uint8(0))
-	f.Add(append([]byte{item[len(queueMagic)]}, item[len(queueMagic)+5:]...), uint8(2))
+	f.Add(item[len(queueMagic)+4:], uint8(3))
+	if v4, err := os.ReadFile(filepath.Join("testdata", "queue", "v4.bin")); err == nil {
+		f.Add(append([]byte{v4[4]}, v4[9:]...), uint8(2))
+	}
 	f.Add([]byte("\x01\x01g\x01s\x01\x02\x00\x03abc"), uint8(1))  // version 3: one stream g/s, one event {1, "abc"}
 	f.Add([]byte("\x01\x01g\x01s\x01\x02\x01\x02\\\""), uint8(1)) // version 3: one event {1, `\"`, unescaped 1}
 	f.Add([]byte{0}, uint8(1))
@@ -234,16 +239,18 @@ func FuzzUnmarshalRequest(f *testing.F) {
 			r   *eventsRequest
 			err error
 		)
-		switch kind % 3 {
+		switch kind % 4 {
 		case 0: // an item after the magic, sum included
 			r, err = unmarshalRequest(append(append([]byte(nil), queueMagic...), in...))
 		case 1: // a version 3 body
 			r, err = decodeBody(append([]byte(nil), in...), 3)
-		default: // a version 4 item after the magic: the mode byte, then the body, with its sum
+		case 2: // a version 4 item after the magic: the mode byte, then the body, with its sum
 			if len(in) == 0 {
 				return
 			}
-			r, err = unmarshalRequest(withSum(in[0], append([]byte(nil), in[1:]...)))
+			r, err = unmarshalRequest(v4WithSum(in[0], append([]byte(nil), in[1:]...)))
+		default: // a version 5 item's body, with its sum
+			r, err = unmarshalRequest(withSum(append([]byte(nil), in...)))
 		}
 		if err != nil {
 			return
