@@ -24,10 +24,15 @@ type packed struct {
 	framed bool   // block is frames (checkFrames found them to make n bytes)
 }
 
-// body decodes the block into a buffer of the pool.
+// body decodes all of the block into a buffer of the pool.
 func (p *packed) body() ([]byte, error) {
 	if p.framed {
-		return decodeFrames(p.block, p.n)
+		b, first, err := decodeFrames(p.block, 0, p.n)
+		if err == nil && (first != 0 || len(b) != p.n) {
+			bufpool.Put(b)
+			return nil, errCorruptRequest
+		}
+		return b, err
 	}
 	b, err := decodeBlock(p.block, p.n)
 	if err != nil {
@@ -80,46 +85,81 @@ func pack(req *eventsRequest, body []byte, block []byte) bool {
 
 // unpack returns the request with every packed segment decoded and the segments of each
 // stream joined, in order: what sending and the queue encoding work on. A request without
-// packed segments is returned as is. The decoded bodies are buffers of the pool, returned
-// with the request: once nothing reads the request's messages any more, the caller may give
-// them back (releaseChunks) or leave them to the garbage collector.
+// packed segments is returned as is. Of frames, only those that hold the request's events are
+// decoded. The decoded bodies are buffers of the pool, returned with the request: once
+// nothing reads the request's messages any more, the caller may give them back
+// (releaseChunks) or leave them to the garbage collector.
 func (r *eventsRequest) unpack() (*eventsRequest, [][]byte, error) {
-	has := false
+	// The span of the messages the request reads of each block.
+	spans := map[*packed]decodedSpan{}
 	for _, s := range r.streams {
-		has = has || s.packed != nil
+		if s.packed == nil {
+			continue
+		}
+		d, seen := spans[s.packed]
+		for _, ev := range s.events {
+			off, n := spanOff(ev.Ref), spanLen(ev.Ref)
+			if n == 0 {
+				continue
+			}
+			if !seen {
+				d, seen = decodedSpan{lo: off, hi: off + n}, true
+			}
+			d.lo, d.hi = min(d.lo, off), max(d.hi, off+n)
+		}
+		spans[s.packed] = d
 	}
-	if !has {
+	if len(spans) == 0 {
 		return r, nil, nil
 	}
-	bodies := map[*packed]string{}
 	var decoded [][]byte
+	for p, d := range spans {
+		if d.hi == d.lo {
+			continue // only empty messages
+		}
+		var b []byte
+		var err error
+		if p.framed {
+			b, d.base, err = decodeFrames(p.block, d.lo, d.hi)
+		} else {
+			b, err = p.body()
+		}
+		if err != nil {
+			releaseChunks(decoded)
+			return nil, nil, err
+		}
+		decoded = append(decoded, b)
+		d.body = unsafe.String(unsafe.SliceData(b), len(b)) //nolint:gosec // b is owned here and never written while the request lives
+		spans[p] = d
+	}
 	out := &eventsRequest{firstFailure: r.firstFailure, streams: make([]streamEvents, 0, len(r.streams))}
 	for _, s := range r.streams {
 		if s.packed == nil {
 			out.append(s.id, s.events)
 			continue
 		}
-		body, ok := bodies[s.packed]
-		if !ok {
-			b, err := s.packed.body()
-			if err != nil {
-				releaseChunks(decoded)
-				return nil, nil, err
-			}
-			decoded = append(decoded, b)
-			body = unsafe.String(unsafe.SliceData(b), len(b)) //nolint:gosec // b is owned here and never written while the request lives
-			bodies[s.packed] = body
-		}
+		d := spans[s.packed]
 		evs := make([]batching.Event, len(s.events))
 		for i, ev := range s.events {
-			off, n := spanOff(ev.Ref), spanLen(ev.Ref)
-			if off < 0 || off+n > len(body) {
+			off, n := spanOff(ev.Ref)-d.base, spanLen(ev.Ref)
+			evs[i] = batching.Event{Timestamp: ev.Timestamp, Unescaped: ev.Unescaped}
+			if n == 0 {
+				continue
+			}
+			if off < 0 || off+n > len(d.body) {
 				releaseChunks(decoded)
 				return nil, nil, errors.New("cloudwatch_groups: packed event outside its body")
 			}
-			evs[i] = batching.Event{Timestamp: ev.Timestamp, Message: body[off : off+n], Unescaped: ev.Unescaped}
+			evs[i].Message = d.body[off : off+n]
 		}
 		out.append(s.id, evs)
 	}
 	return out, decoded, nil
+}
+
+// decodedSpan is the part of a packed block's messages a request reads (lo to hi), and once
+// decoded, that part from offset base on.
+type decodedSpan struct {
+	lo, hi, base int
+	body         string
 }

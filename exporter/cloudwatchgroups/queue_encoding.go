@@ -412,27 +412,33 @@ func packOrDecode(streams []streamEvents, p *packed) (*eventsRequest, error) {
 func checkFrames(payload []byte, total int) error {
 	n := 0
 	err := eachFrame(payload, func(mode byte, data []byte) error {
-		switch mode {
-		case queueS2:
-			dl, err := s2.DecodedLen(data)
-			if err != nil || dl > maxQueueRatio*len(data) {
-				return errCorruptRequest
-			}
-			n += dl
-		case queuePlain:
-			n += len(data)
-		default:
+		dl, err := frameLen(mode, data)
+		if err != nil || dl > total-n {
 			return errCorruptRequest
 		}
-		if n > total {
-			return errCorruptRequest
-		}
+		n += dl
 		return nil
 	})
 	if err != nil || n != total {
 		return errCorruptRequest
 	}
 	return nil
+}
+
+// frameLen returns the decoded length of a frame, from its header; an S2 block may not claim
+// more than maxQueueRatio times its own size.
+func frameLen(mode byte, data []byte) (int, error) {
+	switch mode {
+	case queueS2:
+		dl, err := s2.DecodedLen(data)
+		if err != nil || dl > maxQueueRatio*len(data) {
+			return 0, errCorruptRequest
+		}
+		return dl, nil
+	case queuePlain:
+		return len(data), nil
+	}
+	return 0, errCorruptRequest
 }
 
 // eachFrame calls fn with the mode and data of each frame of payload, in order, and stops at
@@ -452,22 +458,48 @@ func eachFrame(payload []byte, fn func(mode byte, data []byte) error) error {
 	return nil
 }
 
-// decodeFrames decodes the frames of payload, which checkFrames found to make total bytes,
-// one after the other into a buffer of the pool.
-func decodeFrames(payload []byte, total int) ([]byte, error) {
-	buf := bufpool.Get(total)
-	off := 0
+// decodeFrames decodes the frames of payload (which checkFrames accepted) that hold the
+// messages' bytes from lo to hi, one after the other into a buffer of the pool, and returns
+// it with the offset among the messages of its first byte. Sending decodes only the frames
+// of the events it sends: a request cut into two batches does not decode all of it twice.
+func decodeFrames(payload []byte, lo, hi int) ([]byte, int, error) {
+	first, size, at := -1, 0, 0
 	err := eachFrame(payload, func(mode byte, data []byte) error {
-		if mode == queuePlain {
-			if len(data) > total-off {
-				return errCorruptRequest
+		dl, err := frameLen(mode, data)
+		if err != nil {
+			return err
+		}
+		if at < hi && at+dl > lo {
+			if first < 0 {
+				first = at
 			}
-			off += copy(buf[off:], data)
+			size += dl
+		}
+		at += dl
+		return nil
+	})
+	if err != nil || hi > at {
+		return nil, 0, errCorruptRequest
+	}
+	if first < 0 {
+		return nil, lo, nil
+	}
+	buf := bufpool.Get(size)
+	off := 0
+	at = 0
+	err = eachFrame(payload, func(mode byte, data []byte) error {
+		dl, _ := frameLen(mode, data) // checked above
+		from := at
+		at += dl
+		if from >= hi || from+dl <= lo {
 			return nil
 		}
-		dl, err := s2.DecodedLen(data)
-		if err != nil || dl > total-off {
+		if dl > size-off {
 			return errCorruptRequest
+		}
+		if mode == queuePlain {
+			off += copy(buf[off:], data)
+			return nil
 		}
 		dst := buf[off : off+dl : off+dl]
 		got, err := s2.Decode(dst, data)
@@ -477,11 +509,11 @@ func decodeFrames(payload []byte, total int) ([]byte, error) {
 		off += dl
 		return nil
 	})
-	if err != nil || off != total {
+	if err != nil || off != size {
 		bufpool.Put(buf)
-		return nil, errCorruptRequest
+		return nil, 0, errCorruptRequest
 	}
-	return buf, nil
+	return buf, first, nil
 }
 
 // decodeIndex decodes a version 4 index into the streams' events, each without its text and

@@ -249,8 +249,9 @@ func TestQueueChunksTheMessages(t *testing.T) {
 			assert.Equal(t, eventsOf(r), eventsOf(back))
 			streams, total, payload, err := readIndex(item[len(queueMagic)+4:])
 			require.NoError(t, err)
-			msgs, err := decodeFrames(payload, total)
+			msgs, first, err := decodeFrames(payload, 0, total)
 			require.NoError(t, err)
+			require.Zero(t, first)
 			assert.Equal(t, eventsOf(r), eventsOf(withMessages(streams, msgs)), "decoded at once")
 		})
 	}

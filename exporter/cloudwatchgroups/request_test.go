@@ -298,6 +298,38 @@ func TestQueueShapesDeliverEverything(t *testing.T) {
 	}
 }
 
+// A request read back from the queue and cut into batches decodes, for each batch, only the
+// frames that hold the batch's events: not the whole item once per batch.
+func TestUnpackDecodesOnlyTheFramesItReads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var evs []batching.Event
+	total := 0
+	for total < 5*queueChunk {
+		msg := fmt.Sprintf(`{"body":"request %d served in %dms","trace":"%016x"}`, rng.IntN(1e6), rng.IntN(900), rng.Uint64())
+		evs = append(evs, batching.Event{Timestamp: int64(len(evs)), Message: msg})
+		total += len(msg)
+	}
+	r := reqWith(streamID{"g", "s"}, evs...)
+	back, err := unmarshalRequest(marshalRequest(r))
+	require.NoError(t, err)
+	const limit = 100 << 10
+	pieces, err := (&eventsRequest{}).MergeSplit(context.Background(), limit, exporterhelper.RequestSizerTypeBytes, back)
+	require.NoError(t, err)
+	require.Greater(t, len(pieces), 3)
+	var got []string
+	for _, p := range pieces {
+		u, decoded, err := p.(*eventsRequest).unpack()
+		require.NoError(t, err)
+		n := 0
+		for _, b := range decoded {
+			n += len(b)
+		}
+		assert.LessOrEqual(t, n, p.BytesSize()+2*queueChunk, "decoded more frames than the piece's events are in")
+		got = append(got, eventsOf(u)...)
+	}
+	assert.Equal(t, eventsOf(r), got)
+}
+
 // A request read back from the queue holds about its stored (compressed) size while it waits,
 // not its decoded size: neither its events nor its stream names keep the decoded body alive.
 func TestPackedRequestsHoldTheCompressedSize(t *testing.T) {
