@@ -27,12 +27,7 @@ type packed struct {
 // body decodes all of the block into a buffer of the pool.
 func (p *packed) body() ([]byte, error) {
 	if p.framed {
-		b, first, err := decodeFrames(p.block, 0, p.n)
-		if err == nil && (first != 0 || len(b) != p.n) {
-			bufpool.Put(b)
-			return nil, errCorruptRequest
-		}
-		return b, err
+		return decodeFrames(p.block, p.n)
 	}
 	b, err := decodeBlock(p.block, p.n)
 	if err != nil {
@@ -91,46 +86,56 @@ func pack(req *eventsRequest, body []byte, block []byte) bool {
 // (releaseChunks) or leave them to the garbage collector.
 func (r *eventsRequest) unpack() (*eventsRequest, [][]byte, error) {
 	// The span of the messages the request reads of each block.
-	spans := map[*packed]decodedSpan{}
+	spans := map[*packed]*decodedSpan{}
 	for _, s := range r.streams {
 		if s.packed == nil {
 			continue
 		}
-		d, seen := spans[s.packed]
+		d := spans[s.packed]
+		if d == nil {
+			d = &decodedSpan{lo: -1}
+			spans[s.packed] = d
+		}
 		for _, ev := range s.events {
 			off, n := spanOff(ev.Ref), spanLen(ev.Ref)
 			if n == 0 {
 				continue
 			}
-			if !seen {
-				d, seen = decodedSpan{lo: off, hi: off + n}, true
+			if d.lo < 0 {
+				d.lo, d.hi = off, off+n
 			}
 			d.lo, d.hi = min(d.lo, off), max(d.hi, off+n)
 		}
-		spans[s.packed] = d
 	}
 	if len(spans) == 0 {
 		return r, nil, nil
 	}
 	var decoded [][]byte
+	fail := func(err error) (*eventsRequest, [][]byte, error) {
+		releaseChunks(decoded)
+		return nil, nil, err
+	}
 	for p, d := range spans {
-		if d.hi == d.lo {
+		if d.lo < 0 {
 			continue // only empty messages
 		}
-		var b []byte
-		var err error
 		if p.framed {
-			b, d.base, err = decodeFrames(p.block, d.lo, d.hi)
-		} else {
-			b, err = p.body()
+			frames, err := decodeFrameSpan(p.block, d.lo, d.hi)
+			if err != nil {
+				return fail(err)
+			}
+			for _, f := range frames {
+				decoded = append(decoded, f.b)
+			}
+			d.frames = frames
+			continue
 		}
+		b, err := p.body()
 		if err != nil {
-			releaseChunks(decoded)
-			return nil, nil, err
+			return fail(err)
 		}
 		decoded = append(decoded, b)
-		d.body = unsafe.String(unsafe.SliceData(b), len(b)) //nolint:gosec // b is owned here and never written while the request lives
-		spans[p] = d
+		d.frames = []decodedFrame{{b: b}}
 	}
 	out := &eventsRequest{firstFailure: r.firstFailure, streams: make([]streamEvents, 0, len(r.streams))}
 	for _, s := range r.streams {
@@ -141,25 +146,43 @@ func (r *eventsRequest) unpack() (*eventsRequest, [][]byte, error) {
 		d := spans[s.packed]
 		evs := make([]batching.Event, len(s.events))
 		for i, ev := range s.events {
-			off, n := spanOff(ev.Ref)-d.base, spanLen(ev.Ref)
 			evs[i] = batching.Event{Timestamp: ev.Timestamp, Unescaped: ev.Unescaped}
-			if n == 0 {
-				continue
+			if n := spanLen(ev.Ref); n > 0 {
+				msg, ok := d.message(spanOff(ev.Ref), n)
+				if !ok {
+					return fail(errors.New("cloudwatch_groups: packed event outside its body"))
+				}
+				evs[i].Message = msg
 			}
-			if off < 0 || off+n > len(d.body) {
-				releaseChunks(decoded)
-				return nil, nil, errors.New("cloudwatch_groups: packed event outside its body")
-			}
-			evs[i].Message = d.body[off : off+n]
 		}
 		out.append(s.id, evs)
 	}
 	return out, decoded, nil
 }
 
-// decodedSpan is the part of a packed block's messages a request reads (lo to hi), and once
-// decoded, that part from offset base on.
+// decodedSpan is the part of a packed block's messages a request reads (lo to hi; lo is -1
+// while it reads none), and once decoded, the frames that hold it.
 type decodedSpan struct {
-	lo, hi, base int
-	body         string
+	lo, hi int
+	frames []decodedFrame
+	at     int // the frame the last message was in: the messages come in order
+}
+
+// message returns the message at off of length n, from the frame that holds all of it.
+func (d *decodedSpan) message(off, n int) (string, bool) {
+	if d.at >= len(d.frames) || off < d.frames[d.at].start {
+		d.at = 0
+	}
+	for d.at < len(d.frames) && off >= d.frames[d.at].start+len(d.frames[d.at].b) {
+		d.at++
+	}
+	if d.at == len(d.frames) || off < d.frames[d.at].start {
+		return "", false
+	}
+	f := d.frames[d.at]
+	off -= f.start
+	if off+n > len(f.b) {
+		return "", false
+	}
+	return unsafe.String(&f.b[off], n), true //nolint:gosec // b is owned by the request and never written while it lives
 }

@@ -32,14 +32,16 @@ import (
 //	  uvarint events, then per event: varint timestamp (ms) less the stream's previous
 //	  one (the first less 0), uvarint unescaped size (batching.Event.Unescaped), uvarint
 //	  message length;
-//	the messages (escaped, as the body carries them), one after the other, cut into
-//	  chunks of queueChunk bytes (the last one shorter), each a frame: a mode byte
-//	  (queueS2, or queuePlain when the chunk compresses more than maxQueueRatio times),
-//	  uvarint len + the chunk as one S2 block or as it is.
+//	the messages (escaped, as the body carries them), one after the other, in frames
+//	  of whole messages: a frame ends before the message that would take it past
+//	  queueChunk bytes, and a message longer than that is a frame of its own. A frame
+//	  is a mode byte (queueS2, or queuePlain when it compresses more than
+//	  maxQueueRatio times), uvarint len + its messages as one S2 block or as they are.
 //
 // The index is a block of its own so that reading an item back decodes only the index (a
 // few bytes per event) and checks the sum: the messages stay compressed, untouched, until
-// they are sent (packed). The messages are chunked so that writing an item needs one chunk
+// they are sent (packed), and then only the frames that hold the events sent are decoded,
+// each into a buffer of its own (no message is cut in two). Writing an item needs one frame
 // and its block at a time, not the messages joined and a block of their whole size (for a
 // full request, two buffers of a megabyte or more).
 //
@@ -55,9 +57,10 @@ import (
 // leaf page changes), so every stored byte is paid for again and again.
 var queueMagic = []byte("cwg\x05")
 
-// queueChunk is how many bytes of the messages one frame of a version 5 item holds. Container
-// log messages repeat within a few hundred bytes (the resource, the attribute names), so
-// 64 KiB compresses them about as well as the whole request does.
+// queueChunk is how many bytes of messages a frame of a version 5 item holds at most, unless
+// it is one longer message. Container log messages repeat within a few hundred bytes (the
+// resource, the attribute names), so 64 KiB compresses them about as well as the whole
+// request does.
 const queueChunk = 64 << 10
 
 // Mode bytes (versions 2 to 5).
@@ -165,7 +168,7 @@ func marshalRequest(r *eventsRequest) []byte {
 	bufpool.Put(index)
 	if nMsgs > 0 {
 		w.chunk = bufpool.Get(min(nMsgs, queueChunk))[:0]
-		w.block = bufpool.Get(s2.MaxEncodedLen(cap(w.chunk)))
+		w.block = bufpool.Get(s2.MaxEncodedLen(min(nMsgs, queueChunk)))
 		for _, s := range r.streams {
 			for _, ev := range s.events {
 				w.write(ev.Message)
@@ -181,31 +184,42 @@ func marshalRequest(r *eventsRequest) []byte {
 	return out
 }
 
-// frameWriter cuts the messages of an item into chunks of queueChunk bytes and appends each
-// as a frame to out; chunk and block are pooled buffers of a chunk and its S2 block.
+// frameWriter gathers the messages of an item into frames of whole messages (at most
+// queueChunk bytes, or one longer message) and appends each to out; chunk and block are
+// pooled buffers of a frame's messages and of its S2 block.
 type frameWriter struct {
 	out, chunk, block []byte
 }
 
 func (w *frameWriter) write(msg string) {
-	for len(msg) > 0 {
-		n := min(len(msg), queueChunk-len(w.chunk))
-		w.chunk = append(w.chunk, msg[:n]...)
-		msg = msg[n:]
-		if len(w.chunk) == queueChunk {
-			w.flush()
-		}
+	if len(w.chunk)+len(msg) > queueChunk {
+		w.flush()
+	}
+	if len(msg) <= queueChunk {
+		w.chunk = append(w.chunk, msg...)
+		return
+	}
+	long := bufpool.Get(len(msg))
+	copy(long, msg)
+	block := bufpool.Get(s2.MaxEncodedLen(len(msg)))
+	w.appendFrame(long, block)
+	bufpool.Put(block)
+	bufpool.Put(long)
+}
+
+// flush appends the messages gathered so far as a frame, if there are any.
+func (w *frameWriter) flush() {
+	if len(w.chunk) > 0 {
+		w.appendFrame(w.chunk, w.block)
+		w.chunk = w.chunk[:0]
 	}
 }
 
-// flush appends the chunk gathered so far as a frame, if there is one.
-func (w *frameWriter) flush() {
-	if len(w.chunk) == 0 {
-		return
-	}
-	mode, data := byte(queueS2), s2.Encode(w.block, w.chunk)
-	if len(w.chunk) > maxQueueRatio*len(data) {
-		mode, data = queuePlain, w.chunk
+// appendFrame appends msgs as a frame, compressed into block (at least s2.MaxEncodedLen long).
+func (w *frameWriter) appendFrame(msgs, block []byte) {
+	mode, data := byte(queueS2), s2.Encode(block, msgs)
+	if len(msgs) > maxQueueRatio*len(data) {
+		mode, data = queuePlain, msgs
 	}
 	if need := len(w.out) + 1 + binary.MaxVarintLen64 + len(data); need > cap(w.out) {
 		grown := bufpool.Get(max(need, 2*cap(w.out)))[:len(w.out)]
@@ -216,7 +230,6 @@ func (w *frameWriter) flush() {
 	w.out = append(w.out, mode)
 	w.out = binary.AppendUvarint(w.out, uint64(len(data)))
 	w.out = append(w.out, data...)
-	w.chunk = w.chunk[:0]
 }
 
 // compress returns b as one S2 block (mode queueS2), or b itself (queuePlain) when it
@@ -317,7 +330,7 @@ func unmarshalV5(rest []byte) (*eventsRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFrames(payload, total); err != nil {
+	if err := checkFrames(payload, total, streams); err != nil {
 		return nil, err
 	}
 	return packOrDecode(streams, &packed{block: payload, n: total, framed: true})
@@ -408,15 +421,30 @@ func packOrDecode(streams []streamEvents, p *packed) (*eventsRequest, error) {
 }
 
 // checkFrames checks, from their headers only, that the frames of a version 5 item decode to
-// total bytes and that none claims more than maxQueueRatio times its own size.
-func checkFrames(payload []byte, total int) error {
+// total bytes, that none claims more than maxQueueRatio times its own size, and that each
+// ends where a message of streams (lengths in Ref, in order) ends: no message is cut in two.
+func checkFrames(payload []byte, total int, streams []streamEvents) error {
 	n := 0
+	si, ei, msgEnd := 0, 0, 0 // the next message and where the messages before it end
 	err := eachFrame(payload, func(mode byte, data []byte) error {
 		dl, err := frameLen(mode, data)
 		if err != nil || dl > total-n {
 			return errCorruptRequest
 		}
 		n += dl
+		for msgEnd < n {
+			for si < len(streams) && ei == len(streams[si].events) {
+				si, ei = si+1, 0
+			}
+			if si == len(streams) {
+				return errCorruptRequest
+			}
+			msgEnd += streams[si].events[ei].Ref
+			ei++
+		}
+		if msgEnd != n {
+			return errCorruptRequest // a message across the frame's end
+		}
 		return nil
 	})
 	if err != nil || n != total {
@@ -458,62 +486,76 @@ func eachFrame(payload []byte, fn func(mode byte, data []byte) error) error {
 	return nil
 }
 
-// decodeFrames decodes the frames of payload (which checkFrames accepted) that hold the
-// messages' bytes from lo to hi, one after the other into a buffer of the pool, and returns
-// it with the offset among the messages of its first byte. Sending decodes only the frames
-// of the events it sends: a request cut into two batches does not decode all of it twice.
-func decodeFrames(payload []byte, lo, hi int) ([]byte, int, error) {
-	first, size, at := -1, 0, 0
+// decodeFrames decodes all the frames of payload (which checkFrames accepted) one after the
+// other into a buffer of the pool.
+func decodeFrames(payload []byte, total int) ([]byte, error) {
+	buf := bufpool.Get(total)
+	off := 0
+	err := eachFrame(payload, func(mode byte, data []byte) error {
+		n, err := decodeFrame(mode, data, buf[off:])
+		off += n
+		return err
+	})
+	if err != nil || off != total {
+		bufpool.Put(buf)
+		return nil, errCorruptRequest
+	}
+	return buf, nil
+}
+
+// decodedFrame is a frame decoded into a buffer of the pool; start is the offset of its
+// first byte among the item's messages.
+type decodedFrame struct {
+	start int
+	b     []byte
+}
+
+// decodeFrameSpan decodes the frames of payload (which checkFrames accepted) that hold the
+// messages' bytes from lo to hi, each into a buffer of the pool of its own. Sending decodes
+// only the frames of the events it sends: a request cut into two batches does not decode
+// all of it twice, and the buffers are about one size.
+func decodeFrameSpan(payload []byte, lo, hi int) ([]decodedFrame, error) {
+	var frames []decodedFrame
+	at := 0
 	err := eachFrame(payload, func(mode byte, data []byte) error {
 		dl, err := frameLen(mode, data)
 		if err != nil {
 			return err
 		}
-		if at < hi && at+dl > lo {
-			if first < 0 {
-				first = at
-			}
-			size += dl
-		}
-		at += dl
-		return nil
-	})
-	if err != nil || hi > at {
-		return nil, 0, errCorruptRequest
-	}
-	if first < 0 {
-		return nil, lo, nil
-	}
-	buf := bufpool.Get(size)
-	off := 0
-	at = 0
-	err = eachFrame(payload, func(mode byte, data []byte) error {
-		dl, _ := frameLen(mode, data) // checked above
 		from := at
 		at += dl
 		if from >= hi || from+dl <= lo {
 			return nil
 		}
-		if dl > size-off {
-			return errCorruptRequest
-		}
-		if mode == queuePlain {
-			off += copy(buf[off:], data)
-			return nil
-		}
-		dst := buf[off : off+dl : off+dl]
-		got, err := s2.Decode(dst, data)
-		if err != nil || len(got) != dl || (dl > 0 && &got[0] != &dst[0]) {
-			return errCorruptRequest
-		}
-		off += dl
-		return nil
+		buf := bufpool.Get(dl)
+		frames = append(frames, decodedFrame{start: from, b: buf})
+		_, err = decodeFrame(mode, data, buf)
+		return err
 	})
-	if err != nil || off != size {
-		bufpool.Put(buf)
-		return nil, 0, errCorruptRequest
+	if err != nil || hi > at {
+		for _, f := range frames {
+			bufpool.Put(f.b)
+		}
+		return nil, errCorruptRequest
 	}
-	return buf, first, nil
+	return frames, nil
+}
+
+// decodeFrame decodes one frame to the start of dst and returns its decoded length.
+func decodeFrame(mode byte, data, dst []byte) (int, error) {
+	dl, err := frameLen(mode, data)
+	if err != nil || dl > len(dst) {
+		return 0, errCorruptRequest
+	}
+	if mode == queuePlain {
+		return copy(dst, data), nil
+	}
+	dst = dst[:dl:dl]
+	got, err := s2.Decode(dst, data)
+	if err != nil || len(got) != dl || (dl > 0 && &got[0] != &dst[0]) {
+		return 0, errCorruptRequest
+	}
+	return dl, nil
 }
 
 // decodeIndex decodes a version 4 index into the streams' events, each without its text and

@@ -192,10 +192,10 @@ func TestQueueRoundTripsMessagesLongerThanTheIndex(t *testing.T) {
 	}
 }
 
-// TestQueueChunksTheMessages: the messages are cut into frames of queueChunk bytes wherever
-// the cut falls (inside a message, between two, inside one longer than a chunk), and every
-// message reads back whole, both packed and decoded at once.
-func TestQueueChunksTheMessages(t *testing.T) {
+// TestQueueFramesHoldWholeMessages: the messages go into frames of at most queueChunk bytes
+// that end where a message ends; a longer message is a frame of its own. Every message reads
+// back whole, both packed and decoded at once.
+func TestQueueFramesHoldWholeMessages(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	word := func(n int) string {
 		b := make([]byte, n)
@@ -204,57 +204,81 @@ func TestQueueChunksTheMessages(t *testing.T) {
 		}
 		return string(b)
 	}
-	cases := map[string]struct {
+	ev := func(msg string) batching.Event { return batching.Event{Timestamp: 1, Message: msg} }
+	cases := []struct {
+		name   string
 		events []batching.Event
-		frames int
+		frames []int // their decoded sizes
 	}{
-		"one byte":                     {[]batching.Event{{Timestamp: 1, Message: "x"}}, 1},
-		"exactly a chunk":              {[]batching.Event{{Timestamp: 1, Message: word(queueChunk)}}, 1},
-		"a chunk and a byte":           {[]batching.Event{{Timestamp: 1, Message: word(queueChunk - 1)}, {Timestamp: 2, Message: "ab"}}, 2},
-		"a message over three chunks":  {[]batching.Event{{Timestamp: 1, Message: "x"}, {Timestamp: 2, Message: word(2 * queueChunk)}, {Timestamp: 3, Message: "y"}}, 3},
-		"no messages":                  {[]batching.Event{{Timestamp: 1}, {Timestamp: 2}}, 0},
-		"many, cut at random places":   {nil, 5},
-		"an empty one on the boundary": {[]batching.Event{{Timestamp: 1, Message: word(queueChunk)}, {Timestamp: 2}, {Timestamp: 3, Message: "z"}}, 2},
+		{"one byte", []batching.Event{ev("x")}, []int{1}},
+		{"exactly a chunk", []batching.Event{ev(word(queueChunk))}, []int{queueChunk}},
+		{"a chunk and one byte over", []batching.Event{ev(word(queueChunk - 1)), ev("ab")}, []int{queueChunk - 1, 2}},
+		{"two that fill a chunk", []batching.Event{ev(word(queueChunk - 2)), ev("ab"), ev("c")}, []int{queueChunk, 1}},
+		{"a message longer than a chunk", []batching.Event{ev("x"), ev(word(2 * queueChunk)), ev("y")}, []int{1, 2 * queueChunk, 1}},
+		{"no messages", []batching.Event{ev(""), ev("")}, nil},
+		{"an empty one after a full chunk", []batching.Event{ev(word(queueChunk)), ev(""), ev("z")}, []int{queueChunk, 1}},
 	}
-	var many []batching.Event
-	for total := 0; total < 4*queueChunk+100; {
-		msg := word(1 + rng.IntN(700))
-		many = append(many, batching.Event{Timestamp: int64(len(many)), Message: msg})
-		total += len(msg)
-	}
-	c := cases["many, cut at random places"]
-	c.events = many
-	cases["many, cut at random places"] = c
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			r := &eventsRequest{}
 			half := len(c.events) / 2
 			r.append(streamID{"g", "a"}, c.events[:half])
 			r.append(streamID{"g", "b"}, c.events[half:])
 			item := marshalRequest(r)
 			_, _, frames := v5Parts(t, item)
-			require.Len(t, frames, c.frames)
+			var sizes []int
 			for i, f := range frames {
 				require.Equal(t, byte(queueS2), f.mode, "frame %d", i)
 				n, err := s2.DecodedLen(f.data)
 				require.NoError(t, err)
-				if i < len(frames)-1 {
-					assert.Equal(t, queueChunk, n, "frame %d is a whole chunk", i)
-				} else {
-					assert.LessOrEqual(t, n, queueChunk)
-				}
+				sizes = append(sizes, n)
 			}
-			back, err := unmarshalRequest(item)
-			require.NoError(t, err)
-			assert.Equal(t, eventsOf(r), eventsOf(back))
-			streams, total, payload, err := readIndex(item[len(queueMagic)+4:])
-			require.NoError(t, err)
-			msgs, first, err := decodeFrames(payload, 0, total)
-			require.NoError(t, err)
-			require.Zero(t, first)
-			assert.Equal(t, eventsOf(r), eventsOf(withMessages(streams, msgs)), "decoded at once")
+			assert.Equal(t, c.frames, sizes)
+			roundTrips(t, r, item)
 		})
 	}
+	t.Run("many, of random sizes", func(t *testing.T) {
+		var evs []batching.Event
+		for total := 0; total < 4*queueChunk; {
+			msg := word(1 + rng.IntN(3000))
+			evs = append(evs, ev(msg))
+			total += len(msg)
+		}
+		r := reqWith(streamID{"g", "s"}, evs...)
+		item := marshalRequest(r)
+		_, _, frames := v5Parts(t, item)
+		next := 0 // the first message of the next frame
+		for i, f := range frames {
+			n, err := s2.DecodedLen(f.data)
+			require.NoError(t, err)
+			sum := 0
+			for sum < n {
+				sum += len(evs[next].Message)
+				next++
+			}
+			require.Equal(t, n, sum, "frame %d ends where a message ends", i)
+			require.LessOrEqual(t, n, queueChunk)
+			if next < len(evs) {
+				require.Greater(t, n+len(evs[next].Message), queueChunk, "frame %d had room for the next message", i)
+			}
+		}
+		require.Len(t, evs, next)
+		roundTrips(t, r, item)
+	})
+}
+
+// roundTrips checks that item, marshaled from r, reads back as r's events: packed, and with
+// its messages decoded at once.
+func roundTrips(t *testing.T, r *eventsRequest, item []byte) {
+	t.Helper()
+	back, err := unmarshalRequest(item)
+	require.NoError(t, err)
+	assert.Equal(t, eventsOf(r), eventsOf(back))
+	streams, total, payload, err := readIndex(item[len(queueMagic)+4:])
+	require.NoError(t, err)
+	msgs, err := decodeFrames(payload, total)
+	require.NoError(t, err)
+	assert.Equal(t, eventsOf(r), eventsOf(withMessages(streams, msgs)), "decoded at once")
 }
 
 // TestQueueFramesMustAddUp: frames that decode to more or less than the index says, or with an
@@ -268,14 +292,16 @@ func TestQueueFramesMustAddUp(t *testing.T) {
 	good := frameOf(queueS2, frames[0].data)
 	plain, err := s2.Decode(nil, frames[0].data)
 	require.NoError(t, err)
+	first := len(formatRequest().streams[0].events[0].Message)
 	items := map[string][]byte{
-		"no frames":             nil,
-		"a frame twice":         append(append([]byte(nil), good...), good...),
-		"an empty frame added":  append(append([]byte(nil), good...), frameOf(queuePlain, nil)...),
-		"a byte short":          frameOf(queuePlain, plain[:len(plain)-1]),
-		"a byte over":           frameOf(queuePlain, append(append([]byte(nil), plain...), 'x')),
-		"an unknown mode":       frameOf('z', frames[0].data),
-		"a length past the end": append([]byte{queueS2}, binary.AppendUvarint(nil, uint64(len(frames[0].data)+1))...),
+		"a message cut by a frame's end": append(frameOf(queuePlain, plain[:first+3]), frameOf(queuePlain, plain[first+3:])...),
+		"no frames":                      nil,
+		"a frame twice":                  append(append([]byte(nil), good...), good...),
+		"an empty frame added":           append(append([]byte(nil), good...), frameOf(queuePlain, nil)...),
+		"a byte short":                   frameOf(queuePlain, plain[:len(plain)-1]),
+		"a byte over":                    frameOf(queuePlain, append(append([]byte(nil), plain...), 'x')),
+		"an unknown mode":                frameOf('z', frames[0].data),
+		"a length past the end":          append([]byte{queueS2}, binary.AppendUvarint(nil, uint64(len(frames[0].data)+1))...),
 	}
 	for name, payload := range items {
 		_, err := unmarshalRequest(withSum(append(append([]byte(nil), index...), payload...)))
@@ -285,9 +311,14 @@ func TestQueueFramesMustAddUp(t *testing.T) {
 		}
 		require.Error(t, err, name)
 	}
-	back, err := unmarshalRequest(withSum(append(append([]byte(nil), index...), frameOf(queuePlain, plain)...)))
-	require.NoError(t, err, "the same messages as one plain frame")
-	assert.Equal(t, eventsOf(formatRequest()), eventsOf(back))
+	for name, payload := range map[string][]byte{
+		"one plain frame":               frameOf(queuePlain, plain),
+		"two, cut between two messages": append(frameOf(queuePlain, plain[:first]), frameOf(queuePlain, plain[first:])...),
+	} {
+		back, err := unmarshalRequest(withSum(append(append([]byte(nil), index...), payload...)))
+		require.NoError(t, err, name)
+		assert.Equal(t, eventsOf(formatRequest()), eventsOf(back), name)
+	}
 }
 
 func reqWith(id streamID, evs ...batching.Event) *eventsRequest {
@@ -343,10 +374,10 @@ func TestQueueCompressionRatioIsBounded(t *testing.T) {
 	assert.Equal(t, flatten(r), flatten(back.(*eventsRequest)))
 
 	_, _, frames := v5Parts(t, b)
-	require.Len(t, frames, 16) // 1 MiB in chunks of 64 KiB
+	require.Len(t, frames, 2) // each message longer than a chunk is a frame
 	for _, f := range frames {
 		assert.Equal(t, byte(queuePlain), f.mode, "stored as it is")
-		assert.Len(t, f.data, queueChunk)
+		assert.Len(t, f.data, 512<<10)
 	}
 	_, _, frames = v5Parts(t, marshalRequest(formatRequest()))
 	require.Len(t, frames, 1)
