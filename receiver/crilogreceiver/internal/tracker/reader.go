@@ -128,6 +128,9 @@ type Reader struct {
 	scratch  []byte
 	sink     func(*Record)
 	stats    *Stats
+	// large is the tracker's buffer for a line longer than one turn's read, made when first
+	// needed (largeBuffer).
+	large    *[]byte
 	emitFunc func(*joiner.Entry)
 	// pendingExtra flags the entry finished by the line being processed.
 	pendingExtra RecordFlags
@@ -198,9 +201,9 @@ func (r *Reader) Close() error {
 	return err
 }
 
-func newReader(path string, f *os.File, id FileID, cfg *ReadConfig, stats *Stats) *Reader {
+func newReader(path string, f *os.File, id FileID, cfg *ReadConfig, stats *Stats, large *[]byte) *Reader {
 	meta, ok := podpath.Parse(path)
-	r := &Reader{Path: path, Meta: meta, MetaOK: ok, ID: id, f: f, fd: int(f.Fd()), cfg: cfg, stats: stats, //nolint:gosec // descriptors fit in int
+	r := &Reader{Path: path, Meta: meta, MetaOK: ok, ID: id, f: f, fd: int(f.Fd()), cfg: cfg, stats: stats, large: large, //nolint:gosec // descriptors fit in int
 
 		j: joiner.New(joiner.Config{MaxLogSize: cfg.MaxLogSize, IsStart: cfg.isStartFor(path)})}
 	r.emitFunc = r.emitEntry
@@ -346,7 +349,8 @@ func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, 
 	if err != nil {
 		return 0, err
 	}
-	if !r.skipping && int64(len(data)) < remaining && len(data) < len(buf) && bytes.IndexByte(data, '\n') < 0 {
+	if !r.skipping && int64(len(data)) < remaining && bytes.IndexByte(data, '\n') < 0 {
+		buf = r.largeBuffer()
 		if data, err = r.readAt(buf[:min(remaining, int64(len(buf)))]); err != nil {
 			return 0, err
 		}
@@ -411,6 +415,20 @@ func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, 
 		r.replayUntil, r.resumed = 0, nil
 	}
 	return consumed, nil
+}
+
+// largeBuffer returns the buffer for a line longer than one turn's read: room for the
+// longest line kept whole. The tracker makes it the first time a reader needs it and keeps
+// it; node agents whose pods never write such a line never hold it.
+func (r *Reader) largeBuffer() []byte {
+	n := max(r.cfg.MaxBytesPerRead, r.cfg.maxLine()) + 1
+	if r.large == nil {
+		return make([]byte, n)
+	}
+	if len(*r.large) < n {
+		*r.large = make([]byte, n)
+	}
+	return *r.large
 }
 
 func (r *Reader) readAt(b []byte) ([]byte, error) {

@@ -148,7 +148,7 @@ func (t *Tracker) openRotated(sib, name string, s *State, now int64) error {
 		if err != nil {
 			return fmt.Errorf("tracker: reading %s: %w", sib, err)
 		}
-		r = newReader(name, g.f, id, &t.cfg.Read, &t.Stats)
+		r = newReader(name, g.f, id, &t.cfg.Read, &t.Stats, &t.large)
 		r.gz, r.fp = g, fp
 		if s != nil {
 			if err := r.restore(*s); err != nil {

@@ -51,7 +51,9 @@ type Tracker struct {
 	// Waiting is the number of matched files not opened because of MaxConcurrentFiles.
 	Waiting int
 	Stats   Stats
-	buf     []byte
+	// buf is the read buffer the readers share: one turn's read and room for a fingerprint
+	// past it. large is for a longer line, made when first needed (Reader.largeBuffer).
+	buf, large []byte
 }
 
 // New returns a Tracker. known are the states restored from storage; firstStart reports that
@@ -74,7 +76,7 @@ func New(cfg Config, known []State, firstStart bool) *Tracker {
 		t.known[s.ID] = s
 		t.knownByPath[s.Path] = append(t.knownByPath[s.Path], s.ID)
 	}
-	t.buf = make([]byte, max(cfg.Read.MaxBytesPerRead, cfg.Read.maxLine())+1)
+	t.buf = make([]byte, cfg.Read.MaxBytesPerRead+cfg.Read.FingerprintSize+1)
 	return t
 }
 
@@ -318,7 +320,7 @@ func (t *Tracker) open(path, name string, id FileID, now int64, atEnd bool) erro
 		}
 		return err
 	}
-	r := newReader(name, f, id, &t.cfg.Read, &t.Stats)
+	r := newReader(name, f, id, &t.cfg.Read, &t.Stats, &t.large)
 	r.LastGrowth = now
 	if s, ok := t.resumable(f, name, id); ok {
 		delete(t.known, s.ID)

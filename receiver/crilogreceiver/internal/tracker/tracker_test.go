@@ -355,3 +355,35 @@ func TestResumeFromCorruptCompressedFileIsReported(t *testing.T) {
 		t.Fatalf("resumed %d lines, first %q; want 1997 from line 3", len(got), got[:min(1, len(got))])
 	}
 }
+
+// The readers share one buffer of a turn's read; the buffer for a longer line is made only when
+// a line needs it, and such a line is still read whole.
+func TestLargeBufferOnlyForLongLines(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "ns_pod_uid", "c", "0.log")
+	var content strings.Builder
+	for i := range 500 { // about 25 KiB, several turns of 4 KiB
+		content.WriteString(line(i))
+	}
+	writeFile(t, path, content.String(), false)
+	tr := testTracker(t, root, nil, true, false)
+	tr.Discover(0)
+	if got := len(readAll(t, tr, false)); got != 500 {
+		t.Fatalf("read %d lines, want 500", got)
+	}
+	if tr.large != nil {
+		t.Fatalf("a %d-byte buffer was made for lines of under 50 bytes", len(tr.large))
+	}
+	if want := 4096 + 64 + 1; len(tr.Buffer()) != want {
+		t.Fatalf("the shared buffer is %d bytes, want %d", len(tr.Buffer()), want)
+	}
+	long := strings.Repeat("x", 6000) // longer than a turn's read (4096), shorter than MaxLogSize+64 KiB
+	writeFile(t, path, "2024-05-01T10:00:01.000000000Z stdout F "+long+"\n", true)
+	got := readAll(t, tr, false)
+	if len(got) != 1 || got[0] != long[:1024] {
+		t.Fatalf("the long line read as %d records", len(got))
+	}
+	if want := 1024 + 64<<10 + 1; len(tr.large) != want {
+		t.Fatalf("the buffer for long lines is %d bytes, want %d", len(tr.large), want)
+	}
+}
