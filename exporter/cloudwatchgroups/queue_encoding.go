@@ -199,12 +199,9 @@ func (w *frameWriter) write(msg string) {
 		w.chunk = append(w.chunk, msg...)
 		return
 	}
-	long := bufpool.Get(len(msg))
-	copy(long, msg)
 	block := bufpool.Get(s2.MaxEncodedLen(len(msg)))
-	w.appendFrame(long, block)
+	w.appendFrame(unsafe.Slice(unsafe.StringData(msg), len(msg)), block) //nolint:gosec // only read
 	bufpool.Put(block)
-	bufpool.Put(long)
 }
 
 // flush appends the messages gathered so far as a frame, if there are any.
@@ -215,7 +212,8 @@ func (w *frameWriter) flush() {
 	}
 }
 
-// appendFrame appends msgs as a frame, compressed into block (at least s2.MaxEncodedLen long).
+// appendFrame appends msgs as a frame, compressed into block (at least s2.MaxEncodedLen long);
+// it only reads msgs.
 func (w *frameWriter) appendFrame(msgs, block []byte) {
 	mode, data := byte(queueS2), s2.Encode(block, msgs)
 	if len(msgs) > maxQueueRatio*len(data) {
