@@ -421,12 +421,8 @@ func (r *Reader) readLines(now int64, size int64, buf []byte, final bool) (int, 
 // longest line kept whole. The tracker makes it the first time a reader needs it and keeps
 // it; node agents whose pods never write such a line never hold it.
 func (r *Reader) largeBuffer() []byte {
-	n := max(r.cfg.MaxBytesPerRead, r.cfg.maxLine()) + 1
-	if r.large == nil {
-		return make([]byte, n)
-	}
-	if len(*r.large) < n {
-		*r.large = make([]byte, n)
+	if *r.large == nil {
+		*r.large = make([]byte, max(r.cfg.MaxBytesPerRead, r.cfg.maxLine())+1)
 	}
 	return *r.large
 }
