@@ -199,26 +199,21 @@ func (w *frameWriter) write(msg string) {
 		w.chunk = append(w.chunk, msg...)
 		return
 	}
-	block := bufpool.Get(s2.MaxEncodedLen(len(msg)))
-	w.appendFrame(unsafe.Slice(unsafe.StringData(msg), len(msg)), block) //nolint:gosec // only read
+	mode, data, block := compress(unsafe.Slice(unsafe.StringData(msg), len(msg))) //nolint:gosec // only read
+	w.appendFrame(mode, data)
 	bufpool.Put(block)
 }
 
 // flush appends the messages gathered so far as a frame, if there are any.
 func (w *frameWriter) flush() {
 	if len(w.chunk) > 0 {
-		w.appendFrame(w.chunk, w.block)
+		w.appendFrame(compressInto(w.block, w.chunk))
 		w.chunk = w.chunk[:0]
 	}
 }
 
-// appendFrame appends msgs as a frame, compressed into block (at least s2.MaxEncodedLen long);
-// it only reads msgs.
-func (w *frameWriter) appendFrame(msgs, block []byte) {
-	mode, data := byte(queueS2), s2.Encode(block, msgs)
-	if len(msgs) > maxQueueRatio*len(data) {
-		mode, data = queuePlain, msgs
-	}
+// appendFrame appends a frame of mode and data.
+func (w *frameWriter) appendFrame(mode byte, data []byte) {
 	if need := len(w.out) + 1 + binary.MaxVarintLen64 + len(data); need > cap(w.out) {
 		grown := bufpool.Get(max(need, 2*cap(w.out)))[:len(w.out)]
 		copy(grown, w.out)
@@ -234,11 +229,19 @@ func (w *frameWriter) appendFrame(msgs, block []byte) {
 // compresses more than the decoder's bound, maxQueueRatio; and the pooled buffer the block
 // was written to, for the caller to give back once it has copied what it keeps.
 func compress(b []byte) (mode byte, data, pooled []byte) {
-	block := s2.Encode(bufpool.Get(s2.MaxEncodedLen(len(b))), b)
+	pooled = bufpool.Get(s2.MaxEncodedLen(len(b)))
+	mode, data = compressInto(pooled, b)
+	return mode, data, pooled
+}
+
+// compressInto is compress with the block written to dst, which is at least
+// s2.MaxEncodedLen(len(b)) long. It only reads b.
+func compressInto(dst, b []byte) (mode byte, data []byte) {
+	block := s2.Encode(dst, b)
 	if len(b) > maxQueueRatio*len(block) {
-		return queuePlain, b, block
+		return queuePlain, b
 	}
-	return queueS2, block, block
+	return queueS2, block
 }
 
 // indexBytesPerEvent is room for an event's index entry as it usually is: a timestamp of
