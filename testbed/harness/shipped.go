@@ -5,11 +5,13 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -37,6 +39,11 @@ type Local struct {
 	// TracesEndpoint replaces the endpoint of every otlp_http exporter (an OTLP/HTTP sink);
 	// required when a traces pipeline is kept.
 	TracesEndpoint string
+	// MetricsAddr, when set, is the host:port of the collector's own metrics: every Prometheus
+	// pull reader of service::telemetry listens there and the shipped level is kept. Empty
+	// turns the collector's metrics off (the shipped port is fixed, and several collectors
+	// may share one machine).
+	MetricsAddr string
 	// Env gives the values the DaemonSet's environment provides (K8S_NODE_NAME, AWS_REGION,
 	// ...). Every ${env:NAME} the configuration uses without a default must be here.
 	Env map[string]string
@@ -59,11 +66,11 @@ var clusterOnly = []string{"k8s_attributes"}
 // LoadShippedNodeConfig reads the node agent's collector configuration from the ConfigMap at
 // configMapPath and returns it with only what depends on the environment swapped for a local run:
 // paths (log directory under NodeRoot, state directory), the CloudWatch endpoint, the health
-// address, the service's own telemetry (off: several collectors share one machine) and the
-// processors that need a cluster (left out). Receiver, processor and exporter settings are
-// otherwise exactly as shipped. A configuration whose shape the loader does not know (no
-// cri_log, no file_storage, an environment variable without a value) is an error rather than
-// a silently friendlier run.
+// address, the service's own metrics (moved to MetricsAddr, or off without it: several
+// collectors share one machine) and the processors that need a cluster (left out). Receiver,
+// processor and exporter settings are otherwise exactly as shipped. A configuration whose shape
+// the loader does not know (no cri_log, no file_storage, an environment variable without a
+// value) is an error rather than a silently friendlier run.
 func LoadShippedNodeConfig(configMapPath string, l Local) (*Shipped, error) {
 	text, cfg, err := readConfigMap(configMapPath)
 	if err != nil {
@@ -147,17 +154,54 @@ func (s *Shipped) localize(cfg map[string]any, l Local) error {
 	if service == nil {
 		errs = append(errs, errors.New("no service section"))
 	} else {
-		// The collector's own metrics listen on a fixed port by default: several collectors on
-		// one machine would collide. Logs stay at the shipped level.
-		tel, _ := service["telemetry"].(map[string]any)
-		if tel == nil {
-			tel = map[string]any{}
-			service["telemetry"] = tel
+		if err := s.localizeMetrics(service, l.MetricsAddr); err != nil {
+			errs = append(errs, err)
 		}
-		tel["metrics"] = map[string]any{"level": "none"}
-		s.note("service::telemetry::metrics::level = none (no fixed port)")
 	}
 	return errors.Join(errs...)
+}
+
+// localizeMetrics moves the collector's own metrics to addr, or turns them off when addr is
+// empty: the shipped Prometheus reader listens on a fixed port, and several collectors on one
+// machine would collide. Logs stay at the shipped level either way.
+func (s *Shipped) localizeMetrics(service map[string]any, addr string) error {
+	tel, _ := service["telemetry"].(map[string]any)
+	if tel == nil {
+		tel = map[string]any{}
+		service["telemetry"] = tel
+	}
+	if addr == "" {
+		tel["metrics"] = map[string]any{"level": "none"}
+		s.note("service::telemetry::metrics::level = none (no fixed port)")
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("MetricsAddr: %w", err)
+	}
+	portNum, err := strconv.Atoi(port)
+	if err != nil {
+		return fmt.Errorf("MetricsAddr: port %q: %w", port, err)
+	}
+	metrics, _ := tel["metrics"].(map[string]any)
+	readers, _ := metrics["readers"].([]any)
+	moved := 0
+	for _, r := range readers {
+		reader, _ := r.(map[string]any)
+		pull, _ := reader["pull"].(map[string]any)
+		exporter, _ := pull["exporter"].(map[string]any)
+		prom, _ := exporter["prometheus"].(map[string]any)
+		if prom == nil {
+			continue
+		}
+		prom["host"], prom["port"] = host, portNum
+		moved++
+	}
+	if moved == 0 {
+		return errors.New("MetricsAddr is set but service::telemetry::metrics has no Prometheus pull reader to move")
+	}
+	s.note("service::telemetry::metrics: the Prometheus reader listens on %s (the shipped level is kept)", addr)
+	return nil
 }
 
 // dropClusterOnly removes the processors that need a Kubernetes API server from the processors

@@ -46,6 +46,20 @@ func shippedSection(t *testing.T) map[string]any {
 	return cfg
 }
 
+// loadShipped localizes the shipped configuration with l and returns it parsed as well.
+func loadShipped(t *testing.T, l Local) (*Shipped, map[string]any) {
+	t.Helper()
+	s, err := LoadShippedNodeConfig(configMapFromHere, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(s.YAML, &got); err != nil {
+		t.Fatal(err)
+	}
+	return s, got
+}
+
 func dig(m map[string]any, keys ...string) any {
 	var v any = m
 	for _, k := range keys {
@@ -59,15 +73,7 @@ func dig(m map[string]any, keys ...string) any {
 // every other receiver and exporter setting is the shipped one.
 func TestShippedNodeConfigKeepsShippedSettings(t *testing.T) {
 	dir := t.TempDir()
-	l := localForTest(dir)
-	s, err := LoadShippedNodeConfig(configMapFromHere, l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := yaml.Unmarshal(s.YAML, &got); err != nil {
-		t.Fatal(err)
-	}
+	s, got := loadShipped(t, localForTest(dir))
 	want := shippedSection(t)
 
 	// The swaps, written out by hand.
@@ -130,6 +136,37 @@ func TestShippedNodeConfigKeepsShippedSettings(t *testing.T) {
 	}
 }
 
+// TestShippedNodeConfigMetrics checks the collector's own metrics: without MetricsAddr they are
+// off; with it the shipped reader listens there at the shipped level.
+func TestShippedNodeConfigMetrics(t *testing.T) {
+	dir := t.TempDir()
+	_, off := loadShipped(t, localForTest(dir))
+	if v := dig(off, "service", "telemetry", "metrics"); !reflect.DeepEqual(v, map[string]any{"level": "none"}) {
+		t.Errorf("without MetricsAddr: metrics = %v, want level none", v)
+	}
+
+	l := localForTest(dir)
+	l.MetricsAddr = "127.0.0.1:18888"
+	_, on := loadShipped(t, l)
+	if v := dig(on, "service", "telemetry", "metrics", "level"); v != "normal" {
+		t.Errorf("with MetricsAddr: level = %v, want the shipped normal", v)
+	}
+	want := []any{map[string]any{"pull": map[string]any{"exporter": map[string]any{"prometheus": map[string]any{
+		"host": "127.0.0.1", "port": 18888,
+	}}}}}
+	if v := dig(on, "service", "telemetry", "metrics", "readers"); !reflect.DeepEqual(v, want) {
+		t.Errorf("with MetricsAddr: readers = %v, want %v", v, want)
+	}
+	if v := dig(on, "service", "telemetry", "logs"); !reflect.DeepEqual(v, dig(shippedSection(t), "service", "telemetry", "logs")) {
+		t.Errorf("logs telemetry changed: %v", v)
+	}
+
+	l.MetricsAddr = "no-port"
+	if _, err := LoadShippedNodeConfig(configMapFromHere, l); err == nil {
+		t.Error("a MetricsAddr without a port was accepted")
+	}
+}
+
 func TestShippedNodeConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	l := localForTest(dir)
@@ -180,14 +217,7 @@ func TestShippedNodeConfigWithKube(t *testing.T) {
 	l := localForTest(dir)
 	l.Kubeconfig = filepath.Join(dir, "kubeconfig")
 	l.TracesEndpoint = "http://127.0.0.1:4318"
-	s, err := LoadShippedNodeConfig(configMapFromHere, l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := yaml.Unmarshal(s.YAML, &got); err != nil {
-		t.Fatal(err)
-	}
+	_, got := loadShipped(t, l)
 	want := shippedSection(t)
 	for _, path := range [][]string{{"extensions", "trace_context"}, {"receivers", "kube_lifecycle"}} {
 		c := dig(got, path...).(map[string]any)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -201,11 +202,9 @@ func startRun(p pipeline, tag, dir, corpus, endpoint string) (*started, error) {
 		return nil, err
 	}
 	logPath := filepath.Join(dir, tag+".log")
-	env := []string{
-		"OTELCOL_K8S_NODE_ROOT=" + corpus, "OTELCOL_K8S_STATE=" + state,
-		"OTELCOL_K8S_CLOUDWATCH=" + endpoint, "OTELCOL_K8S_HEALTH=127.0.0.1:0",
-		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_REGION=us-east-1",
-		"AWS_EC2_METADATA_DISABLED=true",
+	env, err := fileConfigEnv(corpus, state, endpoint)
+	if err != nil {
+		return nil, err
 	}
 	config := p.Config
 	var node string // the shipped configuration's node root
@@ -213,7 +212,6 @@ func startRun(p pipeline, tag, dir, corpus, endpoint string) (*started, error) {
 	pprofAddr = ""
 	if p.Config == shippedConfig {
 		node = filepath.Join(dir, "node-"+tag)
-		var err error
 		if config, env, health, err = shippedRun(dir, node, state, endpoint, p.Name, tag); err != nil {
 			return nil, err
 		}
@@ -321,8 +319,31 @@ func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloud
 	return res, nil
 }
 
+// fileConfigEnv is the environment of a run with a configuration file (the upstream pipeline,
+// or -config): where the corpus, the state and the local CloudWatch Logs server are, and a free
+// port for the collector's own metrics (OTELCOL_K8S_METRICS_PORT), which every collector
+// measured here serves at its shipped or default level, as users run it.
+func fileConfigEnv(node, state, endpoint string) ([]string, error) {
+	metrics, err := harness.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	_, port, err := net.SplitHostPort(metrics)
+	if err != nil {
+		return nil, err
+	}
+	return []string{
+		"OTELCOL_K8S_NODE_ROOT=" + node, "OTELCOL_K8S_STATE=" + state,
+		"OTELCOL_K8S_CLOUDWATCH=" + endpoint, "OTELCOL_K8S_HEALTH=127.0.0.1:0",
+		"OTELCOL_K8S_METRICS_PORT=" + port,
+		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_REGION=us-east-1",
+		"AWS_EC2_METADATA_DISABLED=true",
+	}, nil
+}
+
 // shippedRun writes the DaemonSet's configuration for one run (node root, state directory,
-// endpoint and health address swapped, harness.LoadShippedNodeConfig) and returns its path,
+// endpoint, health address and the port of the collector's own metrics swapped,
+// harness.LoadShippedNodeConfig) and returns its path,
 // the environment the DaemonSet gives the container plus what the pod's fields would, and the
 // health address.
 func shippedRun(dir, node, state, endpoint, name, tag string) (config string, env []string, health string, err error) {
@@ -332,13 +353,17 @@ func shippedRun(dir, node, state, endpoint, name, tag string) (config string, en
 	if health, err = harness.FreeAddr(); err != nil {
 		return "", nil, "", err
 	}
+	metrics, err := harness.FreeAddr()
+	if err != nil {
+		return "", nil, "", err
+	}
 	vals, err := harness.ShippedNodeEnv(harness.ShippedNodeDaemonSet)
 	if err != nil {
 		return "", nil, "", err
 	}
 	vals["K8S_NODE_NAME"] = "node-1"
 	shipped, err := harness.LoadShippedNodeConfig(harness.ShippedNodeConfigMap, harness.Local{
-		NodeRoot: node, StateDir: state, Endpoint: endpoint, HealthAddr: health, Env: vals,
+		NodeRoot: node, StateDir: state, Endpoint: endpoint, HealthAddr: health, MetricsAddr: metrics, Env: vals,
 	})
 	if err != nil {
 		return "", nil, "", err

@@ -85,11 +85,10 @@ func sustainOne(p pipeline, rate float64, length time.Duration, dir string, pods
 			return sustainedResult{}, err
 		}
 	}
-	config, env := p.Config, []string{
-		"OTELCOL_K8S_NODE_ROOT=" + node, "OTELCOL_K8S_STATE=" + state,
-		"OTELCOL_K8S_CLOUDWATCH=" + endpoint, "OTELCOL_K8S_HEALTH=127.0.0.1:0",
-		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_REGION=us-east-1",
-		"AWS_EC2_METADATA_DISABLED=true",
+	config := p.Config
+	env, err := fileConfigEnv(node, state, endpoint)
+	if err != nil {
+		return sustainedResult{}, err
 	}
 	if p.Config == shippedConfig {
 		if config, env, _, err = shippedRun(run, node, state, endpoint, p.Name, p.Name+"-1"); err != nil {
