@@ -81,6 +81,9 @@ type env struct {
 	// cluster (pointed at this API server) and the traces pipeline (sending to this OTLP/HTTP
 	// endpoint); see TestTraceCorrelation.
 	kubeconfig, tracesEndpoint string
+	// metricsAddr, when set, keeps the collector's own metrics at the shipped level, served
+	// there (see TestShippedTelemetry); otherwise they are off.
+	metricsAddr string
 }
 
 func newEnv(t *testing.T, cfg localcloudwatch.Config) *env {
@@ -118,6 +121,7 @@ func (e *env) start() {
 	shipped, err := harness.LoadShippedNodeConfig(configMapPath, harness.Local{
 		NodeRoot: filepath.Join(e.dir, "node"), StateDir: filepath.Join(e.dir, "state"),
 		Endpoint: e.endpoint, HealthAddr: e.health, Kubeconfig: e.kubeconfig, TracesEndpoint: e.tracesEndpoint,
+		MetricsAddr: e.metricsAddr,
 		Env: map[string]string{
 			"K8S_NODE_NAME": "node-1", "CLUSTER_NAME": "local", "AWS_REGION": "us-east-1",
 			"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_EC2_METADATA_DISABLED": "true",
@@ -205,6 +209,8 @@ type scenario struct {
 	during func(ctx context.Context, e *env)
 	// allowDuplicates: a kill -9 may leave records both delivered and not yet checkpointed.
 	allowDuplicates bool
+	// delivered, when set, runs once every line is stored and before the collector stops.
+	delivered func(e *env, ledger nodesim.Ledger)
 }
 
 func run(t *testing.T, e *env, sc scenario) harness.Account {
@@ -251,6 +257,9 @@ func run(t *testing.T, e *env, sc scenario) harness.Account {
 		t.Errorf("waiting for delivery: %v (stored %d of %d)", werr, stored, ledger.Lines)
 	}
 	time.Sleep(*quiet)
+	if sc.delivered != nil {
+		sc.delivered(e, ledger)
+	}
 	if err := e.col.Stop(30 * time.Second); err != nil {
 		t.Errorf("collector stop: %v", err)
 	}
