@@ -39,10 +39,10 @@ type Local struct {
 	// TracesEndpoint replaces the endpoint of every otlp_http exporter (an OTLP/HTTP sink);
 	// required when a traces pipeline is kept.
 	TracesEndpoint string
-	// MetricsAddr, when set, is the host:port of the collector's own metrics: every Prometheus
-	// pull reader of service::telemetry listens there and the shipped level is kept. Empty
-	// turns the collector's metrics off (the shipped port is fixed, and several collectors
-	// may share one machine).
+	// MetricsAddr, when set, is the host:port of the collector's own metrics: the Prometheus
+	// pull reader of service::telemetry (there must be exactly one) listens there and the
+	// shipped level is kept. Empty turns the collector's metrics off (the shipped port is
+	// fixed, and several collectors may share one machine).
 	MetricsAddr string
 	// Env gives the values the DaemonSet's environment provides (K8S_NODE_NAME, AWS_REGION,
 	// ...). Every ${env:NAME} the configuration uses without a default must be here.
@@ -197,8 +197,8 @@ func (s *Shipped) localizeMetrics(service map[string]any, addr string) error {
 		prom["host"], prom["port"] = host, portNum
 		moved++
 	}
-	if moved == 0 {
-		return errors.New("MetricsAddr is set but service::telemetry::metrics has no Prometheus pull reader to move")
+	if moved != 1 {
+		return fmt.Errorf("MetricsAddr is set but service::telemetry::metrics has %d Prometheus pull readers: one can be moved to it", moved)
 	}
 	s.note("service::telemetry::metrics: the Prometheus reader listens on %s (the shipped level is kept)", addr)
 	return nil

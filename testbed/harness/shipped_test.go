@@ -165,6 +165,31 @@ func TestShippedNodeConfigMetrics(t *testing.T) {
 	if _, err := LoadShippedNodeConfig(configMapFromHere, l); err == nil {
 		t.Error("a MetricsAddr without a port was accepted")
 	}
+
+	// A configuration without a Prometheus reader has nothing to move: an error, not a run
+	// without metrics.
+	cfg := shippedSection(t)
+	delete(dig(cfg, "service", "telemetry", "metrics").(map[string]any), "readers")
+	text, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := yaml.Marshal(map[string]any{"kind": "ConfigMap", "data": map[string]string{"config.yaml": string(text)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noReader := filepath.Join(dir, "no-reader.yaml")
+	if err := os.WriteFile(noReader, cm, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.MetricsAddr = "127.0.0.1:18888"
+	if _, err := LoadShippedNodeConfig(noReader, l); err == nil {
+		t.Error("MetricsAddr was accepted for a configuration without a Prometheus reader")
+	}
+	l.MetricsAddr = ""
+	if _, err := LoadShippedNodeConfig(noReader, l); err != nil {
+		t.Errorf("without MetricsAddr: %v", err)
+	}
 }
 
 func TestShippedNodeConfigErrors(t *testing.T) {

@@ -202,19 +202,20 @@ func startRun(p pipeline, tag, dir, corpus, endpoint string) (*started, error) {
 		return nil, err
 	}
 	logPath := filepath.Join(dir, tag+".log")
-	env, err := fileConfigEnv(corpus, state, endpoint)
-	if err != nil {
-		return nil, err
-	}
 	config := p.Config
+	var env []string
 	var node string // the shipped configuration's node root
 	var health string
+	var err error
 	pprofAddr = ""
 	if p.Config == shippedConfig {
 		node = filepath.Join(dir, "node-"+tag)
-		if config, env, health, err = shippedRun(dir, node, state, endpoint, p.Name, tag); err != nil {
-			return nil, err
-		}
+		config, env, health, err = shippedRun(dir, node, state, endpoint, p.Name, tag)
+	} else {
+		env, err = fileConfigEnv(corpus, state, endpoint)
+	}
+	if err != nil {
+		return nil, err
 	}
 	col, err := harness.StartCollector(p.Bin, config, env, logPath)
 	if err != nil {
@@ -343,9 +344,8 @@ func fileConfigEnv(node, state, endpoint string) ([]string, error) {
 
 // shippedRun writes the DaemonSet's configuration for one run (node root, state directory,
 // endpoint, health address and the port of the collector's own metrics swapped,
-// harness.LoadShippedNodeConfig) and returns its path,
-// the environment the DaemonSet gives the container plus what the pod's fields would, and the
-// health address.
+// harness.LoadShippedNodeConfig) and returns its path, the environment the DaemonSet gives the
+// container plus what the pod's fields would, and the health address.
 func shippedRun(dir, node, state, endpoint, name, tag string) (config string, env []string, health string, err error) {
 	if err := os.MkdirAll(filepath.Join(node, "var/log"), 0o755); err != nil {
 		return "", nil, "", err

@@ -86,14 +86,14 @@ func sustainOne(p pipeline, rate float64, length time.Duration, dir string, pods
 		}
 	}
 	config := p.Config
-	env, err := fileConfigEnv(node, state, endpoint)
+	var env []string
+	if p.Config == shippedConfig {
+		config, env, _, err = shippedRun(run, node, state, endpoint, p.Name, p.Name+"-1")
+	} else {
+		env, err = fileConfigEnv(node, state, endpoint)
+	}
 	if err != nil {
 		return sustainedResult{}, err
-	}
-	if p.Config == shippedConfig {
-		if config, env, _, err = shippedRun(run, node, state, endpoint, p.Name, p.Name+"-1"); err != nil {
-			return sustainedResult{}, err
-		}
 	}
 	col, err := harness.StartCollector(p.Bin, config, append(env, "GOMAXPROCS=1"), filepath.Join(run, "collector.log"))
 	if err != nil {
