@@ -30,6 +30,9 @@ type EventsLocal struct {
 	TracesEndpoint string
 	// HealthAddr replaces the health_check endpoint.
 	HealthAddr string
+	// MetricsAddr, when set, is where the collector's own metrics are served at the shipped
+	// level (as Local.MetricsAddr); empty turns them off.
+	MetricsAddr string
 	// Env gives the values the Deployment's environment provides (POD_NAME, AWS_REGION, ...).
 	// The Go runtime's variables the Deployment sets (GOMAXPROCS, GOMEMLIMIT) are taken from
 	// the Deployment beside the ConfigMap unless Env sets them.
@@ -43,7 +46,8 @@ type EventsLocal struct {
 // LoadShippedEventsConfig reads the events collector's configuration from the ConfigMap at
 // configMapPath and returns it with only endpoints swapped for a local run: the API server
 // (kubeconfig), CloudWatch, the traces endpoint, the health address, and the service's own
-// metrics off (several collectors share one machine). Everything else stays as shipped.
+// metrics (moved to MetricsAddr, or off without it: several collectors share one machine).
+// Everything else stays as shipped.
 func LoadShippedEventsConfig(configMapPath string, l EventsLocal) (*Shipped, error) {
 	if l.Kubeconfig == "" || l.Endpoint == "" || l.TracesEndpoint == "" || l.HealthAddr == "" {
 		return nil, errors.New("events config: the kubeconfig, CloudWatch endpoint, traces endpoint and health address are required")
@@ -86,9 +90,8 @@ func LoadShippedEventsConfig(configMapPath string, l EventsLocal) (*Shipped, err
 	}
 	if service, _ := cfg["service"].(map[string]any); service == nil {
 		errs = append(errs, errors.New("no service section"))
-	} else {
-		service["telemetry"] = map[string]any{"metrics": map[string]any{"level": "none"}}
-		s.note("service::telemetry::metrics::level = none (no fixed port)")
+	} else if err := s.localizeMetrics(service, l.MetricsAddr); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("%s: %w", configMapPath, err)

@@ -6,9 +6,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 func TestProcMemory(t *testing.T) {
@@ -93,5 +96,35 @@ func TestEventsConfigTakesRuntimeEnv(t *testing.T) {
 	}
 	if env := local(map[string]string{"GOMAXPROCS": "2"}); !slices.Contains(env, "GOMAXPROCS=2") || slices.Contains(env, "GOMAXPROCS=1") {
 		t.Errorf("the caller's GOMAXPROCS did not win: %v", env)
+	}
+}
+
+// TestEventsConfigMetrics checks the events collector's own metrics: off without MetricsAddr,
+// the shipped reader moved to it with the shipped level kept.
+func TestEventsConfigMetrics(t *testing.T) {
+	t.Parallel()
+	metrics := func(addr string) any {
+		t.Helper()
+		s, err := LoadShippedEventsConfig("../../"+ShippedEventsConfigMap, EventsLocal{
+			Kubeconfig: "kc", Endpoint: "http://127.0.0.1:1", TracesEndpoint: "http://127.0.0.1:2/v1/traces", HealthAddr: "127.0.0.1:3",
+			MetricsAddr: addr, Env: map[string]string{"POD_NAME": "p", "CLUSTER_NAME": "c", "AWS_REGION": "us-east-1"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg map[string]any
+		if err := yaml.Unmarshal(s.YAML, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		return dig(cfg, "service", "telemetry", "metrics")
+	}
+	if got := metrics(""); !reflect.DeepEqual(got, map[string]any{"level": "none"}) {
+		t.Errorf("without MetricsAddr: %v", got)
+	}
+	want := map[string]any{"level": "normal", "readers": []any{map[string]any{"pull": map[string]any{"exporter": map[string]any{
+		"prometheus": map[string]any{"host": "127.0.0.1", "port": 18889},
+	}}}}}
+	if got := metrics("127.0.0.1:18889"); !reflect.DeepEqual(got, want) {
+		t.Errorf("with MetricsAddr: %v, want %v", got, want)
 	}
 }
