@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package jsonstring decodes the content of JSON strings without reflection or allocation
 // beyond the destination buffer. It is shared by the components and test servers of
 // otelcol-k8s that parse JSON by hand on their hot paths.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command mdgen generates the metadata package, telemetry documentation, lifecycle tests and
 // README status block of a collector component from its metadata.yaml.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 //go:generate go run ../../internal/mdgen .
 
 // Package klogparser provides the klog_parser processor: it parses Kubernetes component

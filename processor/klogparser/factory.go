@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package klogparser // import "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
 
 import (

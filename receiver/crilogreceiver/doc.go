@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package crilogreceiver provides the cri_log receiver: it reads Kubernetes container log files
 // (CRI and Docker json-file formats) without loss across rotation, truncation, deletion and
 // collector restarts, joins partial lines per stream, and emits one ResourceLogs per container

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package distribution tests the built otelcol-k8s binary: that it contains every component of
 // builder-config.yaml, that the local configurations validate and that the one of `make run-samples`
 // moves records end to end.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e runs the node agent's build (OTELCOL_K8S_NODE_BIN, set by `make e2e`, the binary
 // the shipped DaemonSet runs) with the node agent's shipped configuration (deploy/kubernetes/configmap.yaml, localized by
 // harness.LoadShippedNodeConfig: paths, endpoint, health address and environment swapped, and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package harness runs the built distribution against the local CloudWatch Logs server and the
 // node simulator, and accounts for every line the simulator wrote: the shared machinery of
 // `make run` (testbed/cmd/runlocal) and the end-to-end scenarios (testbed/e2e).

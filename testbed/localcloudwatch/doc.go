@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package localcloudwatch is a local CloudWatch Logs server for tests, benchmarks and
 // `make run`.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nodesim simulates the container log files of one Kubernetes node, written the way
 // kubelet and containerd write them, so the collector can be tested end to end without a cluster.
 //

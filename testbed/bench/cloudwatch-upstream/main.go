@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command cloudwatch-upstream-bench sends the same generated corpus as
 // testbed/bench/cloudwatchgroups through contrib's awscloudwatchlogs exporter (v0.139.0, the
 // newest release that builds from the module mirror here) to a local CloudWatch Logs server.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command cloudwatchgroups-bench sends a generated corpus through the cloudwatch_groups
 // exporter to a local CloudWatch Logs server and prints events per CPU-second, PutLogEvents
 // calls per MiB and the batch fill ratio. testbed/bench/cloudwatchgroups.sh runs it beside

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command crilogbench compares the cri_log receiver with contrib's filelog receiver and its
 // container operator on the same generated corpus of CRI log files.
 //

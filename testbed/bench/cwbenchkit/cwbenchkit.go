@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cwbenchkit is the shared, dependency-free part of the side-by-side CloudWatch Logs
 // exporter benchmark: the input corpus, CPU accounting and the local server's counters. The
 // two benchmark programs (ours and contrib's exporter) build on different collector releases,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command otelcol-upstream is the closest upstream pipeline to otelcol-k8s's node agent, for the
 // system benchmark (`make bench-e2e`): contrib's file_log receiver (container operator for the
 // CRI format and partial lines, a regex parser for klog text headers) into contrib's

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command otelcol-floor is an OpenTelemetry Collector with nothing in it: core's nop receiver
 // and nop exporter in one logs pipeline, built at the distribution's core version. What it
 // holds at idle is the floor every collector distribution starts from (the Go runtime, the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command benche2e is `make bench-e2e`: the system benchmark. It writes one corpus with the node
 // simulator, then, in one run and alternating, lets each collector read it from the beginning and
 // send it to the same local CloudWatch Logs server: bin/otelcol-k8s with the node agent's shipped

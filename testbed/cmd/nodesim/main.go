@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command nodesim writes the container log files of a simulated Kubernetes node (see package
 // testbed/nodesim) until its duration ends or it is interrupted, then prints what it wrote and,
 // with -ledger, writes the ledger as JSON.

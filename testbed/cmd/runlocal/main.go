@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command runlocal is `make run`: it starts the local CloudWatch Logs server, a simulated node
 // writing container logs like kubelet and containerd, and bin/otelcol-k8s with config/run.yaml
 // between them, then shows what arrived. Ctrl-C (or -duration) stops the simulator, lets the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command server runs a small Kubernetes control plane for tests, in one process: an embedded
 // etcd and a real kube-apiserver, both compiled from their Go modules, listening on loopback
 // ports only. Nothing else of a cluster runs (no controller manager, scheduler or kubelet).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package batching turns the events of one log stream into PutLogEvents batches that respect
 // every CloudWatch Logs rule: batch bytes (message bytes plus a fixed overhead per event),
 // event count, chronological order, time span, event age and event size.

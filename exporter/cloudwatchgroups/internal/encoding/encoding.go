@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package encoding renders a log record as a CloudWatch Logs event message.
 package encoding
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build !(amd64 || arm64 || 386 || ppc64le)
 
 package encoding

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package naming checks and rewrites CloudWatch Logs group and stream names.
 //
 // A valid name is returned unchanged. An invalid one is rewritten to a valid name that ends in

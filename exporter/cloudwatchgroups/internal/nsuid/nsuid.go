@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nsuid maps namespace names to namespace UIDs by watching the namespaces of the
 // Kubernetes API (metadata only). Container log paths carry the namespace name but not its
 // UID, and contrib's k8s_attributes processor does not extract k8s.namespace.uid.

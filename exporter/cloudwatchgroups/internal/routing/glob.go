@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package routing
 
 // globMatch reports whether s matches pattern, where '*' matches any run of bytes (including

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package routing decides, for one log record, its log type, its CloudWatch Logs group and its
 // log stream, as described in the component's design.md.
 package routing

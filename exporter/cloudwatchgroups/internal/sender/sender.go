@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sender writes batches to CloudWatch Logs: it creates groups and streams on demand,
 // applies group settings to the groups it creates (and, when asked, to existing ones) without
 // ever holding a send back, retries throttled and failed calls with backoff and jitter until a

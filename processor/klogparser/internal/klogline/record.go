@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package klogline parses one Kubernetes klog log line, in the text format written by
 // k8s.io/klog/v2 or the JSON format written by k8s.io/component-base/logs/json, into a Record.
 // It has no dependency on the collector.

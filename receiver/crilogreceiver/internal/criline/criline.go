@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package criline parses single container log lines: the CRI format written by containerd and
 // CRI-O, and Docker's json-file format. Parsing does not allocate for CRI lines and allocates
 // only when a Docker line's string needs unescaping.

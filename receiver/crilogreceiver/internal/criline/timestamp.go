@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package criline
 
 // ParseTime parses an RFC 3339 timestamp with an optional fraction of up to nine digits and a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package joiner turns the pieces of container log lines into whole entries: it joins partial
 // pieces per stream, bounds entry size, repairs invalid UTF-8, and optionally recombines
 // multi-line records. It keeps its state per stream, so interleaved stdout and stderr never mix,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package podpath extracts Kubernetes pod and container metadata from the path of a container
 // log file, for the three layouts kubelet has used.
 package podpath

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tracker follows container log files: it finds them, identifies them across renames and
 // restarts, reads them through open descriptors, and turns their lines into records. It has no
 // collector dependencies; the receiver decides when read state becomes durable.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command localcloudwatch runs the local CloudWatch Logs server.
 //
 //	localcloudwatch -addr 127.0.0.1:4590 -throttle-rate 0.3 -server-error-rate 0.05

@@ -1,0 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package repocheck holds the tests that keep the repository's own rules: every Go file carries
+// its license identifier, and no large binary is tracked.
+package repocheck
