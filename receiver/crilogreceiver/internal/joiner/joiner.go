@@ -74,7 +74,7 @@ type Joiner struct {
 	// whole entries, mout for multi-line records (emitted while out is still in use), tout for
 	// a stack trace's tentative blank line.
 	out, mout, tout Entry
-	fix       []byte // scratch for UTF-8 repair
+	fix             []byte // scratch for UTF-8 repair
 }
 
 type pending struct {
