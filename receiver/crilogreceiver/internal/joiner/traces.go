@@ -355,6 +355,9 @@ func endsLineCol(b []byte) bool {
 // rubyFrame: "\tfrom /app/x.rb:5:in 'baz'", "/app/x.rb:12:in `block in run'": a path without
 // blanks, ":N:in ", a quoted name, and nothing after the closing quote.
 func rubyFrame(c []byte) bool {
+	if t := trimRight(c); len(t) == 0 || t[len(t)-1] != '\'' {
+		return false // most lines end otherwise: no scan for ":in "
+	}
 	r := trimLeft(c)
 	r = bytes.TrimPrefix(r, []byte("from "))
 	i := bytes.Index(r, []byte(":in "))

@@ -302,3 +302,55 @@ func FuzzTraceJoining(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkMultilineModes is the CPU cost per line of each multi-line mode, on ordinary lines
+// only (the common case: JSON and klog lines, no trace) and on the trace corpus (every trace
+// shape and the ordinary lines between them). One op is one line.
+func BenchmarkMultilineModes(b *testing.B) {
+	var corpus []string
+	for _, name := range corpusFiles {
+		lines, _, _ := loadCorpus(b, name)
+		corpus = append(corpus, lines...)
+	}
+	plain := []string{
+		`{"level":"info","ts":1700000000.123,"caller":"server/handler.go:42","msg":"request served","method":"GET","path":"/api/v1/items/42","status":200,"latency":"1.2ms"}`,
+		`I0310 12:00:00.000000       1 controller.go:116] "Pod status updated" pod="kube-system/kubedns" status="ready"`,
+		`2026-03-10 12:00:02.000  INFO 1 --- [main] c.e.shop.Application : Started Application in 4.2 seconds`,
+		`10.0.0.7 - - [10/Mar/2026:12:00:00 +0000] "GET /healthz HTTP/1.1" 200 2 "-" "kube-probe/1.30"`,
+	}
+	modes := []struct {
+		name string
+		cfg  Config
+	}{
+		{"off", Config{MaxLogSize: 1 << 20}},
+		{"klog", Config{MaxLogSize: 1 << 20, IsStart: KlogStart}},
+		{"stacktraces", Config{MaxLogSize: 1 << 20, Traces: true}},
+		{"auto", Config{MaxLogSize: 1 << 20, IsStart: KlogStart, Traces: true}},
+	}
+	for _, set := range []struct {
+		name  string
+		lines []string
+	}{{"plain", plain}, {"corpus", corpus}} {
+		lines := make([][]byte, len(set.lines))
+		size := 0
+		for i, l := range set.lines {
+			lines[i] = []byte(l)
+			size += len(l)
+		}
+		for _, m := range modes {
+			b.Run(set.name+"/"+m.name, func(b *testing.B) {
+				j := New(m.cfg)
+				emit := func(*Entry) {}
+				b.SetBytes(int64(size / len(lines)))
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					j.Add(0, 1, false, nil, lines[i], 1, emit)
+					if i++; i == len(lines) {
+						i = 0
+					}
+				}
+			})
+		}
+	}
+}
