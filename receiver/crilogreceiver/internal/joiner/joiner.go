@@ -244,17 +244,9 @@ func (j *Joiner) finish(idx int, e *Entry, now int64, emit func(*Entry)) {
 			// Not a start and no record open: the entry is not part of a multi-line record (a
 			// container that never writes a start line). It is emitted as it is, at once.
 			emit(e)
-		case len(m.buf)+1+len(e.Content) <= j.cfg.MaxLogSize:
-			m.buf = append(m.buf, '\n')
-			m.buf = append(m.buf, e.Content...)
-			m.pieces += e.Pieces
-			m.dropped += e.Dropped
-			m.flags |= e.Flags
-			m.last = now
 		default:
-			// The record is full: it is emitted whole and the entry opens a continuation.
-			j.emitMulti(st, e.Stream, emit)
-			j.openMulti(m, e, now, Continued)
+			// Appended; a full record is emitted whole and the entry opens a continuation.
+			j.appendLine(st, e.Stream, e, now, emit)
 		}
 		return
 	}
