@@ -137,7 +137,7 @@ func TestStacktracesPerFileAndStream(t *testing.T) {
 		}
 	}
 	requireExactly(t, c, map[string][]string{
-		key("api", "app", "stderr"):    {java[0], strings.Join(java[1:6], "\n"), java[6]},
+		key("api", "app", "stderr"):    {strings.Join(java[0:6], "\n"), java[6]},
 		key("api", "app", "stdout"):    {python[0], strings.Join(python[1:5], "\n"), python[5]},
 		key("worker", "app", "stderr"): {gopanic[0], strings.Join(gopanic[1:], "\n")},
 	})

@@ -416,7 +416,7 @@ func (j *Joiner) Replay() Replay {
 		if st == nil {
 			continue
 		}
-		for _, p := range []*pending{&st.multi, &st.join} {
+		for _, p := range []*pending{&st.multi, &st.tent, &st.join} {
 			if !p.active {
 				continue
 			}

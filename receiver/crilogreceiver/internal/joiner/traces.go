@@ -29,21 +29,31 @@ func (j *Joiner) traceEntry(idx int, e *Entry, now int64, emit func(*Entry)) {
 	c := e.Content
 	expectContinued := st.expectContinued
 	st.expectContinued = false
+	if m.active && st.tent.active {
+		// Rule 4: the line held tentatively joins only with what follows it here.
+		if ph := confirmsTent(st.ph, c); ph != phNone {
+			j.appendLine(st, idx, j.tentEntry(st, idx), now, emit)
+			st.tent.reset()
+			j.appendLine(st, idx, e, now, emit)
+			st.ph = ph
+			return
+		}
+		if st.ph == phHeld {
+			// A Java exception line without a frame after it: the held line goes alone and
+			// the exception line is held in its place, for c to be taken against it.
+			j.emitMulti(st, idx, emit)
+			j.openMulti(m, j.tentEntry(st, idx), now, 0)
+			st.tent.reset()
+		} else {
+			j.closeRecord(st, idx, emit)
+		}
+	}
 	if m.active {
 		switch {
-		case st.tent.active:
-			// Rule 4: the blank line held tentatively joins only with what follows it here.
-			if ph := acrossBlank(st.ph, c); ph != phNone {
-				j.appendLine(st, idx, j.tentEntry(st, idx), now, emit)
-				st.tent.reset()
-				j.appendLine(st, idx, e, now, emit)
-				st.ph = ph
-				return
-			}
-			j.closeRecord(st, idx, emit)
-		case len(c) == 0 && blankMayFollow(st.ph):
+		case len(c) == 0 && blankMayFollow(st.ph), st.ph == phHeld && javaExceptionLine(c):
 			t := &st.tent
 			t.start(e.Time, now, e.Tags)
+			t.buf = append(t.buf, c...)
 			t.from, t.pieces, t.dropped, t.flags = e.from, e.Pieces, e.Dropped, e.Flags
 			m.last = now
 			return
@@ -94,7 +104,7 @@ func (j *Joiner) appendLine(st *stream, idx int, e *Entry, now int64, emit func(
 	j.openMulti(m, e, now, Continued)
 }
 
-// closeRecord emits the open record, then its tentative blank line as a record of its own.
+// closeRecord emits the open record, then its tentative line as a record of its own.
 func (j *Joiner) closeRecord(st *stream, idx int, emit func(*Entry)) {
 	j.emitMulti(st, idx, emit)
 	if st.tent.active {
@@ -104,11 +114,11 @@ func (j *Joiner) closeRecord(st *stream, idx int, emit func(*Entry)) {
 	st.ph = phNone
 }
 
-// tentEntry is the tentative blank line as an entry.
+// tentEntry is the tentative line as an entry.
 func (j *Joiner) tentEntry(st *stream, idx int) *Entry {
 	t := &st.tent
 	e := &j.tout
-	*e = Entry{Time: t.time, Stream: idx, Tags: t.tags, Content: t.buf[:0], Pieces: t.pieces, Dropped: t.dropped, Flags: t.flags, from: t.from}
+	*e = Entry{Time: t.time, Stream: idx, Tags: t.tags, Content: t.buf, Pieces: t.pieces, Dropped: t.dropped, Flags: t.flags, from: t.from}
 	return e
 }
 
@@ -175,10 +185,14 @@ func blankMayFollow(ph phase) bool {
 	return false
 }
 
-// acrossBlank reports the phase after c when c, following a tentative blank line in phase ph,
-// confirms it (rule 4); phNone otherwise.
-func acrossBlank(ph phase, c []byte) phase {
+// confirmsTent reports the phase after c when c, following a line held tentatively in phase
+// ph, confirms it (rules 1 and 4); phNone otherwise.
+func confirmsTent(ph phase, c []byte) phase {
 	switch ph {
+	case phHeld: // after a Java exception line
+		if ok, props := atFrame(c); ok {
+			return framesPhase(props)
+		}
 	case phPyDone:
 		if string(c) == "During handling of the above exception, another exception occurred:" ||
 			string(c) == "The above exception was the direct cause of the following exception:" {
@@ -395,6 +409,37 @@ func javaTraceLine(c []byte) bool {
 		return true
 	}
 	return false
+}
+
+// javaExceptionLine: "java.lang.IllegalStateException: msg", "java.lang.NullPointerException",
+// "org.example.Client$NotFound: 404": a qualified class name (a package, then a class whose
+// name ends in Exception, Error or Throwable, nested classes after '$'), then ": " or the end.
+func javaExceptionLine(c []byte) bool {
+	end := bytes.IndexByte(c, ':')
+	if end < 0 {
+		end = len(c)
+	} else if end+1 < len(c) && c[end+1] != ' ' {
+		return false
+	}
+	name := c[:end]
+	dot := bytes.LastIndexByte(name, '.')
+	if dot <= 0 || !isIdentStart(name[0]) {
+		return false
+	}
+	for _, b := range name {
+		if b != '.' && b != '$' && !isIdentStart(b) && !isDigit(b) {
+			return false
+		}
+	}
+	class := name[dot+1:]
+	if i := bytes.IndexByte(class, '$'); i >= 0 {
+		class = class[:i]
+	}
+	if len(class) == 0 || class[0] < 'A' || class[0] > 'Z' {
+		return false
+	}
+	return bytes.HasSuffix(class, []byte("Exception")) || bytes.HasSuffix(class, []byte("Error")) ||
+		bytes.HasSuffix(class, []byte("Throwable"))
 }
 
 // pyExceptionLine: "ZeroDivisionError: division by zero", "requests.exceptions.HTTPError: 503",
