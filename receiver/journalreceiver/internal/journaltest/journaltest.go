@@ -45,6 +45,19 @@ func need(t testing.TB, what string) {
 	t.Skipf("%s not installed (run make journal-tools)", what)
 }
 
+// HaveRemote reports whether systemd-journal-remote is installed.
+func HaveRemote() bool {
+	if os.Getenv("OTELCOL_K8S_JOURNAL_REMOTE") != "" {
+		return true
+	}
+	for _, p := range remoteCandidates {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // RemoteBin returns systemd-journal-remote's path ($OTELCOL_K8S_JOURNAL_REMOTE overrides).
 func RemoteBin(t testing.TB) string {
 	t.Helper()
