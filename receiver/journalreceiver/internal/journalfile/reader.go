@@ -370,6 +370,9 @@ func (r *Reader) nextOffset() (uint64, error) {
 	}
 }
 
+// Broken returns the error that ended the walk through the entry array chain, or nil.
+func (r *Reader) Broken() error { return r.sticky }
+
 func (r *Reader) stick(err error) error {
 	r.sticky = err
 	return err
