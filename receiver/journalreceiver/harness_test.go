@@ -36,7 +36,9 @@ type got struct {
 type sink struct {
 	mu      sync.Mutex
 	records []got
-	before  func(n int)
+	before  func(n int) bool
+	// markEnd is the record count after the batch for which before returned true.
+	markEnd int
 	refuse  int // refuse this many batches first (a retryable error)
 }
 
@@ -48,9 +50,12 @@ func (s *sink) consumer(t *testing.T) consumer.Logs {
 			s.refuse--
 			return errRefused
 		}
-		if s.before != nil {
-			s.before(len(s.records))
-		}
+		mark := s.before != nil && s.before(len(s.records))
+		defer func() {
+			if mark {
+				s.markEnd = len(s.records)
+			}
+		}()
 		for _, rl := range ld.ResourceLogs().All() {
 			for _, sl := range rl.ScopeLogs().All() {
 				for _, lr := range sl.LogRecords().All() {
