@@ -151,6 +151,7 @@ func (r *journalReceiver) Shutdown(ctx context.Context) error {
 	var err error
 	if r.client != nil {
 		err = r.client.Close(ctx)
+		r.client = nil
 	}
 	r.tb.Shutdown()
 	return err
@@ -294,7 +295,9 @@ func (r *journalReceiver) fill(ctx context.Context, f *file) {
 		case err == nil:
 			f.head = e
 		case errors.Is(err, io.EOF):
+			// An archived file is complete: nothing more will be appended (rule 9).
 			f.drained = true
+			f.done = f.r.Header().State == journalfile.StateArchived
 		case errors.Is(err, journalfile.ErrCorrupt) && f.r.Broken() == nil:
 			r.tb.ReceiverJournalCorruptSkips.Add(ctx, 1, metric.WithAttributes(attribute.String("what", "entry")))
 			r.logger.Warn("unreadable journal entry skipped", zap.String("path", f.path), zap.Error(err))

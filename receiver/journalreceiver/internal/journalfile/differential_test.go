@@ -68,7 +68,7 @@ func compareWithJournalctl(t *testing.T, path string) int {
 
 func TestDifferentialJournalctl(t *testing.T) {
 	t.Parallel()
-	entries := journaltest.Generate(1, 3000, 60, 1_700_000_000_000_000)
+	entries := journaltest.Generate(1, 2000, 60, 1_700_000_000_000_000)
 	cases := []struct {
 		name   string
 		env    []string
