@@ -3,17 +3,13 @@
 package journalfile
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
-	"github.com/ulikunitz/xz"
 
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver/internal/journaltest"
 )
@@ -130,24 +126,7 @@ func recompress(t *testing.T, path string, flag uint8) int {
 		require.GreaterOrEqual(t, size, uint64(objHeaderSize))
 		if typ == objData && flags == 0 && size-payloadOff >= 512 {
 			payload := b[off+payloadOff : off+size]
-			var c []byte
-			switch flag {
-			case objCompressedXZ:
-				var buf bytes.Buffer
-				// systemd's xz preset has a small dictionary; the library's default of 8 MiB
-				// would make every decoder allocate that much.
-				w, err := xz.WriterConfig{DictCap: 64 << 10}.NewWriter(&buf)
-				require.NoError(t, err)
-				_, _ = w.Write(payload)
-				require.NoError(t, w.Close())
-				c = buf.Bytes()
-			case objCompressedLZ4:
-				c = make([]byte, 8+lz4.CompressBlockBound(len(payload)))
-				binary.LittleEndian.PutUint64(c, uint64(len(payload)))
-				k, err := lz4.CompressBlock(payload, c[8:], nil)
-				require.NoError(t, err)
-				c = c[:8+k]
-			}
+			c := compressed(t, flag, payload)
 			if len(c) > 0 && uint64(len(c)) < size-payloadOff {
 				copy(b[off+payloadOff:], c)
 				b[off+1] = flag
