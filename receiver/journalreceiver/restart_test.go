@@ -134,3 +134,66 @@ func TestRestart(t *testing.T) {
 	require.LessOrEqual(t, dups, 97, "at most one batch (max_batch) again")
 	t.Logf("kill: %d entries delivered again, removed by cursor", dups)
 }
+
+// TestLiveAppendAndRotation: entries appended while the receiver reads, then the active file
+// renamed to its archive name (as journald rotates) and a new active file: every entry once,
+// the renamed file not opened a second time.
+func TestLiveAppendAndRotation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	active := filepath.Join(dir, "system.journal")
+	entries := journaltest.Generate(51, 800, 9, 1_700_000_000_000_000)
+	journaltest.Write(t, active, entries[:300], nil)
+	s := &sink{}
+	r, tel := start(t, testConfig(dir), s.consumer(t), nil)
+	waitFor(t, s, 300)
+	journaltest.Write(t, active, entries[300:500], nil)
+	waitFor(t, s, 500)
+
+	archive := filepath.Join(dir, "system@rotated.journal")
+	require.NoError(t, os.Rename(active, archive))
+	f, err := os.OpenFile(archive, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte{byte(journalfile.StateArchived)}, 16)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	journaltest.Write(t, active, entries[500:], nil)
+	waitFor(t, s, 800)
+	require.Eventually(t, func() bool { return counter(t, tel, "otelcol_receiver_journal_files") == 2 }, 30e9, 5e6)
+	require.NoError(t, r.Shutdown(context.Background()))
+	recs := s.all()
+	require.Len(t, recs, 800)
+	for c, n := range cursors(recs) {
+		require.Equal(t, 1, n, c)
+	}
+	require.Zero(t, counter(t, tel, "otelcol_receiver_journal_duplicates_skipped"))
+}
+
+// TestCorruptFileCounted: a truncated file gives what it safely can, counted, and another
+// file beside it is read whole.
+func TestCorruptFileCounted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.journal")
+	good := filepath.Join(dir, "good.journal")
+	entries := journaltest.Generate(61, 400, 9, 1_700_000_000_000_000)
+	journaltest.Write(t, bad, entries[:200], nil)
+	journaltest.Write(t, good, entries[200:], nil)
+	r, err := journalfile.Open(bad)
+	require.NoError(t, err)
+	// Cut halfway between the first entry array and the last object (the hash tables before
+	// them hold no entries).
+	h := r.Header()
+	require.NoError(t, r.Close())
+	require.NoError(t, os.Truncate(bad, int64(h.EntryArrayOffset+(h.TailObjectOffset-h.EntryArrayOffset)/2)))
+
+	s := &sink{}
+	rcv, tel := start(t, testConfig(dir), s.consumer(t), nil)
+	waitFor(t, s, 200)
+	require.Eventually(t, func() bool { return counter(t, tel, "otelcol_receiver_journal_corrupt_skips") >= 1 }, 30e9, 5e6)
+	require.NoError(t, rcv.Shutdown(context.Background()))
+	n := len(s.all())
+	require.Greater(t, n, 200, "a prefix of the truncated file")
+	require.Less(t, n, 400)
+	t.Logf("truncated halfway: %d of 200 entries recovered", n-200)
+}
