@@ -27,12 +27,7 @@ func sampleFile(t testing.TB) ([]byte, int) {
 	t.Helper()
 	journaltest.RemoteBin(t)
 	sampleOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "journal-sample")
-		if err != nil {
-			return
-		}
-		defer os.RemoveAll(dir)
-		path := filepath.Join(dir, "s.journal")
+		path := filepath.Join(t.TempDir(), "s.journal") // only the bytes are kept
 		entries := journaltest.Generate(7, 40, 6, 1_700_000_000_000_000)
 		journaltest.Write(t, path, entries, nil)
 		b, err := os.ReadFile(path)
@@ -88,7 +83,7 @@ func TestTruncated(t *testing.T) {
 	for cut := 0; cut < len(b); {
 		got, _, err := drain(t, BytesSource(b[:cut]))
 		if err != nil {
-			require.True(t, errors.Is(err, ErrCorrupt), "cut %d: %v", cut, err)
+			require.ErrorIs(t, err, ErrCorrupt, "cut %d", cut)
 		}
 		require.LessOrEqual(t, len(got), n)
 		for i, e := range got {

@@ -35,6 +35,7 @@ const (
 	StateArchived State = 2
 )
 
+// String is the state's name as journalctl --header prints it, in lower case.
 func (s State) String() string {
 	switch s {
 	case StateOffline:

@@ -5,6 +5,7 @@ package journaltest
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 )
 
@@ -45,17 +46,17 @@ func Generate(seed uint64, n, units int, start uint64) []Entry {
 				F("_SYSTEMD_UNIT", unitName(u)),
 				F("SYSLOG_IDENTIFIER", strings.TrimSuffix(unitName(u), ".service")),
 				F("_TRANSPORT", "stdout"),
-				F("_PID", fmt.Sprint(1000+u)))
+				F("_PID", strconv.Itoa(1000+u)))
 		}
-		e.Fields = append(e.Fields, F("MESSAGE", msg), F("PRIORITY", fmt.Sprint(pri)), F("_HOSTNAME", "node-1"))
+		e.Fields = append(e.Fields, F("MESSAGE", msg), F("PRIORITY", strconv.Itoa(pri)), F("_HOSTNAME", "node-1"))
 		if rng.IntN(3) == 0 {
-			e.Fields = append(e.Fields, F("_SOURCE_REALTIME_TIMESTAMP", fmt.Sprint(e.Realtime-uint64(rng.IntN(900)))))
+			e.Fields = append(e.Fields, F("_SOURCE_REALTIME_TIMESTAMP", strconv.FormatUint(e.Realtime-uint64(rng.IntN(900)), 10)))
 		}
 		if rng.IntN(7) == 0 {
 			e.Fields = append(e.Fields, Field{Name: "BINARY", Value: []byte{0, 1, 2, 0xff, 0xfe, byte(i)}})
 		}
 		if rng.IntN(9) == 0 {
-			e.Fields = append(e.Fields, Field{Name: "MESSAGE_ID", Value: []byte{}}, F("TAG", "a"), F("TAG", fmt.Sprint("b", i)))
+			e.Fields = append(e.Fields, Field{Name: "MESSAGE_ID", Value: []byte{}}, F("TAG", "a"), F("TAG", "b"+strconv.Itoa(i)))
 		}
 		if rng.IntN(11) == 0 {
 			big := make([]byte, 600+rng.IntN(3000))

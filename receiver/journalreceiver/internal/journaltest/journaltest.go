@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -184,7 +185,7 @@ func decodeValue(v json.RawMessage) ([][]byte, error) {
 			return nil, err
 		}
 		if len(one) != 1 {
-			return nil, fmt.Errorf("nested array")
+			return nil, errors.New("nested array")
 		}
 		res = append(res, one[0])
 	}
