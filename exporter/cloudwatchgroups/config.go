@@ -27,6 +27,9 @@ type Config struct {
 	// BackOffConfig drives both the retries of single PutLogEvents calls and exporterhelper's
 	// retries of whole requests.
 	BackOffConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
+	// DeliveryWarnAfter is how long delivery must fail without a success before it is logged
+	// at warn level (and again at this interval while it lasts).
+	DeliveryWarnAfter time.Duration `mapstructure:"delivery_warn_after"`
 
 	// Region is the AWS Region; empty means the standard chain (AWS_REGION, shared config).
 	Region string `mapstructure:"region"`
@@ -177,6 +180,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Oversize != "truncate" && c.Oversize != "split" {
 		errs = append(errs, fmt.Errorf("oversize %q: must be truncate or split", c.Oversize))
+	}
+	if c.DeliveryWarnAfter <= 0 {
+		errs = append(errs, fmt.Errorf("delivery_warn_after %v: must be positive", c.DeliveryWarnAfter))
 	}
 	if c.MaxConcurrency < 1 {
 		errs = append(errs, errors.New("max_concurrency must be at least 1"))

@@ -82,6 +82,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"bad_tags":               "aws:reserved",
 		"bad_watch":              "namespace_uid.watch",
 		"bad_endpoint":           "endpoint",
+		"bad_warn_after":         "delivery_warn_after",
 		"bad_delivery_retention": "DELIVERY",
 	}
 	for name, want := range tests {

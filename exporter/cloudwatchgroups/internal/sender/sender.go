@@ -72,10 +72,10 @@ func retryDeadline(ctx context.Context) time.Time {
 }
 
 // Observer receives the sender's events for telemetry. Implementations must be safe for
-// concurrent use.
+// concurrent use. Throttled and ServerError receive the error of the call that is retried.
 type Observer interface {
-	Throttled(ctx context.Context, op string)
-	ServerError(ctx context.Context, op string)
+	Throttled(ctx context.Context, op string, err error)
+	ServerError(ctx context.Context, op string, err error)
 	GroupCreated(ctx context.Context)
 	StreamCreated(ctx context.Context)
 	SettingsApplied(ctx context.Context, ok bool)
@@ -687,9 +687,9 @@ func (s *Sender) retry(ctx context.Context, op string, fn func() error) error {
 		}
 		switch classifyCtx(ctx, err) {
 		case classThrottle:
-			s.obs.Throttled(ctx, op)
+			s.obs.Throttled(ctx, op, err)
 		case classTransient:
-			s.obs.ServerError(ctx, op)
+			s.obs.ServerError(ctx, op, err)
 		default:
 			return err
 		}
