@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
@@ -24,7 +23,6 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/nsuid"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/routing"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
 )
@@ -42,8 +40,6 @@ type cwExporter struct {
 	sender   *sender.Sender
 	senderMu sync.Mutex
 	now      func() time.Time
-	// nsWatch supplies namespace UIDs when namespace_uid.watch is on; set at start.
-	nsWatch atomic.Pointer[nsuid.Watcher]
 	// health follows whether batches are delivered.
 	health *deliveryHealth
 }
@@ -58,14 +54,6 @@ func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
 		rcfg.Hostname = h
 	}
 	e := &cwExporter{}
-	if cfg.NamespaceUID.Watch {
-		rcfg.NamespaceUID = func(name string) (string, bool) {
-			if w := e.nsWatch.Load(); w != nil {
-				return w.UID(name)
-			}
-			return "", false
-		}
-	}
 	router, err := routing.New(rcfg)
 	if err != nil {
 		return nil, err
@@ -97,17 +85,6 @@ func (e *cwExporter) start(ctx context.Context, host component.Host) error {
 	api, err := e.newAPI(ctx, e.cfg)
 	if err != nil {
 		return err
-	}
-	if e.cfg.NamespaceUID.Watch {
-		client, err := nsuid.Client(e.cfg.NamespaceUID.Kubeconfig)
-		if err != nil {
-			return err
-		}
-		w, err := nsuid.Start(ctx, client, e.cfg.NamespaceUID.SyncTimeout)
-		if err != nil {
-			return err
-		}
-		e.nsWatch.Store(w)
 	}
 	backoff := sender.Backoff{
 		Initial:       e.cfg.BackOffConfig.InitialInterval,
@@ -151,9 +128,6 @@ func (e *cwExporter) stopRetries() {
 
 func (e *cwExporter) shutdown(context.Context) error {
 	e.stopRetries()
-	if w := e.nsWatch.Swap(nil); w != nil {
-		w.Stop()
-	}
 	e.telemetry.Shutdown()
 	return nil
 }

@@ -78,7 +78,6 @@ func createDefaultConfig() component.Config {
 				{Key: attr.LogFilePath, Pattern: "/var/log/ovn/acl-audit-log*.log"},
 			},
 		},
-		NamespaceUID:        NamespaceUIDConfig{SyncTimeout: 30 * time.Second},
 		MessageFormat:       "json",
 		MaxEventBytes:       batching.MaxEventBytes,
 		Oversize:            "truncate",
