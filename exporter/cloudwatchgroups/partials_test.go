@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package cloudwatchgroups
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
+)
+
+// pacedSink is a CloudWatch Logs that stores events at a fixed rate of CloudWatch bytes per
+// second, whatever the size of the calls: a run is as fast as the sink when the exporter keeps
+// it busy.
+type pacedSink struct {
+	bytesPerSecond float64
+	mu             sync.Mutex
+	free           time.Time // when the calls accepted so far are stored
+	events, calls  atomic.Int64
+}
+
+func (p *pacedSink) PutLogEvents(ctx context.Context, in *cloudwatchlogs.PutLogEventsInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error) {
+	n := 0
+	for _, ev := range in.LogEvents {
+		n += len(aws.ToString(ev.Message)) + batching.EventOverhead
+	}
+	p.mu.Lock()
+	now := time.Now()
+	if p.free.Before(now) {
+		p.free = now
+	}
+	p.free = p.free.Add(time.Duration(float64(n) / p.bytesPerSecond * float64(time.Second)))
+	until := p.free
+	p.mu.Unlock()
+	// The sink's own pace, not a wait for a condition of the test.
+	t := time.NewTimer(time.Until(until))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.events.Add(int64(len(in.LogEvents)))
+	p.calls.Add(1)
+	return &cloudwatchlogs.PutLogEventsOutput{}, nil
+}
+
+func (*pacedSink) CreateLogGroup(context.Context, *cloudwatchlogs.CreateLogGroupInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.CreateLogGroupOutput, error) {
+	return &cloudwatchlogs.CreateLogGroupOutput{}, nil
+}
+
+func (*pacedSink) CreateLogStream(context.Context, *cloudwatchlogs.CreateLogStreamInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.CreateLogStreamOutput, error) {
+	return &cloudwatchlogs.CreateLogStreamOutput{}, nil
+}
+
+func (*pacedSink) DescribeLogGroups(context.Context, *cloudwatchlogs.DescribeLogGroupsInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.DescribeLogGroupsOutput, error) {
+	return &cloudwatchlogs.DescribeLogGroupsOutput{}, nil
+}
+
+func (*pacedSink) PutRetentionPolicy(context.Context, *cloudwatchlogs.PutRetentionPolicyInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutRetentionPolicyOutput, error) {
+	return &cloudwatchlogs.PutRetentionPolicyOutput{}, nil
+}
+
+func (*pacedSink) AssociateKmsKey(context.Context, *cloudwatchlogs.AssociateKmsKeyInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.AssociateKmsKeyOutput, error) {
+	return &cloudwatchlogs.AssociateKmsKeyOutput{}, nil
+}
+
+func (*pacedSink) TagResource(context.Context, *cloudwatchlogs.TagResourceInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.TagResourceOutput, error) {
+	return &cloudwatchlogs.TagResourceOutput{}, nil
+}
+
+func (*pacedSink) ListTagsForResource(context.Context, *cloudwatchlogs.ListTagsForResourceInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.ListTagsForResourceOutput, error) {
+	return &cloudwatchlogs.ListTagsForResourceOutput{}, nil
+}
+
+// backlogChunk is one read of one container log file: records of about 1 KiB.
+func backlogChunk(stream, round, records int) plog.Logs {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	a := rl.Resource().Attributes()
+	a.PutStr("k8s.namespace.name", "shop")
+	a.PutStr("k8s.pod.name", fmt.Sprintf("web-%d", stream))
+	a.PutStr("k8s.container.name", "web")
+	a.PutStr("log.file.path", fmt.Sprintf("/var/log/pods/shop_web-%d_uid-%d/web/0.log", stream, stream))
+	lrs := rl.ScopeLogs().AppendEmpty().LogRecords()
+	pad := strings.Repeat("x", 900)
+	now := time.Now()
+	for i := range records {
+		r := lrs.AppendEmpty()
+		r.SetTimestamp(pcommon.NewTimestampFromTime(now))
+		r.Body().SetStr(fmt.Sprintf("round %d line %d %s", round, i, pad))
+	}
+	return ld
+}
+
+// TestBoundedQueueKeepsPace catches up a backlog of many streams, read in turns as cri_log
+// reads a node's files, through a queue far smaller than the streams' partial batches, and
+// through an unbounded one. Both runs end when every event is stored. Without the partial
+// gate the small queue fills with partial batches, the producer blocks, and only
+// flush_timeout (a minute here) sends them: the producer's deadline fails the test. With it,
+// the small queue costs at most 1.5 times the unbounded run's time.
+func TestBoundedQueueKeepsPace(t *testing.T) {
+	const (
+		streams = 48
+		rounds  = 16
+		records = 16 // about 16 KiB per read: 48 reads are 768 KiB, above the small queue
+		batch   = 256 << 10
+		small   = 512 << 10
+		rate    = 12 << 20 // bytes per second; the backlog is about 12 MiB
+	)
+	run := func(t *testing.T, queueSize int64, persistent bool) (time.Duration, int64) {
+		t.Helper()
+		awsEnv(t)
+		cfg := NewFactory().CreateDefaultConfig().(*Config)
+		cfg.Region = "us-east-1"
+		cfg.Hostname = "node-1"
+		q := cfg.QueueConfig.Get()
+		q.Sizer = exporterhelper.RequestSizerTypeBytes
+		q.QueueSize = queueSize
+		q.NumConsumers = 2
+		b := q.Batch.Get()
+		b.MinSize, b.MaxSize = batch, batch
+		b.FlushTimeout = time.Minute
+		host := componenttest.NewNopHost()
+		var stopStorage func()
+		if persistent {
+			fsID, ext := startFileStorage(t, t.TempDir())
+			q.StorageID = &fsID
+			host = storageHost{exts: map[component.ID]component.Component{fsID: ext}}
+			stopStorage = func() { require.NoError(t, ext.Shutdown(context.Background())) }
+		}
+		sink := &pacedSink{bytesPerSecond: rate}
+		set := exportertest.NewNopSettings(metadata.Type)
+		e, err := newExporter(cfg, set)
+		require.NoError(t, err)
+		e.newAPI = func(context.Context, *Config) (sender.API, error) { return sink, nil }
+		exp, err := wrapExporter(context.Background(), set, cfg, e)
+		require.NoError(t, err)
+		require.NoError(t, exp.Start(context.Background(), host))
+
+		chunks := make([]plog.Logs, 0, streams*rounds)
+		for r := range rounds {
+			for s := range streams {
+				chunks = append(chunks, backlogChunk(s, r, records))
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		start := time.Now()
+		for _, ld := range chunks {
+			require.NoError(t, exp.ConsumeLogs(ctx, ld), "the producer waited for flush_timeout")
+		}
+		require.NoError(t, exp.Shutdown(context.Background())) // sends the last partial batches
+		took := time.Since(start)
+		if stopStorage != nil {
+			stopStorage()
+		}
+		require.Equal(t, int64(streams*rounds*records), sink.events.Load())
+		return took, sink.calls.Load()
+	}
+	for _, persistent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("persistent=%v", persistent), func(t *testing.T) {
+			free, freeCalls := run(t, 1<<30, persistent)
+			bounded, boundedCalls := run(t, small, persistent)
+			t.Logf("unbounded %v (%d calls), queue of %d KiB %v (%d calls)", free, freeCalls, small>>10, bounded, boundedCalls)
+			assert.LessOrEqual(t, bounded.Seconds(), 1.5*free.Seconds(), "a small queue slowed the backlog down")
+		})
+	}
+}
