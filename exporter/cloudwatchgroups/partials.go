@@ -26,6 +26,8 @@ type partialGate struct {
 	queueSizer exporterhelper.RequestSizerType
 	minSize    int64
 	held       atomic.Int64
+	// heldEvents is the number of events in the partial batches.
+	heldEvents atomic.Int64
 }
 
 // newPartialGate returns the gate for the queue and batch configuration, or nil when there
@@ -62,7 +64,11 @@ func (g *partialGate) units(r *eventsRequest) int64 {
 // partition's batch when it is below min_size. It is counted then, or, when the budget is
 // spent, marked ready so the batcher sends it now.
 func (g *partialGate) settle(last *eventsRequest) {
-	if g == nil || int64(last.bytes) >= g.minSize {
+	if g == nil {
+		return
+	}
+	last.ready = false
+	if int64(last.bytes) >= g.minSize {
 		return
 	}
 	u := g.units(last)
@@ -72,6 +78,7 @@ func (g *partialGate) settle(last *eventsRequest) {
 		return
 	}
 	last.held = u
+	g.heldEvents.Add(int64(last.events))
 }
 
 // release uncounts r when it was kept as a partition's batch: it is being merged into, or
@@ -81,5 +88,6 @@ func (g *partialGate) release(r *eventsRequest) {
 		return
 	}
 	g.held.Add(-r.held)
+	g.heldEvents.Add(-int64(r.events))
 	r.held = 0
 }

@@ -112,19 +112,20 @@ func backlogChunk(stream, round, records int) plog.Logs {
 }
 
 // TestBoundedQueueKeepsPace catches up a backlog of many streams, read in turns as cri_log
-// reads a node's files, through a queue far smaller than the streams' partial batches, and
-// through an unbounded one. Both runs end when every event is stored. Without the partial
-// gate the small queue fills with partial batches, the producer blocks, and only
+// reads a node's files (a quarter of a batch per file and turn), through a queue a quarter of
+// the streams' partial batches, and through an unbounded one. A run ends when every event is
+// stored or waits in a partition (shutdown sends those, in both runs alike). Without the
+// partial gate the small queue fills with partial batches, the producer blocks, and only
 // flush_timeout (a minute here) sends them: the producer's deadline fails the test. With it,
 // the small queue costs at most 1.5 times the unbounded run's time.
 func TestBoundedQueueKeepsPace(t *testing.T) {
 	const (
-		streams = 48
-		rounds  = 16
-		records = 16 // about 16 KiB per read: 48 reads are 768 KiB, above the small queue
+		streams = 32
+		rounds  = 8
+		records = 64 // about 64 KiB per read
 		batch   = 256 << 10
-		small   = 512 << 10
-		rate    = 12 << 20 // bytes per second; the backlog is about 12 MiB
+		small   = 2 << 20 // a quarter of the streams' partial batches (32 x 256 KiB)
+		rate    = 8 << 20 // bytes per second; the backlog is about 17 MiB
 	)
 	run := func(t *testing.T, queueSize int64, persistent bool) (time.Duration, int64) {
 		t.Helper()
@@ -168,12 +169,16 @@ func TestBoundedQueueKeepsPace(t *testing.T) {
 		for _, ld := range chunks {
 			require.NoError(t, exp.ConsumeLogs(ctx, ld), "the producer waited for flush_timeout")
 		}
-		require.NoError(t, exp.Shutdown(context.Background())) // sends the last partial batches
+		total := int64(streams * rounds * records)
+		require.Eventually(t, func() bool {
+			return sink.events.Load()+e.partials.heldEvents.Load() == total
+		}, 30*time.Second, 5*time.Millisecond, "events neither stored nor waiting in a partition")
 		took := time.Since(start)
+		require.NoError(t, exp.Shutdown(context.Background())) // sends the last partial batches
 		if stopStorage != nil {
 			stopStorage()
 		}
-		require.Equal(t, int64(streams*rounds*records), sink.events.Load())
+		require.Equal(t, total, sink.events.Load())
 		return took, sink.calls.Load()
 	}
 	for _, persistent := range []bool{false, true} {

@@ -176,7 +176,7 @@ func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterh
 		size = r.events
 	}
 	if maxSize <= 0 || size <= maxSize {
-		r.gate, r.ready = gate, false
+		r.gate = gate
 		gate.settle(r)
 		return []xexporterhelper.Request{r}, nil
 	}
