@@ -28,7 +28,7 @@ var fluentBitOpts fluentBitOptions
 
 // fluentBitRun writes Fluent Bit's configuration for one run: every log file of the corpus read
 // from its beginning, CRI lines joined by the built-in cri multiline parser, one stream per
-// file in one group, sent to the local CloudWatch Logs server at endpoint.
+// file (Tag kube.*, as Kubernetes deployments set it) in one group, sent to the local CloudWatch Logs server at endpoint.
 func fluentBitRun(dir, corpus, state, endpoint, tag string) (config string, env []string, err error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
@@ -39,7 +39,7 @@ func fluentBitRun(dir, corpus, state, endpoint, tag string) (config string, env 
 	if fluentBitOpts.filesystem {
 		fmt.Fprintf(&b, "    storage.path %s\n", filepath.Join(state, "flb-storage"))
 	}
-	fmt.Fprintf(&b, "[INPUT]\n    Name              tail\n    Path              %s\n", filepath.Join(corpus, "var/log/pods/*/*/*.log"))
+	fmt.Fprintf(&b, "[INPUT]\n    Name              tail\n    Tag               kube.*\n    Path              %s\n", filepath.Join(corpus, "var/log/pods/*/*/*.log"))
 	fmt.Fprintf(&b, "    multiline.parser  cri\n    Read_from_Head    true\n    DB                %s\n", filepath.Join(state, "tail.db"))
 	if fluentBitOpts.memBufLimit != "" {
 		fmt.Fprintf(&b, "    Mem_Buf_Limit     %s\n", fluentBitOpts.memBufLimit)
