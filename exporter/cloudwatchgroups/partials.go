@@ -21,8 +21,8 @@ import (
 // producer blocked on the queue at once.
 type partialGate struct {
 	budget int64
-	// queueSizer is the unit of queue_size and budget; batchSizer and minSize those of the
-	// batcher's flush decision.
+	// queueSizer is the unit of queue_size and budget; minSize is the batch's min_size in
+	// bytes, the batcher's flush decision.
 	queueSizer exporterhelper.RequestSizerType
 	minSize    int64
 	held       atomic.Int64

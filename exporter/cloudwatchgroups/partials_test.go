@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -189,4 +190,56 @@ func TestBoundedQueueKeepsPace(t *testing.T) {
 			assert.LessOrEqual(t, bounded.Seconds(), 1.5*free.Seconds(), "a small queue slowed the backlog down")
 		})
 	}
+}
+
+// TestPartialGateKeepsBudget walks the gate through what exporterhelper's batcher does with
+// the pieces of MergeSplit: the last piece below min_size is kept, counted until it is merged
+// into or sent; past the budget a piece is marked ready and reports a full batch.
+func TestPartialGateKeepsBudget(t *testing.T) {
+	g := &partialGate{budget: 1000, queueSizer: exporterhelper.RequestSizerTypeBytes, minSize: 1000}
+	piece := func(stream string, size int) *eventsRequest {
+		r := &eventsRequest{gate: g}
+		msg := strings.Repeat("m", size-batching.EventOverhead)
+		r.append(streamID{group: "g", stream: stream}, []batching.Event{batching.Event{}.WithMessage(msg, len(msg))})
+		return r
+	}
+	split := func(r *eventsRequest, other *eventsRequest) *eventsRequest {
+		var o xexporterhelper.Request
+		if other != nil {
+			o = other
+		}
+		out, err := r.MergeSplit(context.Background(), 4096, exporterhelper.RequestSizerTypeBytes, o)
+		require.NoError(t, err)
+		return out[len(out)-1].(*eventsRequest)
+	}
+	a := split(piece("a", 400), nil)
+	b := split(piece("b", 400), nil)
+	assert.Equal(t, int64(800), g.held.Load(), "two partial batches kept")
+	assert.Equal(t, int64(2), g.heldEvents.Load())
+	assert.Equal(t, 400, a.BytesSize())
+
+	c := split(piece("c", 400), nil)
+	assert.True(t, c.ready, "a third would pass the budget")
+	assert.Equal(t, 1000, c.BytesSize(), "a ready piece reports min_size, so the batcher sends it")
+	assert.Equal(t, int64(800), g.held.Load())
+
+	a = split(a, piece("a", 300))
+	assert.True(t, a.ready, "a's merge (700) and b (400) would pass the budget")
+	assert.Equal(t, 700, a.bytes)
+	assert.Equal(t, int64(400), g.held.Load(), "a merged into is no longer counted")
+
+	small := split(piece("d", 200), nil)
+	assert.False(t, small.ready)
+	assert.Equal(t, int64(600), g.held.Load())
+
+	full := split(piece("e", 1200), nil)
+	assert.False(t, full.ready, "a piece of min_size is sent anyway: nothing to count")
+	assert.Equal(t, int64(600), g.held.Load())
+
+	// Sent by flush_timeout or at shutdown.
+	g.release(b)
+	g.release(small)
+	g.release(small) // once only
+	assert.Equal(t, int64(0), g.held.Load())
+	assert.Equal(t, int64(0), g.heldEvents.Load())
 }
