@@ -229,6 +229,18 @@ bench-e2e: build-only build-node ## system benchmark against the closest upstrea
 	$(GO) build -o bin/benche2e ./testbed/cmd/benche2e
 	bin/benche2e -bin $(BIN) -node-bin bin/otelcol-k8s-node -upstream-bin bin/otelcol-upstream $(BENCH_E2E_ARGS)
 
+# make bench-fluentbit: the node agent (make build-node, the DaemonSet's shipped configuration)
+# side by side with Fluent Bit 4.2.8 (tail + cri parser -> cloudwatch_logs over plain HTTP, the
+# binary in FLUENTBIT_BIN) on a CRI corpus, alternating, into one local CloudWatch Logs server.
+# BENCH_FLUENTBIT_ARGS passes flags, e.g. '-cri-records 1000000 -rounds 2'.
+FLUENTBIT_BIN ?= ../shared/bench/fluent-bit/fluent-bit
+BENCH_FLUENTBIT_ARGS ?= -cri-records 200000 -rounds 2
+
+.PHONY: bench-fluentbit
+bench-fluentbit: build-node ## the node agent against Fluent Bit on a CRI corpus: events per CPU-second, peak RSS (RssAnon, RssFile)
+	$(GO) build -o bin/benche2e ./testbed/cmd/benche2e
+	bin/benche2e -node-bin bin/otelcol-k8s-node -fluentbit-bin $(FLUENTBIT_BIN) -cri-files 200 $(BENCH_FLUENTBIT_ARGS)
+
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	@set -e; for m in $(TEST_MODULES); do \

@@ -42,6 +42,8 @@ type cwExporter struct {
 	now      func() time.Time
 	// health follows whether batches are delivered.
 	health *deliveryHealth
+	// partials keeps the batcher's partial batches within half the queue (partials.go).
+	partials *partialGate
 }
 
 func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
@@ -78,6 +80,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
 	e.newAPI = newCloudWatchClient
 	e.now = time.Now
 	e.health = &deliveryHealth{warnAfter: cfg.DeliveryWarnAfter, logger: set.Logger, tb: tb, now: time.Now}
+	e.partials = newPartialGate(cfg)
 	return e, nil
 }
 
@@ -144,7 +147,9 @@ type work struct {
 // convert routes and encodes the records of ld into a request (exporterhelper calls it in
 // ConsumeLogs, before the queue): the queue then holds encoded events, not pdata.
 func (e *cwExporter) convert(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
-	return e.route(ctx, ld, e.now()), nil
+	req := e.route(ctx, ld, e.now())
+	req.gate = e.partials
+	return req, nil
 }
 
 // push converts and sends ld in one step (tests; the pipeline goes through the queue).
@@ -164,6 +169,8 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 	if !ok {
 		return consumererror.NewPermanent(fmt.Errorf("cloudwatch_groups: unexpected request type %T", r))
 	}
+	// A partition's batch sent by flush_timeout or at shutdown is no longer a partial one.
+	req.gate.release(req)
 	// Events read back from the persistent queue waited packed; decode them for sending.
 	req, decoded, err := req.unpack()
 	if err != nil {

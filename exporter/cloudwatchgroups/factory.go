@@ -42,6 +42,9 @@ const (
 func createDefaultConfig() component.Config {
 	queue := exporterhelper.NewDefaultQueueConfig()
 	queue.NumConsumers = defaultNumConsumers
+	// A full queue makes ConsumeLogs wait for room (bounded by the caller's context) instead
+	// of refusing: the receiver resumes the moment a send frees space, not after a backoff.
+	queue.BlockOnOverflow = true
 	queue.Batch = configoptional.Some(exporterhelper.BatchConfig{
 		FlushTimeout: defaultFlushTimeout,
 		Sizer:        exporterhelper.RequestSizerTypeBytes,
@@ -93,6 +96,11 @@ func createLogsExporter(ctx context.Context, set exporter.Settings, cfg componen
 	if err != nil {
 		return nil, err
 	}
+	return wrapExporter(ctx, set, c, e)
+}
+
+// wrapExporter puts exporterhelper's queue, batcher, retry and timeout around e.
+func wrapExporter(ctx context.Context, set exporter.Settings, c *Config, e *cwExporter) (exporter.Logs, error) {
 	qs := xexporterhelper.QueueBatchSettings{
 		Encoding:    queueEncoding{e},
 		Partitioner: streamPartitioner{},

@@ -111,6 +111,9 @@ func (queueEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]by
 // exporterhelper's persistent queue drops it without a word.
 func (q queueEncoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
 	ctx, req, err := q.unmarshal(b)
+	if r, ok := req.(*eventsRequest); ok && r != nil && q.e != nil {
+		r.gate = q.e.partials
+	}
 	if err != nil && q.e != nil {
 		q.e.telemetry.ExporterCloudwatchGroupsQueueItemsUnreadable.Add(ctx, 1)
 		q.e.logger.Error("A queued item cannot be read; the queue drops it", zap.Int("bytes", len(b)), zap.Error(err))

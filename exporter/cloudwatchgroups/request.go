@@ -29,6 +29,11 @@ type eventsRequest struct {
 	// request's life in a persistent queue, returns them to the buffer pool; a request that
 	// stays in memory leaves them to the garbage collector.
 	arena [][]byte
+	// gate counts the request while the batcher keeps it as a partition's batch (held, in
+	// the queue's units); ready marks a piece the gate sends at once (partials.go).
+	gate  *partialGate
+	held  int64
+	ready bool
 }
 
 // streamEvents are events of one request for one stream, in arrival order. A stream's
@@ -85,8 +90,16 @@ func (r *eventsRequest) releaseArena() {
 // ItemsCount is the number of events.
 func (r *eventsRequest) ItemsCount() int { return r.events }
 
-// BytesSize is the CloudWatch size of the events.
-func (r *eventsRequest) BytesSize() int { return r.bytes }
+// BytesSize is the CloudWatch size of the events. A piece the partial gate marked ready
+// reports at least the batch's min_size, which is what makes exporterhelper's batcher send it
+// now instead of keeping it for flush_timeout (partials.go); the queue sizes requests before
+// they reach the batcher, so its accounting never sees that.
+func (r *eventsRequest) BytesSize() int {
+	if r.ready && r.gate != nil && int64(r.bytes) < r.gate.minSize {
+		return int(r.gate.minSize)
+	}
+	return r.bytes
+}
 
 // append adds events of stream id, after the events the request already holds for it.
 func (r *eventsRequest) append(id streamID, evs []batching.Event) {
@@ -134,10 +147,16 @@ func (r *eventsRequest) partitionKey() string {
 // last holds the rest. An event larger than maxSize on its own travels alone.
 func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterhelper.RequestSizerType, other xexporterhelper.Request) ([]xexporterhelper.Request, error) {
 	r.arena = nil // the pieces share the chunks from here on
+	gate := r.gate
 	if other != nil {
 		o, ok := other.(*eventsRequest)
 		if !ok {
 			return nil, errors.New("cloudwatch_groups: cannot merge a foreign request")
+		}
+		// r is the batch the partition kept: it is no longer a partial batch of its own.
+		gate.release(r)
+		if gate == nil {
+			gate = o.gate
 		}
 		for _, s := range o.streams {
 			r.appendSegment(s)
@@ -157,11 +176,13 @@ func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterh
 		size = r.events
 	}
 	if maxSize <= 0 || size <= maxSize {
+		r.gate = gate
+		gate.settle(r)
 		return []xexporterhelper.Request{r}, nil
 	}
 
 	var out []xexporterhelper.Request
-	cur := &eventsRequest{}
+	cur := &eventsRequest{gate: gate}
 	curSize := 0
 	for _, s := range r.streams {
 		start := 0
@@ -173,7 +194,7 @@ func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterh
 			if curSize > 0 && curSize+u > maxSize {
 				cur.appendSegment(s.slice(start, i))
 				out = append(out, cur)
-				cur, curSize, start = &eventsRequest{}, 0, i
+				cur, curSize, start = &eventsRequest{gate: gate}, 0, i
 			}
 			curSize += u
 		}
@@ -181,6 +202,9 @@ func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterh
 	}
 	if cur.events > 0 {
 		out = append(out, cur)
+	}
+	if len(out) > 0 {
+		gate.settle(out[len(out)-1].(*eventsRequest))
 	}
 	*r = eventsRequest{}
 	return out, nil

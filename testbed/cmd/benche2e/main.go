@@ -88,6 +88,11 @@ func run() error {
 	node := flag.String("node-bin", "", "also run the node agent's build (builder-config-node.yaml, make build-node) with -config")
 	idleFiles := flag.Int("idle", 0, "instead of the corpus runs: this many quiet files of one line each; report each collector's CPU and memory once it has read them")
 	idleFor := flag.Duration("idle-for", 20*time.Second, "how long -idle measures")
+	fluentBit := flag.String("fluentbit-bin", "", "instead of otelcol-k8s and the upstream pipeline: the node agent (-node-bin, -config) side by side with this Fluent Bit binary (tail with the cri parser into cloudwatch_logs over plain HTTP)")
+	criRecords := flag.Int("cri-records", 0, "instead of the simulated node's corpus: this many CRI entries of plain text, every 10th split into P and F lines")
+	criFiles := flag.Int("cri-files", 200, "container log files of the -cri-records corpus")
+	flag.StringVar(&fluentBitOpts.memBufLimit, "fluentbit-mem-buf-limit", "", "Fluent Bit's tail Mem_Buf_Limit, e.g. 50MB (none by default)")
+	flag.BoolVar(&fluentBitOpts.filesystem, "fluentbit-filesystem", false, "Fluent Bit buffers chunks on disk (storage.type filesystem)")
 	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s and keep, per run, the heap profile taken at its highest RssAnon and a CPU profile of its first 10 s in this directory (profiling costs CPU: not for measured runs)")
 	flag.Parse()
 	if *sustain != "" || *idleFiles > 0 {
@@ -109,23 +114,36 @@ func run() error {
 		return err
 	}
 	corpus := filepath.Join(*dir, "corpus")
-	fmt.Fprintf(os.Stderr, "writing a corpus of %d lines (%d pods) ...\n", *lines, *pods)
-	sim, err := nodesim.New(nodesim.Config{
-		Root: corpus, Seed: 42, Pods: *pods,
-		Phases: []nodesim.Phase{{Duration: 10 * time.Second, LinesPerSecond: float64(*lines) / 10}},
-		Mix:    nodesim.Mix{KlogText: 2, KlogJSON: 1, Plain: 2, Long: 0.002},
-		// No rotation and no short-lived pods: both pipelines read the same files at rest.
-		RotateBytes: 1 << 40, ShortPodsPerSecond: 0,
-	})
-	if err != nil {
-		return err
+	// expect is the number of events a complete run stores.
+	var expect, corpusBytes int64
+	if *criRecords > 0 {
+		fmt.Fprintf(os.Stderr, "writing a CRI corpus of %d entries in %d files ...\n", *criRecords, *criFiles)
+		lines, n, err := writeCRICorpus(corpus, *criRecords, *criFiles)
+		if err != nil {
+			return err
+		}
+		expect, corpusBytes = int64(*criRecords), n
+		fmt.Fprintf(os.Stderr, "corpus: %d entries, %d lines, %.1f MiB\n", expect, lines, float64(n)/(1<<20))
+	} else {
+		fmt.Fprintf(os.Stderr, "writing a corpus of %d lines (%d pods) ...\n", *lines, *pods)
+		sim, err := nodesim.New(nodesim.Config{
+			Root: corpus, Seed: 42, Pods: *pods,
+			Phases: []nodesim.Phase{{Duration: 10 * time.Second, LinesPerSecond: float64(*lines) / 10}},
+			Mix:    nodesim.Mix{KlogText: 2, KlogJSON: 1, Plain: 2, Long: 0.002},
+			// No rotation and no short-lived pods: both pipelines read the same files at rest.
+			RotateBytes: 1 << 40, ShortPodsPerSecond: 0,
+		})
+		if err != nil {
+			return err
+		}
+		ledger, err := sim.Run(context.Background())
+		if err != nil {
+			return err
+		}
+		expect, corpusBytes = ledger.Lines, ledger.Bytes
+		fmt.Fprintf(os.Stderr, "corpus: %d lines, %.1f MiB\n", ledger.Lines, float64(ledger.Bytes)/(1<<20))
 	}
-	ledger, err := sim.Run(context.Background())
-	if err != nil {
-		return err
-	}
-	corpusMiB := float64(ledger.Bytes) / (1 << 20)
-	fmt.Fprintf(os.Stderr, "corpus: %d lines, %.1f MiB\n", ledger.Lines, corpusMiB)
+	corpusMiB := float64(corpusBytes) / (1 << 20)
 
 	srv, endpoint, err := startServer()
 	if err != nil {
@@ -138,6 +156,12 @@ func run() error {
 		pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig})
 	}
 	pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig})
+	if *fluentBit != "" {
+		if *node == "" {
+			return errors.New("-fluentbit-bin compares the node agent: set -node-bin")
+		}
+		pipes = []pipeline{{"otelcol-k8s-node", *node, *oursConfig}, {fluentBitName, *fluentBit, ""}}
+	}
 	if *only != "" {
 		kept := pipes[:0]
 		for _, p := range pipes {
@@ -160,7 +184,7 @@ func run() error {
 	}
 	for r := 1; r <= *rounds; r++ {
 		for _, p := range pipes {
-			res, err := runOne(p, r, *dir, corpus, endpoint, srv, ledger.Lines, *timeout, *stall)
+			res, err := runOne(p, r, *dir, corpus, endpoint, srv, expect, *timeout, *stall)
 			if err == nil && res.Events == 0 && res.CollectorError == "" {
 				err = errors.New("no event arrived: see the collector's log in -dir")
 			}
@@ -210,10 +234,13 @@ func startRun(p pipeline, tag, dir, corpus, endpoint string) (*started, error) {
 	var health string
 	var err error
 	pprofAddr = ""
-	if p.Config == shippedConfig {
+	switch {
+	case p.Name == fluentBitName:
+		config, env, err = fluentBitRun(dir, corpus, state, endpoint, tag)
+	case p.Config == shippedConfig:
 		node = filepath.Join(dir, "node-"+tag)
 		config, env, health, err = shippedRun(dir, node, state, endpoint, p.Name, tag)
-	} else {
+	default:
 		env, err = fileConfigEnv(corpus, state, endpoint)
 	}
 	if err != nil {
@@ -421,15 +448,19 @@ func summarize(results []result, pipes []pipeline) {
 		fmt.Printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.1f |\n", p.Name, median(a.events), median(a.eps),
 			median(a.rss), median(a.anon), median(a.file), median(a.cpm), median(a.secs))
 	}
-	u := by["upstream"]
+	base := "upstream"
+	if by[fluentBitName] != nil {
+		base = fluentBitName
+	}
+	u := by[base]
 	if u == nil || median(u.eps) == 0 || median(u.rss) == 0 || median(u.anon) == 0 || median(u.cpm) == 0 {
 		return
 	}
 	fmt.Println()
 	for _, p := range pipes {
-		if o := by[p.Name]; p.Name != "upstream" && o != nil {
-			fmt.Printf("ratios %s / upstream: events per CPU-second %.2fx, peak RSS %.2fx, peak RssAnon %.2fx, peak RssFile %.2fx, PutLogEvents calls per MiB %.2fx\n",
-				p.Name, median(o.eps)/median(u.eps), median(o.rss)/median(u.rss), median(o.anon)/median(u.anon),
+		if o := by[p.Name]; p.Name != base && o != nil {
+			fmt.Printf("ratios %s / %s: events per CPU-second %.2fx, peak RSS %.2fx, peak RssAnon %.2fx, peak RssFile %.2fx, PutLogEvents calls per MiB %.2fx\n",
+				p.Name, base, median(o.eps)/median(u.eps), median(o.rss)/median(u.rss), median(o.anon)/median(u.anon),
 				median(o.file)/median(u.file), median(o.cpm)/median(u.cpm))
 		}
 	}
