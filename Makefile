@@ -209,6 +209,22 @@ node-deps: ## install the Debian packages of the real node (containerd, runc, CN
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
 	fi
 
+# make kubenode: a real one-node cluster on loopback (testbed/kubenode) for a person to use: it
+# prints the kubeconfig's path and waits for Ctrl-C, then stops the node and restores the host.
+.PHONY: kubenode
+kubenode: node-deps kube-bin kube-node-bin ## start a real one-node Kubernetes cluster on loopback (root; Ctrl-C stops it and cleans the host)
+	cd testbed/kubenode && $(GO) build -o $(CURDIR)/bin/kubenode ./cmd/kubenode
+	bin/kubenode -kube-bin $(KUBE_BIN) -node-bin $(KUBE_NODE_BIN) -module-dir testbed/kubenode
+
+# make e2e-node: the tests on the real node (testbed/kubenode; root, containerd): real kubelet
+# log rotation, then a host left as it was found. `make test` skips them. E2E_NODE_ARGS passes
+# test flags, e.g. E2E_NODE_ARGS='-run TestRotation'.
+E2E_NODE_ARGS ?=
+.PHONY: e2e-node
+e2e-node: node-deps kube-bin kube-node-bin ## tests on a real one-node cluster: kubelet log rotation, a clean host after stop (root)
+	cd testbed/kubenode && OTELCOL_K8S_E2E_NODE=1 OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) OTELCOL_K8S_KUBE_NODE_BIN=$(KUBE_NODE_BIN) \
+		$(GO) test -count=1 -timeout 20m -v ./... $(E2E_NODE_ARGS)
+
 .PHONY: test-dist
 test-dist: build-only ## the built distribution lists every component and runs the local configuration
 	cd testbed && OTELCOL_K8S_BIN=$(BIN) $(GO) test -count=1 ./distribution/...
