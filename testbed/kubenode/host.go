@@ -245,7 +245,9 @@ func (h *hostState) diff(scratch string) []string {
 			out = append(out, "mount "+m)
 		}
 	}
-	for _, cg := range nodeCgroups(newKeys(listCgroups(), h.cgroups)) {
+	// Every new cgroup is reported, not only the kubelet's: one elsewhere would be a place
+	// the node put something that Stop does not know of.
+	for _, cg := range newKeys(listCgroups(), h.cgroups) {
 		out = append(out, "cgroup "+cg)
 	}
 	for _, p := range newKeys(walkPaths(fixedPaths), h.paths) {
