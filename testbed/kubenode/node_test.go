@@ -88,6 +88,9 @@ func TestRotation(t *testing.T) {
 	t.Logf("Pod Ready %v after create", time.Since(created).Round(100*time.Millisecond))
 
 	dir := filepath.Join(podLogsRoot, fmt.Sprintf("default_%s_%s", pod.Name, pod.UID), "loggen")
+	// How the runtime hands over at a rotation, seen by a reader polling every millisecond.
+	obsCtx, stopObserving := context.WithCancel(ctx)
+	obs := observeRotations(obsCtx, filepath.Join(dir, "0.log"), time.Second)
 	rotated := map[string]bool{} // every rotated file name seen
 	var mu sync.Mutex
 	done := make(chan struct{})
@@ -127,6 +130,16 @@ func TestRotation(t *testing.T) {
 	}, 2*time.Minute, 200*time.Millisecond, "the workload's last lines never reached the files")
 	cancel()
 	<-done
+	stopObserving()
+	late := 0
+	for i, lw := range obs.results() {
+		if lw.FinalSize > lw.SizeAtNewFile {
+			late++
+		}
+		t.Logf("rotation %d: the renamed file had %d bytes when the new 0.log appeared, %d at the end (+%d bytes, last %v after)",
+			i+1, lw.SizeAtNewFile, lw.FinalSize, lw.FinalSize-lw.SizeAtNewFile, lw.LastGrowth.Round(10*time.Microsecond))
+	}
+	t.Logf("%d rotation(s) wrote to the renamed file after the new 0.log existed", late)
 
 	// The kubelet may rotate while the files are read (0.log can still be over the limit):
 	// a file renamed or removed between the listing and its reading makes readDir fail, and it
