@@ -10,6 +10,7 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 BIN       := $(CURDIR)/bin/otelcol-k8s
 KUBE_BIN  := $(CURDIR)/bin/kube-local
 LOCALCW_BIN := $(CURDIR)/bin/localcloudwatch
+KUBE_NODE_BIN := $(CURDIR)/bin/kube-node
 DIST_DIR  := cmd/otelcol-k8s
 NODE_BIN  := $(CURDIR)/bin/otelcol-k8s-node
 NODE_DIR  := cmd/otelcol-k8s-node
@@ -28,7 +29,7 @@ GOIMPORTS     := $(TOOLS_BIN)/goimports
 # is the local Kubernetes API server (make kube-bin), without tests of its own.
 COMPONENT_DIRS := $(patsubst %/,%,$(sort $(dir $(shell find . -name metadata.yaml -not -path './.tools/*' -not -path './$(DIST_DIR)/*' -not -path './$(NODE_DIR)/*' -not -path '*/testdata/*'))))
 ALL_MODULES    := $(patsubst %/,%,$(sort $(dir $(shell find . -name go.mod -not -path './.tools/*' -not -path './tmp/*' -not -path '*/testdata/*'))))
-TEST_MODULES   := $(filter-out ./internal/tools ./$(DIST_DIR) ./$(NODE_DIR) ./testbed/bench/% ./testbed/kubecluster/server,$(ALL_MODULES))
+TEST_MODULES   := $(filter-out ./internal/tools ./$(DIST_DIR) ./$(NODE_DIR) ./testbed/bench/% ./testbed/kubecluster/server ./testbed/kubenode/node,$(ALL_MODULES))
 BENCH_MODULES  := $(filter ./testbed/bench/%,$(ALL_MODULES))
 
 .PHONY: help
@@ -201,6 +202,41 @@ localcw-bin: ## compile bin/localcloudwatch, the local CloudWatch Logs server
 kube-bin: ## compile bin/kube-local, the local Kubernetes API server (etcd + kube-apiserver) for tests
 	cd testbed/kubecluster/server && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(KUBE_BIN) .
 
+# bin/kube-node: the kubelet, kube-scheduler and kube-controller-manager of k8s.io/kubernetes in
+# one binary (testbed/kubenode/node; the program is its first argument), built with the API
+# server's module recipe and build cache. testbed/kubenode runs it with bin/kube-local and the
+# Debian containerd into a one-node cluster on loopback.
+.PHONY: kube-node-bin
+kube-node-bin: ## compile bin/kube-node: kubelet, kube-scheduler and kube-controller-manager in one binary
+	cd testbed/kubenode/node && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(KUBE_NODE_BIN) .
+
+# The Debian packages a real node needs; apt runs only when one is missing (apt-get update once).
+NODE_PACKAGES := containerd runc containernetworking-plugins
+
+.PHONY: node-deps
+node-deps: ## install the Debian packages of the real node (containerd, runc, CNI plugins) when missing; needs root
+	@missing=$$(for p in $(NODE_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "==> apt-get install $$missing"; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+# make kubenode: a real one-node cluster on loopback (testbed/kubenode) for a person to use: it
+# prints the kubeconfig's path and waits for Ctrl-C, then stops the node and restores the host.
+.PHONY: kubenode
+kubenode: node-deps kube-bin kube-node-bin ## start a real one-node Kubernetes cluster on loopback (root; Ctrl-C stops it and cleans the host)
+	cd testbed/kubenode && $(GO) build -o $(CURDIR)/bin/kubenode ./cmd/kubenode
+	bin/kubenode -kube-bin $(KUBE_BIN) -node-bin $(KUBE_NODE_BIN) -module-dir testbed/kubenode
+
+# make e2e-node: the tests on the real node (testbed/kubenode; root, containerd): real kubelet
+# log rotation, then a host left as it was found. `make test` skips them. E2E_NODE_ARGS passes
+# test flags, e.g. E2E_NODE_ARGS='-run TestRotation'.
+E2E_NODE_ARGS ?=
+.PHONY: e2e-node
+e2e-node: node-deps kube-bin kube-node-bin ## tests on a real one-node cluster: kubelet log rotation, a clean host after stop (root)
+	cd testbed/kubenode && OTELCOL_K8S_E2E_NODE=1 OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) OTELCOL_K8S_KUBE_NODE_BIN=$(KUBE_NODE_BIN) \
+		$(GO) test -count=1 -timeout 20m -v ./... $(E2E_NODE_ARGS)
+
 .PHONY: test-dist
 test-dist: build-only ## the built distribution lists every component and runs the local configuration
 	cd testbed && OTELCOL_K8S_BIN=$(BIN) $(GO) test -count=1 ./distribution/...
@@ -263,7 +299,7 @@ bench: ## Go benchmarks of every module, then the side-by-side benchmark scripts
 # Left out: testbed/kubecluster/server (a single main that starts etcd and kube-apiserver; linting
 # it means type-checking all of k8s.io/kubernetes) and the two upstream baselines of the
 # benchmarks (a few dozen lines each over contrib components, which dominate the time).
-LINT_SKIP := ./internal/tools ./$(DIST_DIR) ./$(NODE_DIR) ./testbed/kubecluster/server \
+LINT_SKIP := ./internal/tools ./$(DIST_DIR) ./$(NODE_DIR) ./testbed/kubecluster/server ./testbed/kubenode/node \
 	./testbed/bench/e2e-upstream ./testbed/bench/cloudwatch-upstream ./testbed/bench/k8sevents-upstream
 
 .PHONY: lint

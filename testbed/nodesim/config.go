@@ -64,6 +64,12 @@ type Config struct {
 	// calls ReopenContainerLog; containerd creates the new file). Lines written meanwhile go
 	// to the renamed file, and the new file does not exist yet.
 	ReopenDelay time.Duration
+	// ReopenOverlap is how long, after the runtime created the new file at its reopen, lines
+	// still go to the renamed one. containerd (pkg/cri, ReopenContainerLog) opens the new file
+	// first, then swaps its writers and closes the old one, whose goroutine writes the lines it
+	// had already read from the container to the renamed file after the new file exists: a
+	// reader that takes the new file's appearance as the end of the old one loses them.
+	ReopenOverlap time.Duration
 	// Tick is the write granularity: lines due in a tick are written together.
 	Tick time.Duration
 }

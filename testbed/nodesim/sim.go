@@ -84,6 +84,10 @@ type container struct {
 	// reopenAt is when the runtime reopens the file after a rotation (zero: not rotating); until
 	// then f is the renamed file.
 	reopenAt time.Time
+	// next is the new file the runtime created at its reopen while f, the renamed file, still
+	// takes lines until swapAt (Config.ReopenOverlap); nil outside that window.
+	next   *os.File
+	swapAt time.Time
 }
 
 type shortPod struct {
@@ -145,10 +149,7 @@ func (s *Sim) Run(ctx context.Context) (Ledger, error) {
 	}
 	s.mu.Lock()
 	for _, c := range s.containers {
-		if c.f != nil {
-			_ = c.f.Close()
-			c.f = nil
-		}
+		c.closeFiles()
 	}
 	s.mu.Unlock()
 	return s.Ledger(), err
@@ -232,7 +233,7 @@ func (s *Sim) step(now time.Time, n int64, newShort int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.containers {
-		if err := c.reopenIfDue(now); err != nil {
+		if err := c.reopenIfDue(now, s.cfg.ReopenOverlap); err != nil {
 			return err
 		}
 	}
@@ -254,8 +255,7 @@ func (s *Sim) step(now time.Time, n int64, newShort int) error {
 			}
 		}
 		if sp.written >= s.cfg.ShortPodLines && now.Sub(sp.start) >= life {
-			_ = sp.c.f.Close()
-			sp.c.f = nil
+			sp.c.closeFiles()
 			s.deletions = append(s.deletions, deletion{at: now.Add(s.cfg.PodDeleteDelay), dir: filepath.Dir(sp.c.dir), cs: []*container{sp.c}})
 			continue
 		}
@@ -482,7 +482,7 @@ func (s *Sim) writeCRI(c *container, stream, tag string, content []byte) error {
 
 // write appends one complete line with one write call, as containerd does.
 func (s *Sim) write(c *container, b []byte) error {
-	if err := c.reopenIfDue(time.Now()); err != nil {
+	if err := c.reopenIfDue(time.Now(), s.cfg.ReopenOverlap); err != nil {
 		return err
 	}
 	n, err := c.f.Write(b)
@@ -514,7 +514,7 @@ func (s *Sim) rotateAll(now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.live {
-		if c.size < s.cfg.RotateBytes || !c.reopenAt.IsZero() {
+		if c.size < s.cfg.RotateBytes || !c.reopenAt.IsZero() || c.next != nil {
 			continue // small, or the runtime has not reopened since the last rotation
 		}
 		if err := s.rotate(c, now); err != nil {
@@ -564,15 +564,42 @@ func (s *Sim) rotate(c *container, now time.Time) error {
 }
 
 // reopenIfDue reopens the container's file once the runtime's reopen is due after a rotation.
-func (c *container) reopenIfDue(now time.Time) error {
+// With an overlap it does it as containerd does: the new file is created first, and the
+// renamed file keeps taking lines (its old writer drains what it had already read from the
+// container) until overlap later.
+func (c *container) reopenIfDue(now time.Time, overlap time.Duration) error {
+	if c.next != nil && !now.Before(c.swapAt) {
+		if err := c.f.Close(); err != nil {
+			return err
+		}
+		c.f, c.next, c.swapAt, c.size = c.next, nil, time.Time{}, 0
+	}
 	if c.reopenAt.IsZero() || now.Before(c.reopenAt) || c.f == nil {
 		return nil
 	}
 	c.reopenAt = time.Time{}
+	if overlap > 0 {
+		next, err := os.OpenFile(c.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+		if err != nil {
+			return err
+		}
+		c.next, c.swapAt = next, now.Add(overlap)
+		return nil
+	}
 	if err := c.f.Close(); err != nil {
 		return err
 	}
 	return c.open()
+}
+
+// closeFiles closes the container's files (the runtime stopped writing: the container ended).
+func (c *container) closeFiles() {
+	for _, f := range []*os.File{c.f, c.next} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+	c.f, c.next = nil, nil
 }
 
 // compress writes name.gz through a temporary file, as kubelet does, and removes name.

@@ -251,6 +251,60 @@ func TestRuntimeWritesToTheRenamedFileUntilReopen(t *testing.T) {
 	}
 }
 
+// TestRenamedFileTakesLinesAfterTheNewFileExists: with ReopenOverlap, the runtime's reopen
+// creates the new file first and the renamed file still takes lines until the overlap ends, as
+// containerd's old writer drains into it; then lines go to the new file only.
+func TestRenamedFileTakesLinesAfterTheNewFileExists(t *testing.T) {
+	root := t.TempDir()
+	sim, err := New(Config{Root: root, Seed: 4, Pods: 1, RotateBytes: 1, ReopenDelay: time.Hour, ReopenOverlap: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sim.startPod(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.mu.Lock()
+	defer sim.mu.Unlock()
+	if err := sim.writeLine(c); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := sim.rotate(c, now); err != nil {
+		t.Fatal(err)
+	}
+	rotated := c.path + "." + now.UTC().Format("20060102-150405")
+	c.reopenAt = now // the reopen is due: the new file is created, the overlap begins
+	if err := sim.writeLine(c); err != nil {
+		t.Fatal(err)
+	}
+	newFile, err := os.Stat(c.path)
+	if err != nil {
+		t.Fatalf("the reopen did not create the new file: %v", err)
+	}
+	if newFile.Size() != 0 {
+		t.Fatal("a line written during the overlap went to the new file")
+	}
+	during, err := os.Stat(rotated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.swapAt = now // the overlap is over
+	if err := sim.writeLine(c); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(rotated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() != during.Size() {
+		t.Fatal("the renamed file took a line after the overlap")
+	}
+	if st, err := os.Stat(c.path); err != nil || st.Size() == 0 {
+		t.Fatalf("after the overlap the line is not in the new file: %v", err)
+	}
+}
+
 // TestNamedPods: named pods start first (then the default generated ones); a named pod's
 // lines go to its own directory, and every pod reference in them
 // names the pod itself.

@@ -52,6 +52,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.KeepFiles, "keep", d.KeepFiles, "kubelet containerLogMaxFiles")
 	fs.DurationVar(&cfg.RotateCheck, "rotate-check", d.RotateCheck, "how often files are checked for rotation")
 	fs.DurationVar(&cfg.ReopenDelay, "reopen-delay", d.ReopenDelay, "how long the runtime writes to a renamed file before it reopens")
+	fs.DurationVar(&cfg.ReopenOverlap, "reopen-overlap", d.ReopenOverlap, "how long the renamed file still takes lines after the runtime created the new one (containerd: its old writer drains)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "random seed")
 	fs.StringVar(&ledgerPath, "ledger", "", "write the ledger JSON here at the end")
 	if err := fs.Parse(args); err != nil {

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Command loggen is the test node's logging workload: it writes numbered lines to stdout and
+// stderr at a set rate, so that a test knows exactly what the container wrote and can account
+// for every line that a reader of the node's log files delivers.
+//
+// Each line is
+//
+//	<id> <stream> <seq> <padding>
+//
+// where id is -id (default: the host name, which is the Pod's name), stream is "stdout" or
+// "stderr", seq counts from 1 per stream, and padding fills the line to -size bytes (newline
+// excluded). Lines alternate between the streams when -streams is "both". After -count lines
+// per stream (0: no end) it prints nothing more and waits for SIGTERM, so that the Pod stays
+// Running and its files stay in place until the test is done with them.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	host, _ := os.Hostname()
+	id := flag.String("id", host, "the first field of every line")
+	rate := flag.Float64("rate", 100, "lines per second, both streams together")
+	count := flag.Int("count", 0, "lines per stream, then stop writing (0: no end)")
+	size := flag.Int("size", 100, "bytes per line without the newline (at least the numbered prefix)")
+	streams := flag.String("streams", "both", "stdout, stderr or both")
+	flag.Parse()
+
+	outs := map[string]*bufio.Writer{}
+	var order []string
+	for _, s := range []string{"stdout", "stderr"} {
+		if *streams != "both" && *streams != s {
+			continue
+		}
+		f := os.Stdout
+		if s == "stderr" {
+			f = os.Stderr
+		}
+		outs[s] = bufio.NewWriterSize(f, 64<<10)
+		order = append(order, s)
+	}
+	if len(order) == 0 || *rate <= 0 {
+		fmt.Fprintln(os.Stderr, "loggen: -streams must be stdout, stderr or both and -rate positive")
+		os.Exit(2)
+	}
+
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	seq := map[string]int{}
+	interval := time.Duration(float64(time.Second) / *rate)
+	start := time.Now()
+	written := 0
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			flush(outs)
+			return
+		case <-tick.C:
+		}
+		due := int(time.Since(start) / interval)
+		for ; written < due; written++ {
+			s := order[written%len(order)]
+			if *count > 0 && seq[s] >= *count {
+				continue
+			}
+			seq[s]++
+			line := fmt.Sprintf("%s %s %d ", *id, s, seq[s])
+			if pad := *size - len(line); pad > 0 {
+				line += strings.Repeat("x", pad)
+			}
+			outs[s].WriteString(line)
+			outs[s].WriteByte('\n')
+		}
+		// One flush per tick: the runtime sees the lines of a tick together.
+		flush(outs)
+	}
+}
+
+func flush(outs map[string]*bufio.Writer) {
+	for _, w := range outs {
+		_ = w.Flush()
+	}
+}
