@@ -63,6 +63,8 @@ type Config struct {
 	TraceContext *component.ID `mapstructure:"trace_context"`
 	// Spans configures the spans of a traces pipeline.
 	Spans SpansConfig `mapstructure:"spans"`
+	// Checkpoint paces the checkpoint writes.
+	Checkpoint CheckpointConfig `mapstructure:"checkpoint"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -125,6 +127,16 @@ const (
 type SpansConfig struct {
 	// Mode is parent or link; it matters only with trace_context.
 	Mode SpanMode `mapstructure:"mode"`
+	// QueueSize bounds the spans waiting for the traces consumer; when full, new spans are
+	// dropped and counted (the logs never wait for the traces pipeline, rule 9.7).
+	QueueSize int `mapstructure:"queue_size"`
+}
+
+// CheckpointConfig paces the checkpoint writes (design.md rule 5.5).
+type CheckpointConfig struct {
+	// Interval is the least time between two checkpoint writes; the last state is also written
+	// when a term ends (shutdown, loss of the Lease).
+	Interval time.Duration `mapstructure:"interval"`
 }
 
 // ClientConfig configures the API client's pacing.
@@ -167,7 +179,8 @@ func createDefaultConfig() component.Config {
 			QPS: 5, Burst: 10, PageSize: 500,
 			Backoff: BackoffConfig{InitialInterval: time.Second, MaxInterval: 5 * time.Minute},
 		},
-		Spans: SpansConfig{Mode: SpanModeParent},
+		Spans:      SpansConfig{Mode: SpanModeParent, QueueSize: 10000},
+		Checkpoint: CheckpointConfig{Interval: 5 * time.Second},
 	}
 }
 
@@ -210,6 +223,12 @@ func (c *Config) Validate() error {
 	}
 	if s.OngoingInterval < 0 {
 		errs = append(errs, errors.New("series.ongoing_interval must not be negative"))
+	}
+	if c.Checkpoint.Interval <= 0 {
+		errs = append(errs, errors.New("checkpoint.interval must be positive"))
+	}
+	if c.Spans.QueueSize <= 0 {
+		errs = append(errs, errors.New("spans.queue_size must be positive"))
 	}
 	if s.MaxOpen <= 0 {
 		errs = append(errs, errors.New("series.max_open must be positive"))

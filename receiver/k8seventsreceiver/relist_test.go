@@ -95,7 +95,7 @@ func TestRelistExpiredContinue(t *testing.T) {
 			r, err := newReceiver(receivertest.NewNopSettings(metadata.Type), cfg)
 			require.NoError(t, err)
 			r.nextLogs = sink
-			term := newTerm(r, client, true, nil)
+			term := newTerm(r, client, true, nil, 0, "")
 			term.cp = &checkpoint{ResourceVersions: map[string]string{"": "100"}}
 			term.table.seed(fromEventsV1(&page[3]), now) // Before, open before the list
 
