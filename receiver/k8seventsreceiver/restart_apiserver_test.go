@@ -26,11 +26,13 @@ import (
 )
 
 // The scaled clock of the restart tests (configuration, not a fake clock): the recorder's 6m
-// finish window is 2s here, its 30m heartbeat a write the test makes, the 40m silence timer 6s.
+// finish window is 2s here, its 30m heartbeat a write the test makes, the 40m silence timer
+// 12s (room for two restarts between two heartbeats on a loaded machine), the legacy 15m
+// finish_after 8s.
 const (
 	scaledFinishWindow     = 2 * time.Second
-	scaledHeartbeatTimeout = 6 * time.Second
-	scaledFinishAfter      = 3 * time.Second
+	scaledHeartbeatTimeout = 12 * time.Second
+	scaledFinishAfter      = 8 * time.Second
 )
 
 // restartRig runs one receiver at a time on one checkpoint, restarted at will.
@@ -97,11 +99,21 @@ func (g *restartRig) waitHistory(reason string, want ...string) {
 		30*time.Second, 20*time.Millisecond, "history of %s: %v", reason, g.history(reason))
 }
 
-// settle checks that nothing more arrives for reason for longer than the silence timer.
-func (g *restartRig) settle(reason string, want ...string) {
+// settle checks that nothing more arrives for these reasons for longer than the silence timer.
+func (g *restartRig) settle(reasons ...string) {
 	g.t.Helper()
-	require.Never(g.t, func() bool { return strings.Join(g.history(reason), " ") != strings.Join(want, " ") },
-		scaledHeartbeatTimeout+time.Second, 100*time.Millisecond, "history of %s: %v", reason, g.history(reason))
+	want := map[string]string{}
+	for _, r := range reasons {
+		want[r] = strings.Join(g.history(r), " ")
+	}
+	require.Never(g.t, func() bool {
+		for _, r := range reasons {
+			if strings.Join(g.history(r), " ") != want[r] {
+				return true
+			}
+		}
+		return false
+	}, scaledHeartbeatTimeout+time.Second, 100*time.Millisecond, "histories changed: %v", want)
 }
 
 // newSeries has client-go's tools/events recorder create an Event for a Pod of its own and
@@ -196,10 +208,7 @@ func TestRestartMomentsNewRecorder(t *testing.T) {
 	g.start()
 	g.waitHistory("During", "singleton:1", "start:2", "finished:5")
 
-	for _, reason := range []string{"AfterWrite", "Between", "Invisible", "FinalWhileDown", "During"} {
-		h := g.history(reason)
-		g.settle(reason, h...)
-	}
+	g.settle("AfterWrite", "Between", "Invisible", "FinalWhileDown", "During")
 }
 
 // TestRestartMomentsLegacyRecorder restarts the receiver at the same moments for a series
@@ -260,10 +269,7 @@ func TestRestartMomentsLegacyRecorder(t *testing.T) {
 	g.start()
 	g.waitHistory("LDuring", "singleton:1", "start:2", "finished:2")
 
-	for _, reason := range []string{"LAfterWrite", "LBetween", "LSilent", "LDuring"} {
-		h := g.history(reason)
-		g.settle(reason, h...)
-	}
+	g.settle("LAfterWrite", "LBetween", "LSilent", "LDuring")
 }
 
 // TestCheckpointDeposedLeaderLateWrite is rule 5.7 against the API server: the leader of term 1

@@ -167,9 +167,15 @@ func (t *term) run(ctx context.Context) {
 		t.flushLoop(ctx)
 	}()
 	wg.Wait()
-	// the end of a term (shutdown, loss of the Lease) writes the last state (rule 5.5)
+	// The end of a term (shutdown, loss of the Lease) writes the last state (rule 5.5). With
+	// leader election within lease_duration - renew_deadline: a term that lost the Lease is done
+	// before a standby can take it (rule 6); a later write would be merged or fenced (rule 5.7).
+	budget := finishTimeout
+	if le := t.cfg.LeaderElection; le.Enabled {
+		budget = min(budget, le.LeaseDuration-le.RenewDeadline)
+	}
 	t.mu.Lock()
-	t.save(ctx)
+	t.save(ctx, budget)
 	t.mu.Unlock()
 }
 
@@ -185,7 +191,7 @@ func (t *term) flushLoop(ctx context.Context) {
 		}
 		t.mu.Lock()
 		if t.now().Sub(t.lastSave) >= t.cfg.Checkpoint.Interval {
-			t.save(ctx)
+			t.save(ctx, finishTimeout)
 		}
 		t.mu.Unlock()
 	}
@@ -643,14 +649,14 @@ func (t *term) emitAndSave(ctx context.Context, ts []transition, ns, rv string) 
 	t.tel.ReceiverKubeEventsSeriesEvicted.Add(ctx, t.table.evicted)
 	t.table.evicted = 0
 	if t.now().Sub(t.lastSave) >= t.cfg.Checkpoint.Interval {
-		t.save(ctx)
+		t.save(ctx, finishTimeout)
 	}
 	return true
 }
 
 // save writes the checkpoint if it is behind (rule 5.5), merging with a concurrent write and
 // stopping the term when a newer term fenced it (rule 5.7). Called with t.mu held.
-func (t *term) save(ctx context.Context) {
+func (t *term) save(ctx context.Context, timeout time.Duration) {
 	if t.store == nil || t.fenced || !t.dirty || t.cp == nil {
 		return
 	}
@@ -659,7 +665,7 @@ func (t *term) save(ctx context.Context) {
 		rvs[k] = v
 	}
 	cp := &checkpoint{Term: t.number, Holder: t.holder, ResourceVersions: rvs, Series: t.table.snapshot()}
-	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	saved, err := t.store.Save(saveCtx, cp)
 	switch {
