@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 )
 
 // API selects the Events API the receiver watches.
@@ -100,17 +102,9 @@ type SeriesConfig struct {
 	SweepInterval time.Duration `mapstructure:"sweep_interval"`
 }
 
-// LeaderElectionConfig configures the coordination.k8s.io/v1 Lease.
-type LeaderElectionConfig struct {
-	Enabled        bool          `mapstructure:"enabled"`
-	LeaseName      string        `mapstructure:"lease_name"`
-	LeaseNamespace string        `mapstructure:"lease_namespace"`
-	LeaseDuration  time.Duration `mapstructure:"lease_duration"`
-	RenewDeadline  time.Duration `mapstructure:"renew_deadline"`
-	RetryPeriod    time.Duration `mapstructure:"retry_period"`
-	// Identity names this replica in the Lease; empty uses the host name.
-	Identity string `mapstructure:"identity"`
-}
+// LeaderElectionConfig configures the coordination.k8s.io/v1 Lease: the repository's one
+// leader_election block (internal/kubeclient), shared with kube_lifecycle.
+type LeaderElectionConfig = kubeclient.LeaderElectionConfig
 
 // SpanMode says how a span relates to its regarding object's trace context.
 type SpanMode string
@@ -169,12 +163,7 @@ func createDefaultConfig() component.Config {
 			TombstoneTTL:     75 * time.Minute,
 			SweepInterval:    10 * time.Second,
 		},
-		LeaderElection: LeaderElectionConfig{
-			LeaseName:     "otelcol-k8s-events",
-			LeaseDuration: 15 * time.Second,
-			RenewDeadline: 10 * time.Second,
-			RetryPeriod:   2 * time.Second,
-		},
+		LeaderElection: kubeclient.NewDefaultLeaderElectionConfig("otelcol-k8s-events"),
 		Client: ClientConfig{
 			QPS: 5, Burst: 10, PageSize: 500,
 			Backoff: BackoffConfig{InitialInterval: time.Second, MaxInterval: 5 * time.Minute},
@@ -242,13 +231,8 @@ func (c *Config) Validate() error {
 	if c.Client.PageSize <= 0 {
 		errs = append(errs, errors.New("client.page_size must be positive"))
 	}
-	if le := c.LeaderElection; le.Enabled {
-		if le.LeaseName == "" {
-			errs = append(errs, errors.New("leader_election.lease_name must be set"))
-		}
-		if le.LeaseDuration <= le.RenewDeadline || le.RenewDeadline <= le.RetryPeriod || le.RetryPeriod <= 0 {
-			errs = append(errs, errors.New("leader_election: lease_duration > renew_deadline > retry_period > 0 is required"))
-		}
+	if err := c.LeaderElection.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

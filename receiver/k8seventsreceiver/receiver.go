@@ -166,10 +166,9 @@ func (r *kubeEventsReceiver) start(ctx context.Context, host component.Host) err
 		return fmt.Errorf("kube_events: %w", err)
 	}
 	var elector *kubeclient.Elector
-	elector, err = kubeclient.NewElector(leaseClient, kubeclient.Lease{
-		Name: le.LeaseName, Namespace: namespace, Identity: identity,
-		LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
-	}, func(leaderCtx context.Context) {
+	lease := le.Lease(namespace)
+	lease.Identity = identity
+	elector, err = kubeclient.NewElector(leaseClient, lease, func(leaderCtx context.Context) {
 		ctx, cancel := context.WithCancel(leaderCtx)
 		defer cancel()
 		stop := context.AfterFunc(termCtx, cancel)

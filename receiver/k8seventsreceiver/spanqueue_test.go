@@ -117,7 +117,6 @@ func TestSpanQueueShutdownWhileBlocked(t *testing.T) {
 	assert.Zero(t, down.sink.SpanCount())
 }
 
-
 // TestEventsFlowWhileTracesDown runs the receiver against the API server with its traces
 // consumer down (blocked: an X-Ray outage as the exporter without a queue sees it) while
 // Events keep coming: every Event record arrives and the checkpoint moves as if there were no
