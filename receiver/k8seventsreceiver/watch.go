@@ -362,6 +362,15 @@ func (t *term) relist(ctx context.Context, ns string) (string, error) {
 			}
 			pending = append(pending, t.table.observe(ev, now, created, false)...)
 		}
+		// Stream: what a page emitted leaves memory with the page (rule 5.9); the checkpoint
+		// moves only after the last page.
+		for len(pending) >= maxBatch {
+			if !t.emitRecords(ctx, pending[:maxBatch]) {
+				t.mu.Unlock()
+				return "", ctx.Err()
+			}
+			pending = append([]transition(nil), pending[maxBatch:]...)
+		}
 		t.mu.Unlock()
 		if meta.Continue == "" || fallback {
 			break
