@@ -181,37 +181,35 @@ func (t *term) run(ctx context.Context) {
 
 // flushLoop writes the checkpoint when it is behind, at most once per checkpoint.interval.
 func (t *term) flushLoop(ctx context.Context) {
-	tick := time.NewTicker(t.cfg.Checkpoint.Interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		t.mu.Lock()
+	t.every(ctx, t.cfg.Checkpoint.Interval, func() {
 		if t.now().Sub(t.lastSave) >= t.cfg.Checkpoint.Interval {
 			t.save(ctx, finishTimeout)
 		}
-		t.mu.Unlock()
-	}
+	})
 }
 
 func (t *term) sweepLoop(ctx context.Context) {
-	tick := time.NewTicker(t.cfg.Series.SweepInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		t.mu.Lock()
+	t.every(ctx, t.cfg.Series.SweepInterval, func() {
 		ts := t.table.sweep(t.now())
 		if len(ts) > 0 {
 			t.emitAndSave(ctx, ts, "", "")
 		}
 		t.tel.ReceiverKubeEventsSeriesOpen.Record(ctx, int64(len(t.table.open)))
+	})
+}
+
+// every calls fn with t.mu held every d until ctx ends.
+func (t *term) every(ctx context.Context, d time.Duration, fn func()) {
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		t.mu.Lock()
+		fn()
 		t.mu.Unlock()
 	}
 }
