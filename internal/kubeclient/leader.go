@@ -50,6 +50,8 @@ type Elector struct {
 	elector   *leaderelection.LeaderElector
 	lead      func(ctx context.Context)
 	namespace string
+	lock      resourcelock.Interface
+	identity  string
 
 	mu       sync.Mutex
 	running  chan struct{} // closed when the current term's lead returned
@@ -86,7 +88,7 @@ func NewElector(client kubernetes.Interface, l Lease, lead func(ctx context.Cont
 	if err != nil {
 		return nil, fmt.Errorf("leader election: lease lock: %w", err)
 	}
-	e := &Elector{lead: lead, namespace: l.Namespace}
+	e := &Elector{lead: lead, namespace: l.Namespace, lock: lock, identity: l.Identity}
 	e.elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   l.LeaseDuration,
@@ -163,6 +165,28 @@ func (e *Elector) Run(ctx context.Context) {
 		e.waitTerm()
 	}
 }
+
+// ErrNotHolder reports that this process does not hold the Lease (Term).
+var ErrNotHolder = errors.New("leader election: not the holder of the lease")
+
+// Term numbers the current term: the Lease's leaseTransitions while this process holds it.
+// client-go increments it at every change of holder, so a later term has a higher number; a
+// writer that stamps what it writes with its term can be fenced by the next leader (a deposed
+// holder's late write is recognizable as older). It reads the Lease; ErrNotHolder when another
+// identity holds it.
+func (e *Elector) Term(ctx context.Context) (int64, error) {
+	rec, _, err := e.lock.Get(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("leader election: reading the lease: %w", err)
+	}
+	if rec.HolderIdentity != e.identity {
+		return 0, ErrNotHolder
+	}
+	return int64(rec.LeaderTransitions), nil
+}
+
+// Identity is this holder's identity in the Lease.
+func (e *Elector) Identity() string { return e.identity }
 
 // Namespace is the Lease's namespace (the Pod's own when the Lease did not name one).
 func (e *Elector) Namespace() string { return e.namespace }

@@ -81,3 +81,30 @@ func TestElectorHandover(t *testing.T) {
 	require.Eventually(t, func() bool { return led["b"].Load() && holder() == "b" }, 30*time.Second, 20*time.Millisecond)
 	require.Equal(t, int32(1), maxLeading.Load())
 }
+
+func TestLeaderElectionConfig(t *testing.T) {
+	def := NewDefaultLeaderElectionConfig("events")
+	require.NoError(t, def.Validate(), "disabled")
+	def.Enabled = true
+	require.NoError(t, def.Validate())
+	for _, tt := range []struct {
+		name string
+		tune func(*LeaderElectionConfig)
+		want string
+	}{
+		{"no name", func(c *LeaderElectionConfig) { c.LeaseName = "" }, "leader_election.lease_name must be set"},
+		{"deadline above duration", func(c *LeaderElectionConfig) { c.RenewDeadline = 20 * time.Second }, "lease_duration > renew_deadline"},
+		{"retry above deadline", func(c *LeaderElectionConfig) { c.RetryPeriod = 10 * time.Second }, "lease_duration > renew_deadline"},
+		{"no retry", func(c *LeaderElectionConfig) { c.RetryPeriod = 0 }, "retry_period > 0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := def
+			tt.tune(&c)
+			require.ErrorContains(t, c.Validate(), tt.want)
+		})
+	}
+	l := def.Lease("own")
+	require.Equal(t, Lease{Name: "events", Namespace: "own", LeaseDuration: DefaultLeaseDuration, RenewDeadline: DefaultRenewDeadline, RetryPeriod: DefaultRetryPeriod}, l)
+	def.LeaseNamespace = "obs"
+	require.Equal(t, "obs", def.Lease("own").Namespace)
+}

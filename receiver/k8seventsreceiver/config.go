@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 )
 
 // API selects the Events API the receiver watches.
@@ -63,6 +65,8 @@ type Config struct {
 	TraceContext *component.ID `mapstructure:"trace_context"`
 	// Spans configures the spans of a traces pipeline.
 	Spans SpansConfig `mapstructure:"spans"`
+	// Checkpoint paces the checkpoint writes.
+	Checkpoint CheckpointConfig `mapstructure:"checkpoint"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -98,17 +102,9 @@ type SeriesConfig struct {
 	SweepInterval time.Duration `mapstructure:"sweep_interval"`
 }
 
-// LeaderElectionConfig configures the coordination.k8s.io/v1 Lease.
-type LeaderElectionConfig struct {
-	Enabled        bool          `mapstructure:"enabled"`
-	LeaseName      string        `mapstructure:"lease_name"`
-	LeaseNamespace string        `mapstructure:"lease_namespace"`
-	LeaseDuration  time.Duration `mapstructure:"lease_duration"`
-	RenewDeadline  time.Duration `mapstructure:"renew_deadline"`
-	RetryPeriod    time.Duration `mapstructure:"retry_period"`
-	// Identity names this replica in the Lease; empty uses the host name.
-	Identity string `mapstructure:"identity"`
-}
+// LeaderElectionConfig configures the coordination.k8s.io/v1 Lease: the repository's one
+// leader_election block (internal/kubeclient), shared with kube_lifecycle.
+type LeaderElectionConfig = kubeclient.LeaderElectionConfig
 
 // SpanMode says how a span relates to its regarding object's trace context.
 type SpanMode string
@@ -125,6 +121,16 @@ const (
 type SpansConfig struct {
 	// Mode is parent or link; it matters only with trace_context.
 	Mode SpanMode `mapstructure:"mode"`
+	// QueueSize bounds the spans waiting for the traces consumer; when full, new spans are
+	// dropped and counted (the logs never wait for the traces pipeline, rule 9.7).
+	QueueSize int `mapstructure:"queue_size"`
+}
+
+// CheckpointConfig paces the checkpoint writes (design.md rule 5.5).
+type CheckpointConfig struct {
+	// Interval is the least time between two checkpoint writes; the last state is also written
+	// when a term ends (shutdown, loss of the Lease).
+	Interval time.Duration `mapstructure:"interval"`
 }
 
 // ClientConfig configures the API client's pacing.
@@ -157,17 +163,13 @@ func createDefaultConfig() component.Config {
 			TombstoneTTL:     75 * time.Minute,
 			SweepInterval:    10 * time.Second,
 		},
-		LeaderElection: LeaderElectionConfig{
-			LeaseName:     "otelcol-k8s-events",
-			LeaseDuration: 15 * time.Second,
-			RenewDeadline: 10 * time.Second,
-			RetryPeriod:   2 * time.Second,
-		},
+		LeaderElection: kubeclient.NewDefaultLeaderElectionConfig("otelcol-k8s-events"),
 		Client: ClientConfig{
 			QPS: 5, Burst: 10, PageSize: 500,
 			Backoff: BackoffConfig{InitialInterval: time.Second, MaxInterval: 5 * time.Minute},
 		},
-		Spans: SpansConfig{Mode: SpanModeParent},
+		Spans:      SpansConfig{Mode: SpanModeParent, QueueSize: 10000},
+		Checkpoint: CheckpointConfig{Interval: 5 * time.Second},
 	}
 }
 
@@ -211,6 +213,12 @@ func (c *Config) Validate() error {
 	if s.OngoingInterval < 0 {
 		errs = append(errs, errors.New("series.ongoing_interval must not be negative"))
 	}
+	if c.Checkpoint.Interval <= 0 {
+		errs = append(errs, errors.New("checkpoint.interval must be positive"))
+	}
+	if c.Spans.QueueSize <= 0 {
+		errs = append(errs, errors.New("spans.queue_size must be positive"))
+	}
 	if s.MaxOpen <= 0 {
 		errs = append(errs, errors.New("series.max_open must be positive"))
 	}
@@ -223,13 +231,8 @@ func (c *Config) Validate() error {
 	if c.Client.PageSize <= 0 {
 		errs = append(errs, errors.New("client.page_size must be positive"))
 	}
-	if le := c.LeaderElection; le.Enabled {
-		if le.LeaseName == "" {
-			errs = append(errs, errors.New("leader_election.lease_name must be set"))
-		}
-		if le.LeaseDuration <= le.RenewDeadline || le.RenewDeadline <= le.RetryPeriod || le.RetryPeriod <= 0 {
-			errs = append(errs, errors.New("leader_election: lease_duration > renew_deadline > retry_period > 0 is required"))
-		}
+	if err := c.LeaderElection.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

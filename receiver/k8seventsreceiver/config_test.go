@@ -39,6 +39,8 @@ func TestLoadConfig(t *testing.T) {
 	traceContext := component.MustNewID("trace_context")
 	full.TraceContext = &traceContext
 	full.Spans.Mode = SpanModeLink
+	full.Spans.QueueSize = 500
+	full.Checkpoint.Interval = 2 * time.Second
 
 	tests := []struct {
 		id      string
@@ -52,6 +54,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: "bad_heartbeat", wantErr: "series.heartbeat_timeout must exceed series.finish_window"},
 		{id: "bad_lease", wantErr: "lease_duration > renew_deadline > retry_period"},
 		{id: "bad_span_mode", wantErr: `spans.mode: "child" is not parent or link`},
+		{id: "bad_checkpoint", wantErr: "checkpoint.interval must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

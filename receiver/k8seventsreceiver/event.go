@@ -3,10 +3,13 @@
 package k8seventsreceiver
 
 import (
+	"bytes"
+	"encoding/json"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 )
@@ -30,6 +33,10 @@ type event struct {
 	// Legacy is set for Events written through core/v1 (no eventTime): their count is PATCHed
 	// at every occurrence.
 	Legacy bool
+	// Written is when the series was last written, as the API server recorded it: the time of
+	// the managedFields entry that owns the series (second precision, truncated); zero when no
+	// entry owns it (design.md rule 3.1).
+	Written time.Time
 }
 
 func refFrom(r corev1.ObjectReference) objref.Ref {
@@ -67,11 +74,44 @@ func fromEventsV1(e *eventsv1.Event) event {
 	}
 	out.Last = firstSet(microTime(e.Series), e.EventTime.Time, e.DeprecatedLastTimestamp.Time,
 		e.DeprecatedFirstTimestamp.Time, e.CreationTimestamp.Time)
+	if e.Series != nil {
+		out.Written = seriesWriteTime(e.ManagedFields)
+	}
 	out.First = firstSet(e.EventTime.Time, e.DeprecatedFirstTimestamp.Time, e.CreationTimestamp.Time, out.Last)
 	if out.First.After(out.Last) {
 		out.First = out.Last
 	}
 	return out
+}
+
+// seriesWriteTime is the latest time of a managedFields entry owning the top-level series field:
+// the API server sets an entry's time when its manager changes a field it owns, so this is when
+// series.count or series.lastObservedTime last changed. Zero when no entry owns series.
+func seriesWriteTime(mf []metav1.ManagedFieldsEntry) time.Time {
+	var out time.Time
+	for i := range mf {
+		e := &mf[i]
+		if e.Time == nil || e.FieldsV1 == nil || e.Subresource != "" || !ownsSeries(e.FieldsV1.Raw) {
+			continue
+		}
+		if t := e.Time.Time.Truncate(time.Second); t.After(out) {
+			out = t
+		}
+	}
+	return out
+}
+
+// ownsSeries reports whether a FieldsV1 set has series at its top level.
+func ownsSeries(raw []byte) bool {
+	if !bytes.Contains(raw, []byte(`"f:series"`)) {
+		return false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil {
+		return false
+	}
+	_, ok := top["f:series"]
+	return ok
 }
 
 func microTime(s *eventsv1.EventSeries) time.Time {

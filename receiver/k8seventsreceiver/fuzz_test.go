@@ -38,8 +38,8 @@ func FuzzEventToRecord(f *testing.F) {
 		}
 		now := ev.Last.Add(time.Duration(ageSeconds) * time.Second)
 		tab := newSeriesTable(testTimers())
-		ts := tab.observe(ev, now, true)
-		ts = append(ts, tab.observe(ev, now, false)...)
+		ts := tab.observe(ev, now, true, true)
+		ts = append(ts, tab.observe(ev, now, false, false)...)
 		ts = append(ts, tab.sweep(now.Add(24*time.Hour))...)
 		b := recordBuilder{putRef: putObjectRef, rejected: func(string, string) {}}
 		logs := plog.NewLogs()

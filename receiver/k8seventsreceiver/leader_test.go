@@ -56,7 +56,7 @@ func TestLeaderHandover(t *testing.T) {
 	// the leader's first list is checkpointed: later Events arrive through its watch
 	require.Eventually(t, func() bool {
 		cm, err := client.CoreV1().ConfigMaps("default").Get(ctx, "events-checkpoint", metav1.GetOptions{})
-		return err == nil && cm.Data[checkpointKey] != ""
+		return err == nil && len(cm.BinaryData[checkpointKey]) > 0
 	}, 30*time.Second, 50*time.Millisecond)
 
 	createEvents(t, client, "First", 10)
@@ -114,7 +114,7 @@ func TestLeaderCutOff(t *testing.T) {
 	require.Eventually(t, func() bool { return holder() == "a" && proxy.OpenWatches() == 1 }, 30*time.Second, 50*time.Millisecond)
 	require.Eventually(t, func() bool {
 		cm, err := client.CoreV1().ConfigMaps("default").Get(ctx, "cut-checkpoint", metav1.GetOptions{})
-		return err == nil && cm.Data[checkpointKey] != ""
+		return err == nil && len(cm.BinaryData[checkpointKey]) > 0
 	}, 30*time.Second, 50*time.Millisecond)
 	b := newReplica("b", cluster.Kubeconfig)
 	defer func() { require.NoError(t, b.Shutdown(ctx)) }()
@@ -157,7 +157,7 @@ func checkpointBehind(t *testing.T, client kubernetes.Interface, name string) bo
 	if err != nil {
 		return true
 	}
-	cp, err := decodeCheckpoint([]byte(cm.Data[checkpointKey]))
+	cp, err := decodeCheckpoint(cm.BinaryData[checkpointKey])
 	if err != nil || cp == nil {
 		return true
 	}

@@ -4,6 +4,7 @@ package k8seventsreceiver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -45,6 +46,8 @@ type kubeEventsReceiver struct {
 
 	// traceContext answers the regarding object's span context; nil without trace_context.
 	traceContext TraceContextSource
+	// spanQ carries spans to the traces consumer; nil without a traces pipeline.
+	spanQ *spanQueue
 
 	// A logs and a traces pipeline share one receiver (factory.go): it starts and stops once.
 	startOnce, shutdownOnce sync.Once
@@ -128,13 +131,16 @@ func (r *kubeEventsReceiver) start(ctx context.Context, host component.Host) err
 		}
 		store = storageCheckpoints{client: r.storageClient}
 	}
+	if r.nextTraces != nil {
+		r.spanQ = newSpanQueue(r.nextTraces, r.cfg.Spans.QueueSize, r.cfg.Client.Backoff, r.tel, r.logger)
+	}
 	termCtx, cancelTerms := context.WithCancel(context.Background())
 	r.cancelTerms = cancelTerms
 	if !r.cfg.LeaderElection.Enabled {
 		r.terms.Add(1)
 		go func() {
 			defer r.terms.Done()
-			r.runTerm(termCtx, client, store)
+			r.runTerm(termCtx, client, store, 0, "")
 		}()
 		return nil
 	}
@@ -147,7 +153,11 @@ func (r *kubeEventsReceiver) start(ctx context.Context, host component.Host) err
 	if identity == "" {
 		identity, _ = os.Hostname()
 	}
-	store = &configMapCheckpoints{client: client, namespace: namespace, name: le.LeaseName + "-checkpoint"}
+	cms := &configMapCheckpoints{
+		client: client, namespace: namespace, name: le.LeaseName + "-checkpoint",
+		conflictBackoff: r.cfg.Client.Backoff,
+		conflicts:       func() { r.tel.ReceiverKubeEventsCheckpointConflicts.Add(context.Background(), 1) },
+	}
 	// One leader-election implementation for the repository (internal/kubeclient): only the
 	// holder watches; losing the Lease ends the term; at shutdown the term ends before the
 	// Lease is released (design.md rule 6).
@@ -155,17 +165,30 @@ func (r *kubeEventsReceiver) start(ctx context.Context, host component.Host) err
 	if err != nil {
 		return fmt.Errorf("kube_events: %w", err)
 	}
-	elector, err := kubeclient.NewElector(leaseClient, kubeclient.Lease{
-		Name: le.LeaseName, Namespace: namespace, Identity: identity,
-		LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
-	}, func(leaderCtx context.Context) {
+	var elector *kubeclient.Elector
+	lease := le.Lease(namespace)
+	lease.Identity = identity
+	elector, err = kubeclient.NewElector(leaseClient, lease, func(leaderCtx context.Context) {
 		ctx, cancel := context.WithCancel(leaderCtx)
 		defer cancel()
 		stop := context.AfterFunc(termCtx, cancel)
 		defer stop()
-		r.logger.Info("leading: watching Events", zap.String("identity", identity))
+		// the term's number fences the checkpoint (design.md rule 5.7)
+		number, err := elector.Term(ctx)
+		b := &backoff{initial: r.cfg.Client.Backoff.InitialInterval, max: r.cfg.Client.Backoff.MaxInterval}
+		for err != nil {
+			if errors.Is(err, kubeclient.ErrNotHolder) || !sleepCtx(ctx, b.next(err)) {
+				r.logger.Info("not leading after all", zap.String("identity", identity), zap.Error(err))
+				return
+			}
+			number, err = elector.Term(ctx)
+		}
+		r.logger.Info("leading: watching Events", zap.String("identity", identity), zap.Int64("term", number))
 		defer r.logger.Info("not leading", zap.String("identity", identity))
-		r.runTerm(ctx, client, store)
+		// a fresh reader per term: the checkpoint it last wrote belongs to an older term
+		store := *cms
+		store.current = nil
+		r.runTerm(ctx, client, &store, number, identity)
 	})
 	if err != nil {
 		return fmt.Errorf("kube_events: %w", err)
@@ -181,14 +204,14 @@ func (r *kubeEventsReceiver) start(ctx context.Context, host component.Host) err
 }
 
 // runTerm discovers the API to watch and runs a term until ctx ends.
-func (r *kubeEventsReceiver) runTerm(ctx context.Context, client kubernetes.Interface, store checkpointStore) {
+func (r *kubeEventsReceiver) runTerm(ctx context.Context, client kubernetes.Interface, store checkpointStore, number int64, holder string) {
 	r.tel.ReceiverKubeEventsLeader.Record(ctx, 1)
 	defer r.tel.ReceiverKubeEventsLeader.Record(context.Background(), 0)
 	eventsV1, err := r.discover(ctx, client)
 	if err != nil {
 		return
 	}
-	newTerm(r, client, eventsV1, store).run(ctx)
+	newTerm(r, client, eventsV1, store, number, holder).run(ctx)
 }
 
 // discover picks the API (rule 1): events.k8s.io/v1 unless configured otherwise or not served.
@@ -250,6 +273,9 @@ func (r *kubeEventsReceiver) shutdown(ctx context.Context) error {
 		// The Elector ends the term before it releases the Lease (design.md rule 6).
 		r.cancelElection()
 		r.election.Wait()
+	}
+	if r.spanQ != nil {
+		r.spanQ.shutdown(ctx)
 	}
 	var err error
 	if r.storageClient != nil {

@@ -26,12 +26,18 @@ type recordBuilder struct {
 	objectContext func(objref.Ref) (trace.SpanContext, bool)
 }
 
+// severity maps an Event's type (design.md rule 10; core/v1 does not validate types, so
+// writers use others): the type itself is always the severity text.
 func severity(eventType string) (plog.SeverityNumber, string) {
 	switch eventType {
 	case "Normal":
 		return plog.SeverityNumberInfo, eventType
 	case "Warning":
 		return plog.SeverityNumberWarn, eventType
+	case "Error":
+		return plog.SeverityNumberError, eventType
+	case "Critical", "Fatal":
+		return plog.SeverityNumberFatal, eventType
 	}
 	return plog.SeverityNumberUnspecified, eventType
 }

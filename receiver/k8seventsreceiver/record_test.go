@@ -40,3 +40,25 @@ func TestRecordAttributesFit(t *testing.T) {
 		t.Errorf("%d attributes with every field set, more than the %d reserved: change recordAttributes or objectAttributes: %v", got, want, logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().AsRaw())
 	}
 }
+
+// TestSeverity is the table of design.md rule 10.
+func TestSeverity(t *testing.T) {
+	for _, tt := range []struct {
+		typ  string
+		want plog.SeverityNumber
+	}{
+		{"Normal", plog.SeverityNumberInfo},
+		{"Warning", plog.SeverityNumberWarn},
+		{"Error", plog.SeverityNumberError},
+		{"Critical", plog.SeverityNumberFatal},
+		{"Fatal", plog.SeverityNumberFatal},
+		{"warning", plog.SeverityNumberUnspecified}, // types are case-sensitive, as kubectl shows them
+		{"Info", plog.SeverityNumberUnspecified},
+		{"", plog.SeverityNumberUnspecified},
+	} {
+		num, text := severity(tt.typ)
+		if num != tt.want || text != tt.typ {
+			t.Errorf("severity(%q) = %v %q, want %v %q", tt.typ, num, text, tt.want, tt.typ)
+		}
+	}
+}

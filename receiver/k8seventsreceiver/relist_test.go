@@ -4,6 +4,7 @@ package k8seventsreceiver
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -95,7 +96,7 @@ func TestRelistExpiredContinue(t *testing.T) {
 			r, err := newReceiver(receivertest.NewNopSettings(metadata.Type), cfg)
 			require.NoError(t, err)
 			r.nextLogs = sink
-			term := newTerm(r, client, true, nil)
+			term := newTerm(r, client, true, nil, 0, "")
 			term.cp = &checkpoint{ResourceVersions: map[string]string{"": "100"}}
 			term.table.seed(fromEventsV1(&page[3]), now) // Before, open before the list
 
@@ -107,4 +108,40 @@ func TestRelistExpiredContinue(t *testing.T) {
 			assert.Equal(t, tt.want, seen{sink}.counts())
 		})
 	}
+}
+
+// TestRelistStreams is rule 5.9: a relist over pages of changed Events hands their records on
+// page by page (every 1,000), not after the last page, and moves the checkpoint only at the end.
+func TestRelistStreams(t *testing.T) {
+	now := time.Now()
+	const pages, perPage = 4, 1000
+	client := fake.NewClientset()
+	sink := &consumertest.LogsSink{}
+	calls := 0
+	var seenBefore []int
+	client.PrependReactor("list", "events", func(k8stesting.Action) (bool, runtime.Object, error) {
+		seenBefore = append(seenBefore, sink.LogRecordCount())
+		items := make([]eventsv1.Event, perPage)
+		for i := range items {
+			items[i] = listed(fmt.Sprintf("E%d-%d", calls, i), fmt.Sprint(200+calls*perPage+i), 1, now)
+		}
+		calls++
+		cont := "next"
+		if calls == pages {
+			cont = ""
+		}
+		return true, &eventsv1.EventList{ListMeta: metav1.ListMeta{ResourceVersion: "9000", Continue: cont}, Items: items}, nil
+	})
+	cfg := createDefaultConfig().(*Config)
+	r, err := newReceiver(receivertest.NewNopSettings(metadata.Type), cfg)
+	require.NoError(t, err)
+	r.nextLogs = sink
+	term := newTerm(r, client, true, nil, 0, "")
+	term.cp = &checkpoint{ResourceVersions: map[string]string{"": "100"}}
+	rv, err := term.relist(context.Background(), "")
+	require.NoError(t, err)
+	assert.Equal(t, "9000", rv)
+	assert.Equal(t, []int{0, 1000, 2000, 3000}, seenBefore, "records handed on before the next page")
+	assert.Equal(t, pages*perPage, sink.LogRecordCount())
+	assert.Equal(t, "9000", term.cp.ResourceVersions[""])
 }

@@ -29,6 +29,7 @@ type step struct {
 	legacy  bool
 	want    []state
 	wantCnt int32 // count of the last transition, when want is not empty
+	note    string
 }
 
 func ev(uid string, count int32, last time.Duration, legacy bool) event {
@@ -78,6 +79,12 @@ func TestSeriesInference(t *testing.T) {
 			// it crashes again later: a new run of the same Event
 			{at: 70 * time.Minute, kind: "mod", uid: "e", count: 10, last: 70 * time.Minute, legacy: true, want: []state{stateStart}},
 		}},
+		{"aggregated legacy Event: a changed note is an ongoing record inside the interval", []step{
+			{at: 0, kind: "mod", uid: "n", count: 2, legacy: true, want: []state{stateStart}},
+			{at: time.Minute, kind: "mod", uid: "n", count: 3, last: time.Minute, legacy: true, note: "(combined from similar events): b", want: []state{stateOngoing}, wantCnt: 3},
+			{at: 2 * time.Minute, kind: "mod", uid: "n", count: 4, last: 2 * time.Minute, legacy: true, note: "(combined from similar events): b", want: nil},
+			{at: 3 * time.Minute, kind: "mod", uid: "n", count: 5, last: 3 * time.Minute, legacy: true, note: "(combined from similar events): c", want: []state{stateOngoing}, wantCnt: 5},
+		}},
 		{"updates that change neither count nor time emit nothing", []step{
 			{at: 0, kind: "mod", uid: "f", count: 2, want: []state{stateStart}},
 			{at: time.Minute, kind: "mod", uid: "f", count: 2, want: nil},
@@ -108,11 +115,12 @@ func TestSeriesInference(t *testing.T) {
 				now := t0.Add(s.at)
 				var got []transition
 				e := ev(s.uid, s.count, s.last, s.legacy)
+				e.Note = s.note
 				switch s.kind {
 				case "add":
-					got = tab.observe(e, now, true)
+					got = tab.observe(e, now, true, true)
 				case "mod":
-					got = tab.observe(e, now, false)
+					got = tab.observe(e, now, false, true)
 				case "del":
 					got = tab.deleted(s.uid)
 				case "sweep":
@@ -152,7 +160,7 @@ func TestSeriesTableBounded(t *testing.T) {
 			First: t0, Last: t0.Add(time.Duration(i) * time.Millisecond),
 		}
 		e.Regarding.Name = fmt.Sprintf("pod-%d", i%1000)
-		emitted += len(tab.observe(e, e.Last, true))
+		emitted += len(tab.observe(e, e.Last, true, true))
 		assert.LessOrEqual(t, len(tab.open), 2000)
 	}
 	assert.Equal(t, 100000, emitted, "one record per Event")

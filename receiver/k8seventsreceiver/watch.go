@@ -61,15 +61,25 @@ type term struct {
 	emit       map[state]bool
 	now        func() time.Time
 
-	mu    sync.Mutex // guards table, cp and the emit path
-	table *seriesTable
-	cp    *checkpoint // nil until the first save when there was none
+	// number and holder name this term in the checkpoint (rule 5.7): the Lease's transitions
+	// when it was acquired and this replica's identity (0 and "" without leader election).
+	number int64
+	holder string
+	spanQ  *spanQueue // nil without a traces pipeline
+	stop   context.CancelFunc
+
+	mu       sync.Mutex // guards table, cp, the save state and the emit path
+	table    *seriesTable
+	cp       *checkpoint // nil until the first save when there was none
+	dirty    bool        // cp is ahead of the stored checkpoint
+	lastSave time.Time
+	fenced   bool // a newer term wrote the checkpoint: never write again
 }
 
-func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, store checkpointStore) *term {
+func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, store checkpointStore, number int64, holder string) *term {
 	t := &term{
 		cfg: r.cfg, client: client, eventsV1: eventsV1, nextLogs: r.nextLogs, nextTraces: r.nextTraces, store: store,
-		tel: r.tel, logger: r.logger, now: time.Now,
+		tel: r.tel, logger: r.logger, now: time.Now, number: number, holder: holder, spanQ: r.spanQ,
 		emit: map[state]bool{},
 		table: newSeriesTable(seriesTimers{
 			FinishWindow: r.cfg.Series.FinishWindow, HeartbeatTimeout: r.cfg.Series.HeartbeatTimeout,
@@ -77,6 +87,7 @@ func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, 
 			TombstoneTTL: r.cfg.Series.TombstoneTTL, MaxOpen: r.cfg.Series.MaxOpen,
 		}),
 	}
+	t.table.term = number
 	for _, s := range r.cfg.Series.Emit {
 		for st, name := range stateNames {
 			if name == s {
@@ -110,13 +121,20 @@ func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, 
 // run loads the checkpoint, then runs one watch loop per namespace and the silence sweep until
 // ctx ends.
 func (t *term) run(ctx context.Context) {
+	ctx, t.stop = context.WithCancel(ctx)
+	defer t.stop()
 	if t.store != nil {
 		for ctx.Err() == nil {
 			cp, err := t.store.Load(ctx)
+			if errors.Is(err, errBadCheckpoint) {
+				t.tel.ReceiverKubeEventsCheckpointErrors.Add(ctx, 1)
+				t.logger.Warn("the checkpoint cannot be decoded; starting without one", zap.Error(err))
+				cp, err = nil, nil
+			}
 			if err == nil {
 				t.cp = cp
 				if cp != nil {
-					t.table.restoreTombs(cp.Tombstones)
+					t.table.restore(cp.Series)
 				}
 				break
 			}
@@ -139,16 +157,50 @@ func (t *term) run(ctx context.Context) {
 			t.watchLoop(ctx, ns)
 		}()
 	}
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		t.sweepLoop(ctx)
 	}()
+	go func() {
+		defer wg.Done()
+		t.flushLoop(ctx)
+	}()
 	wg.Wait()
+	// The end of a term (shutdown, loss of the Lease) writes the last state (rule 5.5). With
+	// leader election within lease_duration - renew_deadline: a term that lost the Lease is done
+	// before a standby can take it (rule 6); a later write would be merged or fenced (rule 5.7).
+	budget := finishTimeout
+	if le := t.cfg.LeaderElection; le.Enabled {
+		budget = min(budget, le.LeaseDuration-le.RenewDeadline)
+	}
+	t.mu.Lock()
+	t.save(ctx, budget)
+	t.mu.Unlock()
+}
+
+// flushLoop writes the checkpoint when it is behind, at most once per checkpoint.interval.
+func (t *term) flushLoop(ctx context.Context) {
+	t.every(ctx, t.cfg.Checkpoint.Interval, func() {
+		if t.now().Sub(t.lastSave) >= t.cfg.Checkpoint.Interval {
+			t.save(ctx, finishTimeout)
+		}
+	})
 }
 
 func (t *term) sweepLoop(ctx context.Context) {
-	tick := time.NewTicker(t.cfg.Series.SweepInterval)
+	t.every(ctx, t.cfg.Series.SweepInterval, func() {
+		ts := t.table.sweep(t.now())
+		if len(ts) > 0 {
+			t.emitAndSave(ctx, ts, "", "")
+		}
+		t.tel.ReceiverKubeEventsSeriesOpen.Record(ctx, int64(len(t.table.open)))
+	})
+}
+
+// every calls fn with t.mu held every d until ctx ends.
+func (t *term) every(ctx context.Context, d time.Duration, fn func()) {
+	tick := time.NewTicker(d)
 	defer tick.Stop()
 	for {
 		select {
@@ -157,11 +209,7 @@ func (t *term) sweepLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 		t.mu.Lock()
-		ts := t.table.sweep(t.now())
-		if len(ts) > 0 {
-			t.emitAndSave(ctx, ts, "", "")
-		}
-		t.tel.ReceiverKubeEventsSeriesOpen.Record(ctx, int64(len(t.table.open)))
+		fn()
 		t.mu.Unlock()
 	}
 }
@@ -310,7 +358,16 @@ func (t *term) relist(ctx context.Context, ns string) (string, error) {
 				}
 				observed[ev.UID] = ev.ResourceVersion
 			}
-			pending = append(pending, t.table.observe(ev, now, created)...)
+			pending = append(pending, t.table.observe(ev, now, created, false)...)
+		}
+		// Stream: what a page emitted leaves memory with the page (rule 5.9); the checkpoint
+		// moves only after the last page.
+		for len(pending) >= maxBatch {
+			if !t.emitRecords(ctx, pending[:maxBatch]) {
+				t.mu.Unlock()
+				return "", ctx.Err()
+			}
+			pending = append([]transition(nil), pending[maxBatch:]...)
 		}
 		t.mu.Unlock()
 		if meta.Continue == "" || fallback {
@@ -482,9 +539,9 @@ func (t *term) handleBatch(ctx context.Context, ns string, batch []watch.Event) 
 		}
 		switch e.Type {
 		case watch.Added:
-			ts = append(ts, t.table.observe(ev, now, true)...)
+			ts = append(ts, t.table.observe(ev, now, true, true)...)
 		case watch.Modified:
-			ts = append(ts, t.table.observe(ev, now, false)...)
+			ts = append(ts, t.table.observe(ev, now, false, true)...)
 		case watch.Deleted:
 			ts = append(ts, t.table.deleted(ev.UID)...)
 		}
@@ -518,15 +575,18 @@ func (t *term) keep(ev *event) bool {
 	return ok
 }
 
-// emitRecords hands the log records of ts (the states series.emit selects) and the spans of
-// ts (rule 9) to the next consumers, retrying refused batches with backoff; false when ctx ended
-// first. Called with t.mu held.
+// emitRecords hands the log records of ts (the states series.emit selects) to the logs
+// consumer, retrying refused batches with backoff, and the spans of ts (rule 9) to the span
+// queue, which never waits (rule 9.7); false when ctx ended first. Called with t.mu held.
 func (t *term) emitRecords(ctx context.Context, ts []transition) bool {
 	if t.nextLogs != nil && !t.emitLogs(ctx, ts) {
 		return false
 	}
-	if t.nextTraces != nil && !t.emitSpans(ctx, ts) {
-		return false
+	if t.spanQ != nil {
+		traces := ptrace.NewTraces()
+		if n := t.spans.build(traces, ts); n > 0 {
+			t.spanQ.offer(ctx, traces, n)
+		}
 	}
 	return true
 }
@@ -544,7 +604,7 @@ func (t *term) emitLogs(ctx context.Context, ts []transition) bool {
 	now := t.now()
 	logs := plog.NewLogs()
 	t.builder.build(logs, selected, now)
-	if !t.consume(ctx, len(selected), func(ctx context.Context) error { return t.nextLogs.ConsumeLogs(ctx, logs) }) {
+	if !consume(ctx, t.cfg.Client.Backoff, t.tel, t.logger, len(selected), func(ctx context.Context) error { return t.nextLogs.ConsumeLogs(ctx, logs) }) {
 		return false
 	}
 	for _, tr := range selected {
@@ -556,23 +616,10 @@ func (t *term) emitLogs(ctx context.Context, ts []transition) bool {
 	return true
 }
 
-func (t *term) emitSpans(ctx context.Context, ts []transition) bool {
-	traces := ptrace.NewTraces()
-	n := t.spans.build(traces, ts)
-	if n == 0 {
-		return true
-	}
-	if !t.consume(ctx, n, func(ctx context.Context) error { return t.nextTraces.ConsumeTraces(ctx, traces) }) {
-		return false
-	}
-	t.tel.ReceiverKubeEventsSpansEmitted.Add(ctx, int64(n))
-	return true
-}
-
 // consume calls send until the consumer accepts (or refuses permanently: the n items are
 // dropped and logged); false when ctx ended first.
-func (t *term) consume(ctx context.Context, n int, send func(context.Context) error) bool {
-	b := &backoff{initial: t.cfg.Client.Backoff.InitialInterval, max: t.cfg.Client.Backoff.MaxInterval}
+func consume(ctx context.Context, bc BackoffConfig, tel *metadata.TelemetryBuilder, logger *zap.Logger, n int, send func(context.Context) error) bool {
+	b := &backoff{initial: bc.InitialInterval, max: bc.MaxInterval}
 	for {
 		// A send under way when the term ends is finished, not abandoned: an export canceled
 		// after the data was delivered would be repeated by the next term (rule 8).
@@ -582,9 +629,9 @@ func (t *term) consume(ctx context.Context, n int, send func(context.Context) er
 		if err == nil {
 			return true
 		}
-		t.tel.ReceiverKubeEventsConsumerErrors.Add(ctx, 1)
+		tel.ReceiverKubeEventsConsumerErrors.Add(ctx, 1)
 		if consumererror.IsPermanent(err) {
-			t.logger.Error("the next consumer refused data permanently; dropped", zap.Int("items", n), zap.Error(err))
+			logger.Error("the next consumer refused data permanently; dropped", zap.Int("items", n), zap.Error(err))
 			return true
 		}
 		if !sleepCtx(ctx, b.next(err)) {
@@ -593,7 +640,8 @@ func (t *term) consume(ctx context.Context, n int, send func(context.Context) er
 	}
 }
 
-// emitAndSave emits ts and then saves the checkpoint with ns at rv (rv "" keeps it).
+// emitAndSave emits ts and then moves the checkpoint: ns at rv (rv "" keeps it) and the series
+// state; it is written now if the last write is checkpoint.interval old, else by flushLoop.
 func (t *term) emitAndSave(ctx context.Context, ts []transition, ns, rv string) bool {
 	if !t.emitRecords(ctx, ts) {
 		return false
@@ -604,17 +652,50 @@ func (t *term) emitAndSave(ctx context.Context, ts []transition, ns, rv string) 
 	if rv != "" {
 		t.cp.ResourceVersions[ns] = rv
 	}
-	t.cp.Tombstones = t.table.silenceTombs()
+	t.dirty = true
 	t.tel.ReceiverKubeEventsSeriesEvicted.Add(ctx, t.table.evicted)
 	t.table.evicted = 0
-	if t.store == nil {
-		return true
-	}
-	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-	defer cancel()
-	if err := t.store.Save(saveCtx, t.cp); err != nil {
-		t.tel.ReceiverKubeEventsCheckpointErrors.Add(ctx, 1)
-		t.logger.Warn("saving the checkpoint failed", zap.Error(err))
+	if t.now().Sub(t.lastSave) >= t.cfg.Checkpoint.Interval {
+		t.save(ctx, finishTimeout)
 	}
 	return true
+}
+
+// save writes the checkpoint if it is behind (rule 5.5), merging with a concurrent write and
+// stopping the term when a newer term fenced it (rule 5.7). Called with t.mu held.
+func (t *term) save(ctx context.Context, timeout time.Duration) {
+	if t.store == nil || t.fenced || !t.dirty || t.cp == nil {
+		return
+	}
+	rvs := make(map[string]string, len(t.cp.ResourceVersions))
+	for k, v := range t.cp.ResourceVersions {
+		rvs[k] = v
+	}
+	cp := &checkpoint{Term: t.number, Holder: t.holder, ResourceVersions: rvs, Series: t.table.snapshot()}
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	saved, err := t.store.Save(saveCtx, cp)
+	switch {
+	case errors.Is(err, errFenced):
+		t.fenced = true
+		t.tel.ReceiverKubeEventsCheckpointFenced.Add(ctx, 1)
+		t.logger.Warn("a newer leader wrote the checkpoint: this term is deposed and stops", zap.Int64("term", t.number))
+		t.stop()
+		return
+	case err != nil:
+		t.tel.ReceiverKubeEventsCheckpointErrors.Add(ctx, 1)
+		t.logger.Warn("saving the checkpoint failed", zap.Error(err))
+		return
+	}
+	t.dirty, t.lastSave = false, t.now()
+	t.tel.ReceiverKubeEventsCheckpointWrites.Add(ctx, 1)
+	t.tel.ReceiverKubeEventsCheckpointSize.Record(ctx, int64(len(saved.encode())))
+	if saved != cp {
+		// merged with an older term's late write: take up what it finished or opened
+		for k, p := range saved.Series {
+			if p.Term < t.number {
+				t.table.absorb(k, p)
+			}
+		}
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 )
 
 // Kind is a kind of object whose lifecycle the receiver traces.
@@ -51,23 +53,16 @@ type Config struct {
 	SyncTimeout time.Duration `mapstructure:"sync_timeout"`
 }
 
-// LeaderElectionConfig names the coordination.k8s.io/v1 Lease the replicas share.
-type LeaderElectionConfig struct {
-	Enabled bool `mapstructure:"enabled"`
-	// LeaseName is the Lease's name.
-	LeaseName string `mapstructure:"lease_name"`
-	// LeaseNamespace is the Lease's namespace; empty is the collector Pod's own.
-	LeaseNamespace string `mapstructure:"lease_namespace"`
-	// Identity is this replica's name in the Lease; empty is the host name (the Pod's name).
-	Identity string `mapstructure:"identity"`
-}
+// LeaderElectionConfig names the coordination.k8s.io/v1 Lease the replicas share: the
+// repository's one leader_election block (internal/kubeclient), shared with kube_events.
+type LeaderElectionConfig = kubeclient.LeaderElectionConfig
 
 var _ component.Config = (*Config)(nil)
 
 func createDefaultConfig() component.Config {
 	return &Config{
 		Kinds: []Kind{KindPod}, Timeout: 10 * time.Minute, RolloutTimeout: time.Hour, MaxPending: 10000,
-		LeaderElection: LeaderElectionConfig{LeaseName: "otelcol-k8s-lifecycle"}, SyncTimeout: 30 * time.Second,
+		LeaderElection: kubeclient.NewDefaultLeaderElectionConfig("otelcol-k8s-lifecycle"), SyncTimeout: 30 * time.Second,
 	}
 }
 
@@ -88,8 +83,8 @@ func (c *Config) Validate() error {
 	if c.NodeName != "" && c.LeaderElection.Enabled {
 		errs = append(errs, errors.New("leader_election: not with node_name (every node agent watches its own node)"))
 	}
-	if c.LeaderElection.Enabled && c.LeaderElection.LeaseName == "" {
-		errs = append(errs, errors.New("leader_election.lease_name: must be set"))
+	if err := c.LeaderElection.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("timeout %s: must be positive", c.Timeout))

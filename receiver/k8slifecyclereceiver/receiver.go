@@ -104,7 +104,12 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 		if namespace == "" {
 			namespace = ownNamespace()
 		}
-		elector, err := kubeclient.NewElector(client, kubeclient.Lease{Name: le.LeaseName, Namespace: namespace, Identity: le.Identity},
+		// the Lease's own client: its 429s fail a renewal instead of sleeping past the deadline
+		leaseClient, err := kubernetes.NewForConfig(kubeclient.LeaseConfig(rc))
+		if err != nil {
+			return fmt.Errorf("kube_lifecycle: %w", err)
+		}
+		elector, err := kubeclient.NewElector(leaseClient, le.Lease(namespace),
 			func(termCtx context.Context) {
 				r.resetTerm()
 				synced := r.watch(termCtx, client)

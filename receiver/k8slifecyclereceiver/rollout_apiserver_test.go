@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver/internal/metadata"
@@ -168,7 +169,8 @@ func TestRolloutsAgainstAPIServer(t *testing.T) {
 
 	cfg := createDefaultConfig().(*Config)
 	cfg.Kubeconfig, cfg.Kinds = cluster.Kubeconfig, []Kind{KindPod, KindDeployment}
-	cfg.LeaderElection = LeaderElectionConfig{Enabled: true, LeaseName: "lifecycle", LeaseNamespace: "default", Identity: "events-0"}
+	cfg.LeaderElection = kubeclient.NewDefaultLeaderElectionConfig("lifecycle")
+	cfg.LeaderElection.Enabled, cfg.LeaderElection.LeaseNamespace, cfg.LeaderElection.Identity = true, "default", "events-0"
 	sink := &consumertest.TracesSink{}
 	r, err := newReceiver(receivertest.NewNopSettings(metadata.Type), cfg, sink)
 	require.NoError(t, err)

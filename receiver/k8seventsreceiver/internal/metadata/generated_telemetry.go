@@ -29,8 +29,16 @@ type TelemetryBuilder struct {
 	meter metric.Meter
 	// ReceiverKubeEventsBackoffTime: Time spent waiting before retrying a failed list or watch. [s]
 	ReceiverKubeEventsBackoffTime metric.Float64Counter
+	// ReceiverKubeEventsCheckpointConflicts: Checkpoint writes that met a concurrent write (409 Conflict) and were re-read, merged and retried. [{conflicts}]
+	ReceiverKubeEventsCheckpointConflicts metric.Int64Counter
 	// ReceiverKubeEventsCheckpointErrors: Failed checkpoint reads or writes. [{errors}]
 	ReceiverKubeEventsCheckpointErrors metric.Int64Counter
+	// ReceiverKubeEventsCheckpointFenced: Checkpoint writes refused because a newer leader's term had written the checkpoint (this replica was deposed and stops its term). [{writes}]
+	ReceiverKubeEventsCheckpointFenced metric.Int64Counter
+	// ReceiverKubeEventsCheckpointSize: Size of the last checkpoint written. [By]
+	ReceiverKubeEventsCheckpointSize metric.Int64Gauge
+	// ReceiverKubeEventsCheckpointWrites: Checkpoint writes that succeeded (at most one per checkpoint.interval, plus one when a term ends). [{writes}]
+	ReceiverKubeEventsCheckpointWrites metric.Int64Counter
 	// ReceiverKubeEventsConsumerErrors: Batches the next consumer refused (retried with backoff before the checkpoint moves). [{batches}]
 	ReceiverKubeEventsConsumerErrors metric.Int64Counter
 	// ReceiverKubeEventsEmitLag: Time from an Event's latest occurrence to its record's emission. [ms]
@@ -55,6 +63,8 @@ type TelemetryBuilder struct {
 	ReceiverKubeEventsSeriesEvicted metric.Int64Counter
 	// ReceiverKubeEventsSeriesOpen: Open event series tracked in memory. [{series}]
 	ReceiverKubeEventsSeriesOpen metric.Int64Gauge
+	// ReceiverKubeEventsSpansDropped: Spans dropped because the span queue (spans.queue_size) was full, the traces consumer refused them permanently, or they were still queued at shutdown; their ids are derived, so a backfill gives them the same ids. [{spans}]
+	ReceiverKubeEventsSpansDropped metric.Int64Counter
 	// ReceiverKubeEventsSpansEmitted: Spans emitted (one per singleton Event and one per finished series). [{spans}]
 	ReceiverKubeEventsSpansEmitted metric.Int64Counter
 	// ReceiverKubeEventsThrottled: Requests answered 429 Too Many Requests. [{responses}]
@@ -91,10 +101,34 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("s"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ReceiverKubeEventsCheckpointConflicts, err = builder.meter.Int64Counter(
+		"otelcol_receiver_kube_events_checkpoint_conflicts",
+		metric.WithDescription("Checkpoint writes that met a concurrent write (409 Conflict) and were re-read, merged and retried."),
+		metric.WithUnit("{conflicts}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverKubeEventsCheckpointErrors, err = builder.meter.Int64Counter(
 		"otelcol_receiver_kube_events_checkpoint_errors",
 		metric.WithDescription("Failed checkpoint reads or writes."),
 		metric.WithUnit("{errors}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverKubeEventsCheckpointFenced, err = builder.meter.Int64Counter(
+		"otelcol_receiver_kube_events_checkpoint_fenced",
+		metric.WithDescription("Checkpoint writes refused because a newer leader's term had written the checkpoint (this replica was deposed and stops its term)."),
+		metric.WithUnit("{writes}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverKubeEventsCheckpointSize, err = builder.meter.Int64Gauge(
+		"otelcol_receiver_kube_events_checkpoint_size",
+		metric.WithDescription("Size of the last checkpoint written."),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverKubeEventsCheckpointWrites, err = builder.meter.Int64Counter(
+		"otelcol_receiver_kube_events_checkpoint_writes",
+		metric.WithDescription("Checkpoint writes that succeeded (at most one per checkpoint.interval, plus one when a term ends)."),
+		metric.WithUnit("{writes}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverKubeEventsConsumerErrors, err = builder.meter.Int64Counter(
@@ -167,6 +201,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_receiver_kube_events_series_open",
 		metric.WithDescription("Open event series tracked in memory."),
 		metric.WithUnit("{series}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverKubeEventsSpansDropped, err = builder.meter.Int64Counter(
+		"otelcol_receiver_kube_events_spans_dropped",
+		metric.WithDescription("Spans dropped because the span queue (spans.queue_size) was full, the traces consumer refused them permanently, or they were still queued at shutdown; their ids are derived, so a backfill gives them the same ids."),
+		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverKubeEventsSpansEmitted, err = builder.meter.Int64Counter(
