@@ -57,3 +57,35 @@ func TestEntrySplitAcrossRotation(t *testing.T) {
 		require.Empty(t, g.attrs["otelcol_k8s.cri.flushed"], "record %q flagged flushed", g.body)
 	}
 }
+
+// TestLateLineAfterSuccessor: containerd creates the new file before its old writer has
+// written the lines it had already read, so the renamed file can grow after its successor
+// exists. Those lines are read, in order, before the new file's.
+func TestLateLineAfterSuccessor(t *testing.T) {
+	root := t.TempDir()
+	c := &collector{}
+	cfg := testConfig(root)
+	cfg.DrainGrace = time.Hour // only the successor rule may close the rotated file
+	_, tel := startReceiver(t, cfg, c, nil)
+	p := newPodLog(t, root, "ns", "late", "app", 0)
+	p.write("stdout", "before rotation", 0)
+	waitCount(t, c, 1)
+
+	oldWriter := p.f
+	late := criLines(&p.clock, "stdout", "the old writer's last line", 0)
+	require.NoError(t, os.Rename(p.path, p.path+".20240501-100000"))
+	p.reopen() // the runtime creates the new file first
+	p.write("stdout", "first line of the new file", 0)
+	// The receiver has found the rotation (and so the new file); the old writer's last line
+	// comes a moment later, as containerd's does.
+	require.Eventually(t, func() bool {
+		return metricSum(t, tel, "otelcol_receiver_cri_log_rotations") == 1
+	}, 10*time.Second, 2*time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // the old writer's delay, not a wait for the receiver
+	_, err := oldWriter.WriteString(late)
+	require.NoError(t, err)
+
+	requireExactly(t, c, map[string][]string{key("late", "app", "stdout"): {
+		"before rotation", "the old writer's last line", "first line of the new file",
+	}})
+}

@@ -68,7 +68,8 @@ type Config struct {
 	// still go to the renamed one. containerd (pkg/cri, ReopenContainerLog) opens the new file
 	// first, then swaps its writers and closes the old one, whose goroutine writes the lines it
 	// had already read from the container to the renamed file after the new file exists: a
-	// reader that takes the new file's appearance as the end of the old one loses them.
+	// reader that takes the new file's appearance as the end of the old one loses them. Zero
+	// takes the default (20 ms); a nanosecond is, in effect, none.
 	ReopenOverlap time.Duration
 	// Tick is the write granularity: lines due in a tick are written together.
 	Tick time.Duration
@@ -90,6 +91,7 @@ var Defaults = Config{
 	KeepFiles:        5,
 	RotateCheck:      10 * time.Second,
 	ReopenDelay:      50 * time.Millisecond,
+	ReopenOverlap:    20 * time.Millisecond,
 	Tick:             10 * time.Millisecond,
 }
 
@@ -116,6 +118,7 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.KeepFiles, d.KeepFiles)
 	orDefault(&c.RotateCheck, d.RotateCheck)
 	orDefault(&c.ReopenDelay, d.ReopenDelay)
+	orDefault(&c.ReopenOverlap, d.ReopenOverlap)
 	orDefault(&c.Tick, d.Tick)
 	return c
 }

@@ -156,6 +156,8 @@ type Reader struct {
 	// takes over the predecessor's unfinished entries: an entry split across a rotation is one
 	// record, in order.
 	Successor, HeldBy *Reader
+	// SuccessorSeen is when the reader's owner first saw Successor set (ns, 0 before).
+	SuccessorSeen int64
 	// started is set by the first Read.
 	started bool
 	// rotatedAs is the rotated name a file was found under at a restart ("" otherwise).

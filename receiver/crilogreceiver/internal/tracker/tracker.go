@@ -123,9 +123,11 @@ func (t *Tracker) Remove(r *Reader) {
 	if r.Successor != nil {
 		r.Successor.HeldBy = nil
 		r.Successor = nil
+		r.SuccessorSeen = 0
 	}
 	if r.HeldBy != nil {
 		r.HeldBy.Successor = nil
+		r.HeldBy.SuccessorSeen = 0
 		r.HeldBy = nil
 	}
 	delete(t.readers, r.ID)
