@@ -265,6 +265,12 @@ func TestGenerateLifecycleTest(t *testing.T) {
 			wantNone: []string{"require.Error(t, err"},
 		},
 		{
+			name: "exporter failing to start", class: "exporter", signals: "[logs]",
+			tests:    "tests:\n  expect_start_error: no server\n",
+			want:     []string{`require.ErrorContains(t, c.Start(context.Background(), host), "no server")`},
+			wantNone: []string{"tt.send", `"go.opentelemetry.io/collector/consumer"`, "pdata/plog"},
+		},
+		{
 			name: "extension failing to start", class: "extension", signals: "[extension]",
 			tests: "tests:\n  expect_start_error: did not complete\n",
 			want: []string{

@@ -189,11 +189,15 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 {{- else if eq .Status.Class "processor" }}
+{{- if sendsData .Metadata }}
 	"go.opentelemetry.io/collector/consumer"
+{{- end }}
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/processor/processortest"
 {{- else if eq .Status.Class "exporter" }}
+{{- if sendsData .Metadata }}
 	"go.opentelemetry.io/collector/consumer"
+{{- end }}
 	"go.opentelemetry.io/collector/exporter/exportertest"
 {{- else }}
 	"go.opentelemetry.io/collector/extension/extensiontest"
