@@ -170,7 +170,7 @@ test: check-generated check-versions test-modules ## everything CI runs: generat
 # testbed/install/image opens the image of `make image`.
 # The end-to-end scenarios (testbed/e2e) are long and run by `make e2e`, without -race.
 .PHONY: test-modules
-test-modules: build-only build-node kube-bin localcw-bin $(BUILDER) image ## go test -race in every module (e2e scenarios excepted)
+test-modules: build-only build-node kube-bin localcw-bin journal-tools $(BUILDER) image ## go test -race in every module (e2e scenarios excepted)
 	@set -e; for m in $(TEST_MODULES); do \
 		echo "==> go test -race $$m"; \
 		(cd $$m && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_NODE_BIN=$(NODE_BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) OTELCOL_K8S_LOCALCW_BIN=$(LOCALCW_BIN) \
@@ -196,6 +196,18 @@ test-one: ## one module's tests, building only what they need: make test-one C=r
 	if uses OTELCOL_K8S_BUILDER; then $(MAKE) --no-print-directory $(BUILDER); env="$$env OTELCOL_K8S_BUILDER=$(BUILDER)"; fi; \
 	echo "==> go test $(ARGS) $(C) (built for it:$${env:- nothing})"; \
 	cd $(C) && env $$env $(GO) test -count=1 $(ARGS) $$($(GO) list ./... | grep -v '/testbed/e2e$$')
+
+# systemd's own journal writer and reader for the journal receiver's differential tests:
+# systemd-journal-remote writes real journal files from the export format, journalctl reads them
+# back. Installed from the distribution's packages once (apt-get update only when missing);
+# without them those tests skip, and fail under CI=true.
+JOURNAL_REMOTE := $(firstword $(wildcard /usr/lib/systemd/systemd-journal-remote /lib/systemd/systemd-journal-remote))
+.PHONY: journal-tools
+journal-tools: ## install systemd-journal-remote and journalctl (Debian packages) for the journal receiver's tests
+	@if [ -z "$(JOURNAL_REMOTE)" ] || ! command -v journalctl >/dev/null; then \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends systemd-journal-remote systemd; \
+	fi
 
 # bin/localcloudwatch: the local CloudWatch Logs server as a command; the exporter's tests run it
 # as a process (its module is not in the exporter's go.mod).

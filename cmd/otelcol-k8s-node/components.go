@@ -24,6 +24,7 @@ import (
 	memorylimiterprocessor "go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	k8sattributesprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor"
 	crilogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver"
+	journalreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver"
 	k8slifecyclereceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver"
 )
 
@@ -67,6 +68,7 @@ func components() (otelcol.Factories, error) {
 
 	factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
 		crilogreceiver.NewFactory(),
+		journalreceiver.NewFactory(),
 		k8slifecyclereceiver.NewFactory(),
 	)
 	if err != nil {
@@ -74,6 +76,7 @@ func components() (otelcol.Factories, error) {
 	}
 	factories.ReceiverModules = makeModulesMap(factories.Receivers, map[component.Type]string{
 		crilogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0",
+		journalreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0",
 		k8slifecyclereceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0",
 	})
 

@@ -15,6 +15,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/confmap v1.66.0
@@ -134,6 +135,7 @@ require (
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/tklauser/go-sysconf v0.4.0 // indirect
 	github.com/tklauser/numcpus v0.12.0 // indirect
+	github.com/ulikunitz/xz v0.5.17 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
@@ -258,6 +260,8 @@ replace github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.
 replace github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0 => ../../extension/idlegcextension
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0 => ../../receiver/crilogreceiver
+
+replace github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0 => ../../receiver/journalreceiver
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0 => ../../receiver/k8slifecyclereceiver
 

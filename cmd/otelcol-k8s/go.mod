@@ -22,6 +22,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0
 	go.opentelemetry.io/collector/component v1.66.0
@@ -211,6 +212,7 @@ require (
 	github.com/tklauser/numcpus v0.12.0 // indirect
 	github.com/twmb/murmur3 v1.1.8 // indirect
 	github.com/ua-parser/uap-go v0.0.0-20251207011819-db9adb27a0b8 // indirect
+	github.com/ulikunitz/xz v0.5.17 // indirect
 	github.com/valyala/fastjson v1.6.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
@@ -350,6 +352,8 @@ replace github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.
 replace github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0 => ../../extension/idlegcextension
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0 => ../../receiver/crilogreceiver
+
+replace github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0 => ../../receiver/journalreceiver
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0 => ../../receiver/k8seventsreceiver
 

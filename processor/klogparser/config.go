@@ -61,7 +61,7 @@ type Config struct {
 	// SourceAttribute names the log attribute holding the klog line; empty parses the body.
 	SourceAttribute string `mapstructure:"source_attribute"`
 	// Formats lists the formats to recognize: "text" (klog's text), "json" (component-base's
-	// JSON: numeric ts, caller, msg, no level) and "zap" (zap production JSON with a level,
+	// JSON: msg with caller, v or err, no level) and "zap" (zap production JSON with a level,
 	// which applications write too: off by default).
 	Formats []Format `mapstructure:"formats"`
 	// KeepOriginal copies the parsed line into OriginalAttribute before the body is replaced.

@@ -24,6 +24,9 @@ func FuzzProcessRecord(f *testing.F) {
 		"E0310 00:00:00.000000 1 a.go:1] \"m\" err=<\n\ta\n\tb\n > x={\"a\":[1]} y=null z=1.5",
 		`{"ts":1580306777047.28,"caller":"s.go:7","msg":"m","v":2,"err":null,"pod":{"name":"n","namespace":"d"},"x":[1,{"a":[]},null]}`,
 		`{"ts":1,"msg":"m","err":{"code":5}}`,
+		`{"ts":1618993461233.1785,"msg":"FLAG: --v=\"2\"\n","v":1,"x":[1]}`,
+		`{"msg":"m","v":3}`,
+		`{"level":30,"time":1531171074631,"pid":657,"hostname":"h","msg":"m","v":1}`,
 		"not klog",
 	} {
 		f.Add(s, "")

@@ -41,12 +41,19 @@ const PresetKlog Preset = "klog"
 // UnmarshalText accepts only the known presets; empty means none.
 func (p *Preset) UnmarshalText(text []byte) error {
 	switch v := Preset(text); v {
-	case "", PresetKlog:
+	case "", PresetKlog, PresetStacktraces, PresetAuto:
 		*p = v
 		return nil
 	}
-	return fmt.Errorf("unknown preset %q (known: %s)", text, PresetKlog)
+	return fmt.Errorf("unknown preset %q (known: %s, %s, %s)", text, PresetKlog, PresetStacktraces, PresetAuto)
 }
+
+// PresetStacktraces joins applications' stack traces (Java, Python, Go, Node.js, Ruby) into
+// the record they belong to; PresetAuto does that and what PresetKlog does.
+const (
+	PresetStacktraces Preset = "stacktraces"
+	PresetAuto        Preset = "auto"
+)
 
 // Config is the cri_log receiver configuration.
 type Config struct {
@@ -95,7 +102,7 @@ type Config struct {
 // MultilineConfig configures multi-line recombination. At most one of Preset and
 // LineStartPattern may be set; with neither, recombination is off.
 type MultilineConfig struct {
-	// Preset selects a built-in rule: "klog".
+	// Preset selects a built-in rule: "klog", "stacktraces" or "auto" (both).
 	Preset Preset `mapstructure:"preset"`
 	// LineStartPattern is a regular expression matching the first line of a record.
 	LineStartPattern string `mapstructure:"line_start_pattern"`
@@ -181,8 +188,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Multiline.Preset != "" && c.Multiline.LineStartPattern != "":
 		errs = append(errs, errors.New("multiline: set preset or line_start_pattern, not both"))
-	case c.Multiline.Preset != "" && c.Multiline.Preset != PresetKlog:
-		errs = append(errs, fmt.Errorf("multiline.preset: unknown preset %q (known: %s)", c.Multiline.Preset, PresetKlog))
+	case c.Multiline.Preset != "" && c.Multiline.Preset != PresetKlog && c.Multiline.Preset != PresetStacktraces && c.Multiline.Preset != PresetAuto:
+		errs = append(errs, fmt.Errorf("multiline.preset: unknown preset %q (known: %s, %s, %s)", c.Multiline.Preset, PresetKlog, PresetStacktraces, PresetAuto))
 	case c.Multiline.LineStartPattern != "":
 		if _, err := regexp.Compile(c.Multiline.LineStartPattern); err != nil {
 			errs = append(errs, fmt.Errorf("multiline.line_start_pattern: %w", err))

@@ -38,6 +38,8 @@ func TestLoadConfig(t *testing.T) {
 		Include: []string{"/var/log/pods/kube-system_*/*/*.log"},
 	}
 	custom.RetryOnFailure = RetryConfig{InitialInterval: 50 * time.Millisecond, MaxInterval: 10 * time.Second}
+	auto := createDefaultConfig().(*Config)
+	auto.Multiline.Preset = PresetAuto
 	pattern := createDefaultConfig().(*Config)
 	pattern.Multiline.LineStartPattern = `^\d{4}-\d{2}-\d{2}`
 
@@ -49,6 +51,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "", want: createDefaultConfig().(*Config)},
 		{name: "custom", want: custom},
 		{name: "pattern", want: pattern},
+		{name: "auto", want: auto},
 		{name: "bad_start_at", wantErr: "'start_at' \"middle\" is neither"},
 		{name: "bad_both_multiline", wantErr: "not both"},
 		{name: "bad_pattern", wantErr: "line_start_pattern"},

@@ -152,7 +152,7 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 	}
 	var isStart func([]byte) bool
 	switch {
-	case r.cfg.Multiline.Preset == PresetKlog:
+	case r.cfg.Multiline.Preset == PresetKlog || r.cfg.Multiline.Preset == PresetAuto:
 		isStart = joiner.KlogStart
 	case r.cfg.Multiline.LineStartPattern != "":
 		isStart = regexp.MustCompile(r.cfg.Multiline.LineStartPattern).Match
@@ -169,6 +169,7 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 			FlushTimeout:          int64(r.cfg.FlushTimeout),
 			MultilineFlushTimeout: int64(r.cfg.Multiline.FlushTimeout),
 			IsStart:               isStart,
+			Traces:                r.cfg.Multiline.Preset == PresetStacktraces || r.cfg.Multiline.Preset == PresetAuto,
 			MultilineInclude:      r.cfg.Multiline.Include,
 		},
 	}, known, firstStart)

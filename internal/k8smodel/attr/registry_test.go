@@ -28,6 +28,8 @@ var pinned = map[string]attribute.Key{
 	CodeLineNumber:           semconv.CodeLineNumberKey,
 	ThreadID:                 semconv.ThreadIDKey,
 	ExceptionMessage:         semconv.ExceptionMessageKey,
+	ProcessPID:               semconv.ProcessPIDKey,
+	HostID:                   semconv.HostIDKey,
 }
 
 func TestSemconvNamesExistInThePinnedVersion(t *testing.T) {

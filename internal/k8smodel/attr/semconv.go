@@ -70,7 +70,7 @@ func init() {
 		},
 		Entry{
 			Name: HostName, Origin: Semconv, Place: Resource, Type: "string",
-			Writers: []string{"resource_detection"}, Doc: "host the data came from",
+			Writers: []string{"resource_detection", "journal"}, Doc: "host the data came from (journal: _HOSTNAME)",
 		},
 		Entry{
 			Name: LogIOStream, Origin: Semconv, Place: Record, Type: "string",
@@ -78,7 +78,7 @@ func init() {
 		},
 		Entry{
 			Name: LogFilePath, Origin: Semconv, Place: Record, Type: "string",
-			Writers: []string{"cri_log"}, Doc: "log file the line was read from (include_file_path)",
+			Writers: []string{"cri_log", "journal"}, Doc: "log file the line was read from (include_file_path; journal: on the resource, the journal's active file name)",
 		},
 		Entry{
 			Name: LogRecordOriginal, Origin: Semconv, Place: Record, Type: "string",

@@ -142,10 +142,11 @@ func (j *jsonScanner) next() bool {
 	return c == ','
 }
 
-// parseJSON parses a component-base JSON line.
+// parseJSON parses a component-base JSON line (or a zap line when p.Zap is set); false means
+// the object is some other JSON (see isComponentBase for how the two are told apart).
 func (p *Parser) parseJSON(line string, rec *Record) bool {
 	j := jsonScanner{s: line, pos: 1}
-	var haveTS, haveMsg, numericTS, haveLevel bool
+	var sh jsonShape
 	var level string
 	j.skipSpace()
 	if j.pos < len(j.s) && j.s[j.pos] == '}' {
@@ -166,31 +167,33 @@ func (p *Parser) parseJSON(line string, rec *Record) bool {
 			v, ok = j.value(1)
 		}
 		if !ok {
-			if !haveTS || !haveMsg {
+			if !sh.msg {
 				return false
 			}
 			rec.fail("invalid JSON", line[min(memberStart, len(line)):])
 			break
 		}
 		switch {
-		case k == "ts" && !haveTS && (v.Kind == KindDouble || v.Kind == KindInt):
-			haveTS, numericTS = true, true
+		case k == "ts" && !sh.ts && (v.Kind == KindDouble || v.Kind == KindInt):
+			sh.ts, sh.numericTS = true, true
+			sh.millisTS = isMillis(v)
 			if t, ok := epochTime(v); ok {
 				rec.Time, rec.HasTime = t, true
 			} else {
 				rec.fail("ts out of range", "")
 			}
-		case k == "ts" && !haveTS && v.Kind == KindString:
+		case k == "ts" && !sh.ts && v.Kind == KindString:
 			if t, err := time.Parse(time.RFC3339Nano, v.Str); err == nil {
-				rec.Time, rec.HasTime, haveTS = t, true, true
+				rec.Time, rec.HasTime, sh.ts = t, true, true
 			} else {
 				rec.Fields = append(rec.Fields, Field{Key: k, Value: v})
 			}
-		case k == "msg" && !haveMsg && v.Kind == KindString:
-			rec.Message, haveMsg = v.Str, true
-		case k == "v" && !rec.HasVerbose && v.Kind == KindInt:
+		case k == "msg" && !sh.msg && v.Kind == KindString:
+			rec.Message, sh.msg = v.Str, true
+		case k == "v" && !rec.HasVerbose && v.Kind == KindInt && v.Int >= 0:
 			rec.Verbosity, rec.HasVerbose = v.Int, true
-		case k == "err" && !rec.HasErr:
+		case k == "err" && !sh.err:
+			sh.err = true
 			if v.Kind != KindNull {
 				rec.Err, rec.HasErr = v, true
 			}
@@ -201,14 +204,17 @@ func (p *Parser) parseJSON(line string, rec *Record) bool {
 					rec.File, rec.Line, rec.HasLine = v.Str[:c], n, true
 				}
 			}
-		case k == "level" && !haveLevel && v.Kind == KindString:
-			level, haveLevel = v.Str, true
+		case k == "level" && !sh.level:
+			sh.level = true
+			if v.Kind == KindString {
+				level, sh.levelStr = v.Str, true
+			}
 		default:
 			rec.Fields = append(rec.Fields, Field{Key: k, Value: v})
 		}
 		if !j.next() {
 			if j.pos > len(j.s) || j.s[j.pos-1] != '}' {
-				if !haveTS || !haveMsg {
+				if !sh.msg {
 					return false
 				}
 				rec.fail("invalid JSON", line[min(j.pos-1, len(line)):])
@@ -221,21 +227,19 @@ func (p *Parser) parseJSON(line string, rec *Record) bool {
 	if complete {
 		j.skipSpace()
 		if j.pos < len(j.s) {
-			if !haveTS || !haveMsg {
+			if !sh.msg {
 				return false
 			}
 			rec.fail("trailing data after JSON object", line[j.pos:])
 		}
 	}
-	if !haveTS || !haveMsg {
-		return false
-	}
 	switch {
-	case !haveLevel && numericTS && rec.Caller != "" && !p.SkipJSON:
-		// component-base's JSON: klog's own keys, and no level (zapr's convention below).
+	case !sh.msg:
+		return false
+	case !p.SkipJSON && sh.isComponentBase(rec):
 		rec.Format = FormatJSON
 		rec.Severity = jsonSeverity(rec)
-	case haveLevel && p.Zap:
+	case sh.levelStr && sh.ts && p.Zap:
 		rec.Format = FormatZap
 		rec.Level = level
 		rec.Severity = zapSeverity(level, rec)
@@ -243,6 +247,51 @@ func (p *Parser) parseJSON(line string, rec *Record) bool {
 		return false // a JSON log of another kind: an application's, not klog's
 	}
 	return true
+}
+
+// jsonShape is which of klog's keys an object has, for telling component-base JSON from
+// the JSON applications write.
+type jsonShape struct {
+	ts        bool // a numeric or RFC 3339 ts
+	numericTS bool
+	millisTS  bool // a numeric ts of 1e11 or more: epoch milliseconds, component-base's encoder
+	msg       bool // a string msg
+	err       bool // an err key, of any type
+	level     bool // a level key, of any type
+	levelStr  bool // a string level (zap's)
+}
+
+// isComponentBase reports whether an object with a string msg is component-base JSON (see
+// design.md, "Detection for JSON"). Every application logger this must not claim (zap
+// production, logrus, bunyan, pino, zerolog, slog, winston) writes a level key, which
+// component-base never does; bunyan and older pino also write a numeric v, which is why v
+// alone is not enough when a level is present.
+func (sh jsonShape) isComponentBase(rec *Record) bool {
+	switch {
+	case sh.level:
+		return false
+	case sh.numericTS && rec.Caller != "":
+		return true // 1.22 and later: ts, caller, msg
+	case rec.HasVerbose && (sh.numericTS || !sh.ts):
+		return true // 1.19-1.21 info records (no caller); the benchmark data have no ts
+	case sh.millisTS && sh.err:
+		return true // 1.19-1.21 error records: no caller and no v
+	}
+	return false
+}
+
+// isMillis reports whether a numeric ts is in epoch milliseconds (see epochTime).
+func isMillis(v Value) bool {
+	f := numberOf(v)
+	return f >= maxEpochSeconds || f <= -maxEpochSeconds
+}
+
+// numberOf is a numeric Value as a float64.
+func numberOf(v Value) float64 {
+	if v.Kind == KindInt {
+		return float64(v.Int)
+	}
+	return v.Double
 }
 
 // zapSeverity maps a zap level. zapr logs V(n) at zap level -n, which zap writes as "debug"
@@ -288,12 +337,9 @@ const maxEpochSeconds = 1e11
 // epochTime converts ts: milliseconds (component-base) when at least 1e11, else seconds
 // (plain zap). It fails for times beyond maxEpochSeconds either way.
 func epochTime(v Value) (time.Time, bool) {
-	f := v.Double
-	if v.Kind == KindInt {
-		f = float64(v.Int)
-	}
-	if f >= maxEpochSeconds || f <= -maxEpochSeconds {
-		f /= 1000 // milliseconds
+	f := numberOf(v)
+	if isMillis(v) {
+		f /= 1000
 	}
 	if f >= maxEpochSeconds || f <= -maxEpochSeconds || f != f {
 		return time.Time{}, false

@@ -316,6 +316,10 @@ func FuzzParse(f *testing.F) {
 		`E0310 01:02:03.123456 7 r.go:158] "x" err="a\"b" f={"a":[1,{"b":"c"}]} g=["a" "b"]`,
 		`{"ts":1580306777047.28,"caller":"s.go:7","msg":"m","v":2,"pod":{"name":"n","namespace":"d"},"x":[1,2.5e3,null]}`,
 		`{"ts":"2026-03-10T00:00:00Z","msg":"\ud83d\ude00","err":{"a":1}}`,
+		`{"ts":1618993461233.1785,"msg":"FLAG: --v=\"2\"\n","v":1}`,
+		`{"v":0,"msg":"m","pod":{"name":"n"}}`,
+		`{"ts":1619712345679.1,"msg":"m","err":"e"}`,
+		`{"name":"a","hostname":"h","pid":1,"level":30,"msg":"m","time":"2024-05-01T12:00:00.000Z","v":0}`,
 	}
 	for _, s := range seeds {
 		f.Add(s)

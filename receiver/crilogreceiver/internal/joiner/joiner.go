@@ -53,6 +53,9 @@ type Config struct {
 	// IsStart, when set, enables multi-line recombination: an entry for which it returns false
 	// is appended (after a newline) to the previous entry of the same stream.
 	IsStart func(content []byte) bool
+	// Traces turns on the stack-trace rules (design.md, "Stack traces"). IsStart, if set, then
+	// opens records of its own that every other entry continues, except one starting a trace.
+	Traces bool
 }
 
 // Joiner joins pieces. The zero value is not usable; use New.
@@ -68,9 +71,10 @@ type Joiner struct {
 	// their first piece, so a checkpoint can name where to re-read them instead of holding them.
 	cur int64
 	// Scratch entries, so that emit's pointer does not escape per call: out for joined or
-	// whole entries, mout for multi-line records (emitted while out is still in use).
-	out, mout Entry
-	fix       []byte // scratch for UTF-8 repair
+	// whole entries, mout for multi-line records (emitted while out is still in use), tout for
+	// a stack trace's tentative blank line.
+	out, mout, tout Entry
+	fix             []byte // scratch for UTF-8 repair
 }
 
 type pending struct {
@@ -92,13 +96,17 @@ type stream struct {
 	// expectContinued makes the next entry, if not a start, open a record flagged Continued
 	// (set when re-reading a record that continued a full one).
 	expectContinued bool
+	// ph is the stack-trace phase of the open record and tent a blank line held tentatively
+	// after it (Traces only).
+	ph   phase
+	tent pending
 }
 
 // stream returns the state of stream idx, allocating it on first use.
 func (j *Joiner) stream(idx int) *stream {
 	st := j.s[idx]
 	if st == nil {
-		st = &stream{join: pending{from: -1}, multi: pending{from: -1}}
+		st = &stream{join: pending{from: -1}, multi: pending{from: -1}, tent: pending{from: -1}}
 		j.s[idx] = st
 	}
 	return st
@@ -167,7 +175,7 @@ func (j *Joiner) Flush(now, joinTimeout, multiTimeout int64, emit func(*Entry)) 
 			j.finishJoin(st, i, Flushed, now, emit)
 		}
 		if st.multi.active && (multiTimeout < 0 || now-st.multi.last >= multiTimeout) {
-			j.emitMulti(st, i, emit)
+			j.closeRecord(st, i, emit)
 		}
 	}
 }
@@ -216,6 +224,10 @@ func (j *Joiner) finish(idx int, e *Entry, now int64, emit func(*Entry)) {
 			e.Flags |= Truncated
 		}
 	}
+	if j.cfg.Traces {
+		j.traceEntry(idx, e, now, emit)
+		return
+	}
 	if j.cfg.IsStart == nil {
 		emit(e)
 		return
@@ -232,17 +244,9 @@ func (j *Joiner) finish(idx int, e *Entry, now int64, emit func(*Entry)) {
 			// Not a start and no record open: the entry is not part of a multi-line record (a
 			// container that never writes a start line). It is emitted as it is, at once.
 			emit(e)
-		case len(m.buf)+1+len(e.Content) <= j.cfg.MaxLogSize:
-			m.buf = append(m.buf, '\n')
-			m.buf = append(m.buf, e.Content...)
-			m.pieces += e.Pieces
-			m.dropped += e.Dropped
-			m.flags |= e.Flags
-			m.last = now
 		default:
-			// The record is full: it is emitted whole and the entry opens a continuation.
-			j.emitMulti(st, e.Stream, emit)
-			j.openMulti(m, e, now, Continued)
+			// Appended; a full record is emitted whole and the entry opens a continuation.
+			j.appendLine(st, e.Stream, e, now, emit)
 		}
 		return
 	}
@@ -412,7 +416,7 @@ func (j *Joiner) Replay() Replay {
 		if st == nil {
 			continue
 		}
-		for _, p := range []*pending{&st.multi, &st.join} {
+		for _, p := range []*pending{&st.multi, &st.tent, &st.join} {
 			if !p.active {
 				continue
 			}
@@ -436,18 +440,22 @@ func (j *Joiner) ExpectContinued(streamIdx int) { j.stream(streamIdx & 1).expect
 // ErrState reports a saved state that cannot be decoded.
 var ErrState = errors.New("joiner: corrupt saved state")
 
-const stateVersion = 1
+// stateVersion 2 adds, per stream, the stack-trace phase and the tentative blank line;
+// version 1 (neither) still loads.
+const stateVersion = 2
 
 // AppendState appends the joiner's pending state to dst in a compact binary form.
 func (j *Joiner) AppendState(dst []byte) []byte {
 	dst = append(dst, stateVersion)
 	for _, st := range j.s {
 		if st == nil {
-			dst = append(dst, 0, 0) // neither pending
+			dst = append(dst, 0, 0, byte(phNone), 0) // nothing pending
 			continue
 		}
 		dst = st.join.appendState(dst)
 		dst = st.multi.appendState(dst)
+		dst = append(dst, byte(st.ph))
+		dst = st.tent.appendState(dst)
 	}
 	return dst
 }
@@ -458,7 +466,8 @@ func (j *Joiner) LoadState(b []byte) error {
 		j.Reset()
 		return nil
 	}
-	if b[0] != stateVersion {
+	version := b[0]
+	if version != 1 && version != stateVersion {
 		return ErrState
 	}
 	b = b[1:]
@@ -470,6 +479,21 @@ func (j *Joiner) LoadState(b []byte) error {
 		}
 		if b, err = st.multi.loadState(b); err != nil {
 			return err
+		}
+		st.ph = phNone
+		st.tent.reset()
+		if version == 1 {
+			continue
+		}
+		if len(b) == 0 || phase(b[0]) >= numPhases {
+			return ErrState
+		}
+		st.ph, b = phase(b[0]), b[1:]
+		if b, err = st.tent.loadState(b); err != nil {
+			return err
+		}
+		if (st.tent.active || st.ph != phNone) && !st.multi.active {
+			return ErrState
 		}
 	}
 	if len(b) != 0 {

@@ -87,23 +87,26 @@ type ReadConfig struct {
 	FlushTimeout          int64
 	MultilineFlushTimeout int64
 	IsStart               func([]byte) bool
-	// MultilineInclude limits IsStart to files whose path matches one of these globs; empty:
-	// every file.
+	// Traces turns on the stack-trace rules (with IsStart, if set, for klog records).
+	Traces bool
+	// MultilineInclude limits IsStart and Traces to files whose path matches one of these
+	// globs; empty: every file.
 	MultilineInclude []string
 }
 
-// isStartFor returns the multi-line start rule for the file at path, nil when recombination
-// does not apply to it.
-func (c *ReadConfig) isStartFor(path string) func([]byte) bool {
-	if c.IsStart == nil || len(c.MultilineInclude) == 0 {
-		return c.IsStart
+// joinerConfig returns the joiner configuration of the file at path: without multi-line
+// recombination when it does not apply to the file.
+func (c *ReadConfig) joinerConfig(path string) joiner.Config {
+	jc := joiner.Config{MaxLogSize: c.MaxLogSize, IsStart: c.IsStart, Traces: c.Traces}
+	if (c.IsStart == nil && !c.Traces) || len(c.MultilineInclude) == 0 {
+		return jc
 	}
 	for _, g := range c.MultilineInclude {
 		if ok, _ := filepath.Match(g, path); ok {
-			return c.IsStart
+			return jc
 		}
 	}
-	return nil
+	return joiner.Config{MaxLogSize: c.MaxLogSize}
 }
 
 // maxLine is the longest physical line kept whole; longer lines are cut and flagged.
@@ -207,7 +210,7 @@ func newReader(path string, f *os.File, id FileID, cfg *ReadConfig, stats *Stats
 	meta, ok := podpath.Parse(path)
 	r := &Reader{Path: path, Meta: meta, MetaOK: ok, ID: id, f: f, fd: int(f.Fd()), cfg: cfg, stats: stats, large: large, //nolint:gosec // descriptors fit in int
 
-		j: joiner.New(joiner.Config{MaxLogSize: cfg.MaxLogSize, IsStart: cfg.isStartFor(path)})}
+		j: joiner.New(cfg.joinerConfig(path))}
 	r.emitFunc = r.emitEntry
 	return r
 }

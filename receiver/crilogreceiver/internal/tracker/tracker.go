@@ -97,7 +97,7 @@ func (t *Tracker) Len() int { return len(t.order) }
 func (t *Tracker) PendingRecords(s State, now int64, sink func(*Record)) error {
 	r := &Reader{
 		Path: s.Path, cfg: &t.cfg.Read, stats: &t.Stats, large: &t.large,
-		j: joiner.New(joiner.Config{MaxLogSize: t.cfg.Read.MaxLogSize, IsStart: t.cfg.Read.isStartFor(s.Path)}),
+		j: joiner.New(t.cfg.Read.joinerConfig(s.Path)),
 	}
 	r.Meta, r.MetaOK = podpath.Parse(s.Path)
 	r.emitFunc = r.emitEntry
