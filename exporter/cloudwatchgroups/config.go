@@ -28,6 +28,9 @@ type Config struct {
 	// BackOffConfig drives both the retries of single PutLogEvents calls and exporterhelper's
 	// retries of whole requests.
 	BackOffConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
+	// DeliveryWarnAfter is how long delivery must fail without a success before it is logged
+	// at warn level (and again at this interval while it lasts).
+	DeliveryWarnAfter time.Duration `mapstructure:"delivery_warn_after"`
 
 	// Region is the AWS Region; empty means the standard chain (AWS_REGION, shared config).
 	Region string `mapstructure:"region"`
@@ -49,8 +52,6 @@ type Config struct {
 	LogType LogTypeConfig `mapstructure:"log_type"`
 	// StreamNameTemplate overrides the "<host>.<routing key>" stream name.
 	StreamNameTemplate string `mapstructure:"stream_name_template"`
-	// NamespaceUID configures the namespace watch that supplies k8s.namespace.uid.
-	NamespaceUID NamespaceUIDConfig `mapstructure:"namespace_uid"`
 	// RecordAttributes lists the attribute keys routing may read from a log record when its
 	// resource lacks them; every other key is read from the resource only, so log content
 	// never chooses a destination.
@@ -158,17 +159,6 @@ type LogTypeConfig struct {
 	AuditMatchers []routing.Matcher `mapstructure:"audit_matchers"`
 }
 
-// NamespaceUIDConfig configures the namespace watch used by group_by namespace_uid for
-// records that carry no k8s.namespace.uid attribute.
-type NamespaceUIDConfig struct {
-	// Watch turns the watch on (needs list and watch on namespaces).
-	Watch bool `mapstructure:"watch"`
-	// Kubeconfig is a kubeconfig file; empty means the in-cluster service account.
-	Kubeconfig string `mapstructure:"kubeconfig"`
-	// SyncTimeout bounds the wait for the first namespace list at start.
-	SyncTimeout time.Duration `mapstructure:"sync_timeout"`
-}
-
 // retentionDays are the values PutRetentionPolicy accepts.
 var retentionDays = []int32{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
 
@@ -206,14 +196,6 @@ func (c *Config) Validate() error {
 	if _, err := routing.New(c.routingConfig()); err != nil {
 		errs = append(errs, err)
 	}
-	if c.NamespaceUID.Watch {
-		if c.GroupBy != GroupByNamespaceUID {
-			errs = append(errs, errors.New("namespace_uid.watch is only used with group_by: namespace_uid"))
-		}
-		if c.NamespaceUID.SyncTimeout <= 0 {
-			errs = append(errs, errors.New("namespace_uid.sync_timeout must be positive"))
-		}
-	}
 	if c.RetentionDays != 0 && !slices.Contains(retentionDays, c.RetentionDays) {
 		errs = append(errs, fmt.Errorf("retention_days %d: must be 0 (leave unchanged) or one of %v", c.RetentionDays, retentionDays))
 	}
@@ -238,6 +220,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Oversize != OversizeTruncate && c.Oversize != OversizeSplit {
 		errs = append(errs, fmt.Errorf("oversize %q: must be truncate or split", c.Oversize))
+	}
+	if c.DeliveryWarnAfter <= 0 {
+		errs = append(errs, fmt.Errorf("delivery_warn_after %v: must be positive", c.DeliveryWarnAfter))
 	}
 	if c.MaxConcurrency < 1 {
 		errs = append(errs, errors.New("max_concurrency must be at least 1"))

@@ -58,8 +58,6 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, "/", all.GroupSeparator)
 	assert.Equal(t, []string{"log.file.path"}, all.RecordAttributes)
 	assert.Equal(t, []routing.Matcher{{Key: "log.file.path", Pattern: "/var/log/kube-apiserver/audit*.log"}}, all.LogType.AuditMatchers)
-	assert.True(t, all.NamespaceUID.Watch)
-	assert.Equal(t, 10*time.Second, all.NamespaceUID.SyncTimeout)
 	assert.Equal(t, int32(30), all.RetentionDays)
 	assert.Equal(t, map[string]string{"team": "platform", "env": "prod"}, all.Tags)
 	assert.Equal(t, "INFREQUENT_ACCESS", all.LogGroupClass)
@@ -87,8 +85,8 @@ func TestInvalidConfigs(t *testing.T) {
 		"bad_template":           "stream_name_template",
 		"bad_rates":              "create_log_stream_rate",
 		"bad_tags":               "aws:reserved",
-		"bad_watch":              "namespace_uid.watch",
 		"bad_endpoint":           "endpoint",
+		"bad_warn_after":         "delivery_warn_after",
 		"bad_delivery_retention": "DELIVERY",
 	}
 	for name, want := range tests {

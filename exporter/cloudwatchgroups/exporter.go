@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
@@ -23,9 +22,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
-	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/memlimit"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
-	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/nsuid"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/routing"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/sender"
 )
@@ -43,8 +40,8 @@ type cwExporter struct {
 	sender   *sender.Sender
 	senderMu sync.Mutex
 	now      func() time.Time
-	// nsWatch supplies namespace UIDs when namespace_uid.watch is on; set at start.
-	nsWatch atomic.Pointer[nsuid.Watcher]
+	// health follows whether batches are delivered.
+	health *deliveryHealth
 }
 
 func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
@@ -57,14 +54,6 @@ func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
 		rcfg.Hostname = h
 	}
 	e := &cwExporter{}
-	if cfg.NamespaceUID.Watch {
-		rcfg.NamespaceUID = func(name string) (string, bool) {
-			if w := e.nsWatch.Load(); w != nil {
-				return w.UID(name)
-			}
-			return "", false
-		}
-	}
 	router, err := routing.New(rcfg)
 	if err != nil {
 		return nil, err
@@ -88,30 +77,14 @@ func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
 	e.prepOpts = opts
 	e.newAPI = newCloudWatchClient
 	e.now = time.Now
+	e.health = &deliveryHealth{warnAfter: cfg.DeliveryWarnAfter, logger: set.Logger, tb: tb, now: time.Now}
 	return e, nil
 }
 
-func (e *cwExporter) start(ctx context.Context, _ component.Host) error {
-	// A container's memory limit without GOMEMLIMIT: let the Go runtime know the limit, so it
-	// collects harder near it instead of the kernel killing the process (once per process).
-	if d := memlimit.Apply(memlimit.FS{}); d.Limit > 0 {
-		e.logger.Info("Go memory limit set from the cgroup's memory limit (GOMEMLIMIT was not set)",
-			zap.Int64("limit_bytes", d.Limit), zap.Int64("cgroup_limit_bytes", d.Cgroup))
-	}
+func (e *cwExporter) start(ctx context.Context, host component.Host) error {
 	api, err := e.newAPI(ctx, e.cfg)
 	if err != nil {
 		return err
-	}
-	if e.cfg.NamespaceUID.Watch {
-		client, err := nsuid.Client(e.cfg.NamespaceUID.Kubeconfig)
-		if err != nil {
-			return err
-		}
-		w, err := nsuid.Start(ctx, client, e.cfg.NamespaceUID.SyncTimeout)
-		if err != nil {
-			return err
-		}
-		e.nsWatch.Store(w)
 	}
 	backoff := sender.Backoff{
 		Initial:       e.cfg.BackOffConfig.InitialInterval,
@@ -135,7 +108,8 @@ func (e *cwExporter) start(ctx context.Context, _ component.Host) error {
 		Backoff:          backoff,
 		CreateGroupRate:  e.cfg.CreateLogGroupRate,
 		CreateStreamRate: e.cfg.CreateLogStreamRate,
-	}, &observer{tb: e.telemetry}, e.logger)
+	}, &observer{tb: e.telemetry, health: e.health}, e.logger)
+	e.health.start(ctx, host)
 	return nil
 }
 
@@ -143,6 +117,7 @@ func (e *cwExporter) start(ctx context.Context, _ component.Host) error {
 // shutdown, before exporterhelper stops its retry and the queue (stopRetriesFirst), and again
 // (a no-op) in the exporter's own shutdown.
 func (e *cwExporter) stopRetries() {
+	e.health.stop()
 	e.senderMu.Lock()
 	s := e.sender
 	e.senderMu.Unlock()
@@ -153,9 +128,6 @@ func (e *cwExporter) stopRetries() {
 
 func (e *cwExporter) shutdown(context.Context) error {
 	e.stopRetries()
-	if w := e.nsWatch.Swap(nil); w != nil {
-		w.Stop()
-	}
 	e.telemetry.Shutdown()
 	return nil
 }
@@ -430,14 +402,21 @@ func (e *cwExporter) sendBatch(ctx context.Context, w work) error {
 	tb := e.telemetry
 	if err != nil {
 		if perm := (*sender.PermanentError)(nil); errors.As(err, &perm) {
+			e.health.failed(ctx, "PutLogEvents", err)
 			tb.ExporterCloudwatchGroupsEventsRejected.Add(ctx, int64(len(w.events)), reasonAttr("permanent"))
 			e.logger.Error("CloudWatch Logs refused a batch; its events are dropped",
 				zap.String("log_group", w.id.group), zap.String("log_stream", w.id.stream),
 				zap.Int("events", len(w.events)), zap.Error(err))
 			return nil
 		}
+		if ctx.Err() != nil {
+			// The request's timeout cut a call short (an endpoint that does not answer): the
+			// observer saw no failed call, so the batch given up counts as one.
+			e.health.failed(ctx, "PutLogEvents", err)
+		}
 		return err
 	}
+	e.health.delivered(ctx)
 	rejected := 0
 	for reason, n := range res.Rejected {
 		rejected += n
@@ -462,19 +441,28 @@ func reasonAttr(reason string) metric.MeasurementOption {
 	return metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", reason)))
 }
 
-// observer turns sender events into telemetry.
-type observer struct{ tb *metadata.TelemetryBuilder }
+// observer turns sender events into telemetry and tells health about failed calls.
+type observer struct {
+	tb     *metadata.TelemetryBuilder
+	health *deliveryHealth
+}
 
 func opAttr(op string) metric.MeasurementOption {
 	return metric.WithAttributeSet(attribute.NewSet(attribute.String("operation", op)))
 }
 
-func (o *observer) Throttled(ctx context.Context, op string) {
+func (o *observer) Throttled(ctx context.Context, op string, err error) {
 	o.tb.ExporterCloudwatchGroupsThrottles.Add(ctx, 1, opAttr(op))
+	if sendPathOps[op] {
+		o.health.failed(ctx, op, err)
+	}
 }
 
-func (o *observer) ServerError(ctx context.Context, op string) {
+func (o *observer) ServerError(ctx context.Context, op string, err error) {
 	o.tb.ExporterCloudwatchGroupsServerErrors.Add(ctx, 1, opAttr(op))
+	if sendPathOps[op] {
+		o.health.failed(ctx, op, err)
+	}
 }
 
 func (o *observer) GroupCreated(ctx context.Context) {

@@ -55,11 +55,13 @@ func createDefaultConfig() component.Config {
 	backoff := configretry.NewDefaultBackOffConfig()
 	backoff.MaxElapsedTime = 0
 	return &Config{
-		TimeoutConfig:  timeout,
-		QueueConfig:    configoptional.Some(queue),
-		BackOffConfig:  backoff,
-		GroupBy:        GroupByLogType,
-		GroupSeparator: ".",
+		TimeoutConfig: timeout,
+		QueueConfig:   configoptional.Some(queue),
+		BackOffConfig: backoff,
+		// A few of the backoff's longest waits (30 s): a burst of throttling is no warning.
+		DeliveryWarnAfter: 5 * time.Minute,
+		GroupBy:           GroupByLogType,
+		GroupSeparator:    ".",
 		LogType: LogTypeConfig{
 			Attribute:                attr.LogType,
 			InfrastructureNamespaces: []string{"default", "kube-*", "openshift-*"},
@@ -76,7 +78,6 @@ func createDefaultConfig() component.Config {
 				{Key: attr.LogFilePath, Pattern: "/var/log/ovn/acl-audit-log*.log"},
 			},
 		},
-		NamespaceUID:        NamespaceUIDConfig{SyncTimeout: 30 * time.Second},
 		MessageFormat:       MessageFormatJSON,
 		MaxEventBytes:       batching.MaxEventBytes,
 		Oversize:            OversizeTruncate,

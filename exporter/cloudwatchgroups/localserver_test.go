@@ -40,6 +40,9 @@ type localConfig struct {
 	// Credentials, when set, are the access keys whose SigV4 signatures the server verifies;
 	// empty: only the header's shape is checked. startLocal defaults it to the tests' key.
 	Credentials map[string]string
+	// Control serves the /local/ endpoints on a second address too, which stays up while the
+	// API is down (the down fault); the tests' calls then go there.
+	Control bool
 }
 
 // localFaults is localcloudwatch.Faults as its JSON (durations in nanoseconds, which the
@@ -47,6 +50,7 @@ type localConfig struct {
 type localFaults struct {
 	ThrottleRate    float64       `json:"throttleRate,omitempty"`
 	ServerErrorRate float64       `json:"serverErrorRate,omitempty"`
+	Down            bool          `json:"down,omitempty"`
 	ErrorRate       float64       `json:"errorRate,omitempty"`
 	ErrorCode       string        `json:"errorCode,omitempty"`
 	Latency         time.Duration `json:"latency,omitempty"`
@@ -90,6 +94,8 @@ type localStats struct {
 type localServer struct {
 	t        *testing.T
 	endpoint string
+	// control is the address of the /local/ endpoints when not the API's (localConfig.Control).
+	control string
 }
 
 var localBin struct {
@@ -178,6 +184,9 @@ func startLocal(t *testing.T, cfg localConfig) *backend {
 	if len(keys) > 0 {
 		args = append(args, "-credentials", strings.Join(keys, ","))
 	}
+	if cfg.Control {
+		args = append(args, "-control-addr", "127.0.0.1:0")
+	}
 	cmd := exec.Command(localServerBinary(t), args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -190,6 +199,7 @@ func startLocal(t *testing.T, cfg localConfig) *backend {
 	var logMu sync.Mutex
 	var log bytes.Buffer
 	ready := make(chan string, 1)
+	controlReady := make(chan string, 1)
 	go func() {
 		// The server announces its endpoint on stderr; the rest of its log is kept for failures.
 		sc := bufio.NewScanner(stderr)
@@ -200,6 +210,9 @@ func startLocal(t *testing.T, cfg localConfig) *backend {
 			logMu.Unlock()
 			if rest, ok := strings.CutPrefix(line, "localcloudwatch: CloudWatch Logs API on "); ok {
 				ready <- strings.Fields(rest)[0]
+			}
+			if rest, ok := strings.CutPrefix(line, "localcloudwatch: control endpoints on "); ok {
+				controlReady <- strings.TrimSuffix(strings.Fields(rest)[0], "/local/")
 			}
 		}
 		_ = cmd.Wait()
@@ -227,6 +240,15 @@ func startLocal(t *testing.T, cfg localConfig) *backend {
 		t.Fatalf("the local CloudWatch Logs server did not start in a minute:\n%s", serverLog())
 	}
 	s := &localServer{t: t, endpoint: endpoint}
+	if cfg.Control {
+		select {
+		case s.control = <-controlReady:
+		case <-exited:
+			t.Fatalf("the local CloudWatch Logs server exited at start:\n%s", serverLog())
+		case <-time.After(time.Minute):
+			t.Fatalf("the local CloudWatch Logs server announced no control endpoint in a minute:\n%s", serverLog())
+		}
+	}
 	if fj, _ := json.Marshal(cfg.Faults); string(fj) != "{}" {
 		if err := s.call(http.MethodPost, "/local/faults", fj, nil); err != nil {
 			t.Fatal(err)
@@ -237,7 +259,11 @@ func startLocal(t *testing.T, cfg localConfig) *backend {
 
 // call sends a request to a /local/ endpoint and decodes the JSON answer into out (when not nil).
 func (s *localServer) call(method, path string, body []byte, out any) error {
-	req, err := http.NewRequest(method, s.endpoint+path, bytes.NewReader(body))
+	base := s.endpoint
+	if s.control != "" {
+		base = s.control
+	}
+	req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}

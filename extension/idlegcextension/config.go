@@ -28,6 +28,10 @@ type Config struct {
 	// idle: what start-up alone touched stays out, what the collector uses comes back on
 	// first touch.
 	ReleaseBinaryPages bool `mapstructure:"release_binary_pages"`
+	// MemoryLimitPercent, when GOMEMLIMIT is not set, sets the Go runtime's soft memory limit at
+	// start to this percentage of the container's cgroup memory limit, so the runtime collects
+	// harder near the limit instead of the kernel killing the process; 0 leaves the limit alone.
+	MemoryLimitPercent int `mapstructure:"memory_limit_percent"`
 }
 
 var _ component.Config = (*Config)(nil)
@@ -46,6 +50,9 @@ func (c *Config) Validate() error {
 	}
 	if c.IdleGCPercent < 1 || c.IdleGCPercent > 100 {
 		errs = append(errs, fmt.Errorf("idle_gc_percent %d: between 1 and 100", c.IdleGCPercent))
+	}
+	if c.MemoryLimitPercent < 0 || c.MemoryLimitPercent > 100 {
+		errs = append(errs, fmt.Errorf("memory_limit_percent %d: between 0 (off) and 100", c.MemoryLimitPercent))
 	}
 	return errors.Join(errs...)
 }

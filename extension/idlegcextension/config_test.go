@@ -22,12 +22,13 @@ func TestLoadConfig(t *testing.T) {
 		want    *Config
 		wantErr string
 	}{
-		{name: "", want: &Config{CheckInterval: 5 * time.Second, IdleBelowKiBPerSecond: 1024, IdleAfter: 30 * time.Second, IdleGCPercent: 25, ReleaseBinaryPages: true}},
-		{name: "custom", want: &Config{CheckInterval: 2 * time.Second, IdleBelowKiBPerSecond: 512, IdleAfter: time.Minute, IdleGCPercent: 50, ReleaseBinaryPages: false}},
+		{name: "", want: &Config{CheckInterval: 5 * time.Second, IdleBelowKiBPerSecond: 1024, IdleAfter: 30 * time.Second, IdleGCPercent: 25, ReleaseBinaryPages: true, MemoryLimitPercent: 80}},
+		{name: "custom", want: &Config{CheckInterval: 2 * time.Second, IdleBelowKiBPerSecond: 512, IdleAfter: time.Minute, IdleGCPercent: 50, ReleaseBinaryPages: false, MemoryLimitPercent: 0}},
 		{name: "fast_check", wantErr: "check_interval 10ms: at least 100ms"},
 		{name: "no_rate", wantErr: "idle_below_kib_per_second 0: must be positive"},
 		{name: "short_idle_after", wantErr: "idle_after 5s: at least check_interval (10s)"},
 		{name: "percent_too_high", wantErr: "idle_gc_percent 150: between 1 and 100"},
+		{name: "memory_limit_too_high", wantErr: "memory_limit_percent 120: between 0 (off) and 100"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

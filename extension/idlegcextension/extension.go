@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension/internal/binarypages"
+	"github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension/internal/memlimit"
 	"github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension/internal/metadata"
 )
 
@@ -31,6 +32,8 @@ type runtimeHooks struct {
 	// releaseBinaryPages releases the executable's resident pages and returns the bytes that
 	// went (binarypages.Release).
 	releaseBinaryPages func() (int64, error)
+	// setMemoryLimit sets the runtime's memory limit from the cgroup's (memlimit.Apply).
+	setMemoryLimit func(ratio float64) memlimit.Decision
 }
 
 var goRuntime = runtimeHooks{
@@ -40,6 +43,7 @@ var goRuntime = runtimeHooks{
 	setGCPercent:       debug.SetGCPercent,
 	freeOSMemory:       debug.FreeOSMemory,
 	releaseBinaryPages: binarypages.Release,
+	setMemoryLimit:     func(ratio float64) memlimit.Decision { return memlimit.Apply(memlimit.FS{}, ratio) },
 }
 
 func readUint64(name string) uint64 {
@@ -77,9 +81,19 @@ func newIdleGC(cfg *Config, set component.TelemetrySettings) (*idleGC, error) {
 	return &idleGC{cfg: cfg, tel: tel, logger: set.Logger, rt: goRuntime}, nil
 }
 
-// Start reads the collector's own target and, unless there is nothing to lower, starts
-// measuring the allocation rate.
+// Start sets the memory limit from the cgroup's when configured, reads the collector's own
+// target and, unless there is nothing to lower, starts measuring the allocation rate.
 func (g *idleGC) Start(context.Context, component.Host) error {
+	if g.cfg.MemoryLimitPercent > 0 {
+		// Extensions start before the pipelines: the limit holds from the first record.
+		d := g.rt.setMemoryLimit(float64(g.cfg.MemoryLimitPercent) / 100)
+		if d.Limit > 0 {
+			g.logger.Info("idle_gc: Go memory limit set from the cgroup's memory limit (GOMEMLIMIT was not set)",
+				zap.Int64("limit_bytes", d.Limit), zap.Int64("cgroup_limit_bytes", d.Cgroup))
+		} else {
+			g.logger.Debug("idle_gc: Go memory limit left alone", zap.String("reason", d.Reason))
+		}
+	}
 	g.busy = g.rt.gcPercent()
 	if g.busy < 0 || g.busy <= g.cfg.IdleGCPercent {
 		g.logger.Info("idle_gc: the garbage collector's target is off or already low; it is left alone",

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension/internal/binarypages"
+	"github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension/internal/memlimit"
 )
 
 // TestDetector: readings of the bytes allocated, 5 s apart, against a threshold of 256 KiB/s
@@ -73,6 +74,8 @@ type fakeRuntime struct {
 	releases  int
 	// releaseErr is what releasing the executable's pages returns.
 	releaseErr error
+	// ratios are the memory limit ratios asked for.
+	ratios []float64
 }
 
 func (f *fakeRuntime) hooks() runtimeHooks {
@@ -93,6 +96,36 @@ func (f *fakeRuntime) hooks() runtimeHooks {
 			f.releases++
 			return 4 << 20, f.releaseErr
 		},
+		setMemoryLimit: func(ratio float64) memlimit.Decision {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.ratios = append(f.ratios, ratio)
+			return memlimit.Decision{Limit: 400 << 20, Cgroup: 500 << 20}
+		},
+	}
+}
+
+// TestMemoryLimitFromCgroup: memory_limit_percent asks once, at start, for that part of the
+// cgroup's limit; 0 never touches the limit.
+func TestMemoryLimitFromCgroup(t *testing.T) {
+	for _, tt := range []struct {
+		percent int
+		want    []float64
+	}{
+		{percent: 80, want: []float64{0.8}},
+		{percent: 55, want: []float64{0.55}},
+		{percent: 0, want: nil},
+	} {
+		t.Run(fmt.Sprint(tt.percent), func(t *testing.T) {
+			rt := &fakeRuntime{percent: 100}
+			g := newTestIdleGC(t, rt)
+			g.cfg.MemoryLimitPercent = tt.percent
+			require.NoError(t, g.Start(context.Background(), componenttest.NewNopHost()))
+			require.NoError(t, g.Shutdown(context.Background()))
+			rt.mu.Lock()
+			defer rt.mu.Unlock()
+			require.Equal(t, tt.want, rt.ratios)
+		})
 	}
 }
 

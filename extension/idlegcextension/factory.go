@@ -24,6 +24,10 @@ func createDefaultConfig() component.Config {
 		IdleAfter:             30 * time.Second,
 		IdleGCPercent:         25,
 		ReleaseBinaryPages:    true,
+		// What is left is the binary's resident pages, the queue database's mapped pages and
+		// what the runtime holds outside its heap accounting; the Helm chart's GOMEMLIMIT is
+		// the same 80%.
+		MemoryLimitPercent: 80,
 	}
 }
 

@@ -106,7 +106,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		apply(t, objs, true)
 		// For real, for the RBAC checks below.
 		apply(t, objs, false)
-		checkRBAC(t, cs, ReleaseNamespace, "otelcol-k8s", false)
+		checkRBAC(t, cs, ReleaseNamespace, "otelcol-k8s")
 	})
 
 	for i, c := range chartCombinations {
@@ -120,7 +120,7 @@ func TestAgainstAPIServer(t *testing.T) {
 			apply(t, objs, true)
 			apply(t, objs, false)
 			if find(objs, "DaemonSet", release+"-otelcol-k8s-node") != nil && find(objs, "Deployment", release+"-otelcol-k8s-events") != nil {
-				checkRBAC(t, cs, ns, release+"-otelcol-k8s", strings.Contains(c.values, "namespace_uid"))
+				checkRBAC(t, cs, ns, release+"-otelcol-k8s")
 			}
 		})
 	}
@@ -138,11 +138,11 @@ func (a access) String() string {
 // checkRBAC asks the API server, for each ServiceAccount of the release prefix in ns, whether
 // it may make exactly the requests its components make (allowed) and none of a list of others
 // (denied), and checks that the roles grant nothing beyond the allowed list.
-func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, namespaceWatch bool) {
+func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string) {
 	t.Helper()
 	// What the components do. Node agent: k8s_attributes lists and watches pods (filtered by
-	// node) and ReplicaSets (a pod's Deployment), and gets single ones on a cache miss; with
-	// group_by namespace_uid the exporter's metadata-only informer lists and watches namespaces.
+	// node) and ReplicaSets (a pod's Deployment), and gets single ones on a cache miss. No
+	// component reads namespaces, whatever logGroups.groupBy says.
 	nodeAllowed := []access{
 		{"", "pods", "get", ""},
 		{"", "pods", "list", ""},
@@ -179,11 +179,6 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, namespa
 		{"", "configmaps", "create", ns},
 		{"", "configmaps", "update", ns},
 	}
-	nsWatch := []access{{"", "namespaces", "list", ""}, {"", "namespaces", "watch", ""}}
-	if namespaceWatch {
-		nodeAllowed = append(nodeAllowed, nsWatch...)
-		eventsAllowed = append(eventsAllowed, nsWatch...)
-	}
 	// What neither may do: secrets, writes, other namespaces' Leases and ConfigMaps, nodes,
 	// logs and exec.
 	denied := []access{
@@ -205,9 +200,7 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, namespa
 		{"", "serviceaccounts/token", "create", ns},
 		{"rbac.authorization.k8s.io", "clusterroles", "bind", ""},
 	}
-	if !namespaceWatch {
-		denied = append(denied, nsWatch...)
-	}
+	denied = append(denied, access{"", "namespaces", "list", ""}, access{"", "namespaces", "watch", ""})
 	for _, sa := range []struct {
 		name    string
 		allowed []access

@@ -109,20 +109,20 @@ func TestChartValues(t *testing.T) {
 			"apps/replicasets:get", "apps/replicasets:list", "apps/replicasets:watch", "apps/statefulsets:get",
 			"batch/cronjobs:get", "batch/jobs:get",
 		},
-			rules(t, find(objs, "ClusterRole", node)), "no namespaces without the namespace-UID watch")
+			rules(t, find(objs, "ClusterRole", node)), "no namespaces")
 		assert.Nil(t, find(objs, "Namespace", ReleaseNamespace), "helm install --create-namespace makes it")
 		assert.Nil(t, find(objs, "ServiceMonitor", node))
 		assert.Contains(t, container(t, ds), "startupProbe")
 		assert.Empty(t, find(objs, "ServiceAccount", node).GetAnnotations())
 	})
-	t.Run("namespace_uid grants namespaces and turns the watch on", func(t *testing.T) {
+	t.Run("namespace_uid routes by the resource attribute and grants nothing more", func(t *testing.T) {
 		objs := objects(t, render(t, with(t, "logGroups: {groupBy: namespace_uid}")))
-		_, cfg := collectorConfig(t, objs, node)
-		assert.Equal(t, true, dig(cfg, "exporters", "cloudwatch_groups", "namespace_uid", "watch"))
-		_, ecfg := collectorConfig(t, objs, events)
-		assert.Equal(t, true, dig(ecfg, "exporters", "cloudwatch_groups", "namespace_uid", "watch"))
-		assert.Contains(t, rules(t, find(objs, "ClusterRole", node)), "/namespaces:watch")
-		assert.Contains(t, rules(t, find(objs, "ClusterRole", events)), "/namespaces:list")
+		for _, w := range []string{node, events} {
+			_, cfg := collectorConfig(t, objs, w)
+			assert.Equal(t, "namespace_uid", dig(cfg, "exporters", "cloudwatch_groups", "group_by"))
+			assert.Nil(t, dig(cfg, "exporters", "cloudwatch_groups", "namespace_uid"), "the exporter runs no namespace watch")
+			assert.NotContains(t, rules(t, find(objs, "ClusterRole", w)), "/namespaces:list")
+		}
 	})
 	t.Run("SELinux type", func(t *testing.T) {
 		objs := objects(t, render(t, with(t, "node: {seLinuxOptions: {type: spc_t}}")))

@@ -27,11 +27,6 @@ app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
 
 {{/* Exporter settings that only some values turn on (each one needs its IAM action). */}}
 {{- define "otelcol-k8s.groupSettings" -}}
-{{- if eq .Values.logGroups.groupBy "namespace_uid" }}
-# The exporter's own metadata-only namespace watch supplies the UIDs.
-namespace_uid:
-  watch: true
-{{- end }}
 {{- with .Values.logGroups.kmsKeyArn }}
 kms_key_id: {{ . }}
 {{- end }}

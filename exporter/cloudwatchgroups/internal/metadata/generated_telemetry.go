@@ -33,6 +33,10 @@ type TelemetryBuilder struct {
 	ExporterCloudwatchGroupsBatches metric.Int64Counter
 	// ExporterCloudwatchGroupsBytesSent: Bytes of accepted batches as CloudWatch counts them (message bytes plus 26 per event). [By]
 	ExporterCloudwatchGroupsBytesSent metric.Int64Counter
+	// ExporterCloudwatchGroupsDeliveryConsecutiveFailures: Failed calls of the send path (PutLogEvents and the group and stream creation it needs) since the last successful PutLogEvents; 0 once one succeeds. [{calls}]
+	ExporterCloudwatchGroupsDeliveryConsecutiveFailures metric.Int64Gauge
+	// ExporterCloudwatchGroupsDeliveryFailingDuration: How long the send path (PutLogEvents and the group and stream creation it needs) has failed without a single success, as of its latest failed call; 0 once a PutLogEvents call succeeds. Alert when it stays above a few minutes (README, "When delivery fails"). [s]
+	ExporterCloudwatchGroupsDeliveryFailingDuration metric.Int64Gauge
 	// ExporterCloudwatchGroupsEventsDropped: Log events dropped before sending (attribute reason - too_old, too_new, empty). [{events}]
 	ExporterCloudwatchGroupsEventsDropped metric.Int64Counter
 	// ExporterCloudwatchGroupsEventsRejected: Log events CloudWatch Logs refused (attribute reason - too_old, too_new, expired, permanent, retries_exhausted); never retried by the exporter. [{events}]
@@ -97,6 +101,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_cloudwatch_groups_bytes_sent",
 		metric.WithDescription("Bytes of accepted batches as CloudWatch counts them (message bytes plus 26 per event)."),
 		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterCloudwatchGroupsDeliveryConsecutiveFailures, err = builder.meter.Int64Gauge(
+		"otelcol_exporter_cloudwatch_groups_delivery_consecutive_failures",
+		metric.WithDescription("Failed calls of the send path (PutLogEvents and the group and stream creation it needs) since the last successful PutLogEvents; 0 once one succeeds."),
+		metric.WithUnit("{calls}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterCloudwatchGroupsDeliveryFailingDuration, err = builder.meter.Int64Gauge(
+		"otelcol_exporter_cloudwatch_groups_delivery_failing_duration",
+		metric.WithDescription("How long the send path (PutLogEvents and the group and stream creation it needs) has failed without a single success, as of its latest failed call; 0 once a PutLogEvents call succeeds. Alert when it stays above a few minutes (README, \"When delivery fails\")."),
+		metric.WithUnit("s"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterCloudwatchGroupsEventsDropped, err = builder.meter.Int64Counter(

@@ -23,14 +23,9 @@ func TestRouteMemoMatchesRoute(t *testing.T) {
 		"", "shop", "kube-system", "default", "application", "audit", "/var/log/journal/x",
 		"/var/log/kube-apiserver/audit-1.log", "/var/log/pods/shop_web-1_0a1b/web/0.log", "bad:name*", "uid-1",
 	}
-	uids := map[string]string{"shop": "uid-shop"}
 	configs := map[string]func(*Config){
 		"defaults":      func(*Config) {},
 		"namespace uid": func(c *Config) { c.GroupBy = ByNamespaceUID },
-		"namespace uid lookup": func(c *Config) {
-			c.GroupBy = ByNamespaceUID
-			c.NamespaceUID = func(ns string) (string, bool) { u, ok := uids[ns]; return u, ok }
-		},
 		"optional keys": func(c *Config) {
 			c.GroupBy, c.GroupByOptional, c.GroupPrefix, c.GroupSeparator = ByNamespaceName, []string{"team", "app"}, "k8s", "/"
 		},

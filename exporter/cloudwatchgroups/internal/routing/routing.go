@@ -81,9 +81,6 @@ type Config struct {
 	StreamTemplate string
 	// Hostname is used when a record's resource names no host.
 	Hostname string
-	// NamespaceUID, when set, maps a namespace name to its UID for records without the
-	// namespace UID attribute (group_by namespace_uid).
-	NamespaceUID func(name string) (string, bool)
 	// RecordAttributes are the keys routing may read from a record when its resource lacks
 	// them. Every other key is read from the resource only: the resource says where a line came
 	// from, while record attributes can be written by the log line itself.
@@ -239,13 +236,6 @@ func (r *Router) groupKey(res pcommon.Map, rec recAttrs, rt *Route) string {
 	case ByNamespaceUID:
 		if v, ok := r.lookup(res, rec, attr.NamespaceUID); ok && v != "" {
 			return kindNamespaceUID + v
-		}
-		if r.cfg.NamespaceUID != nil {
-			if ns, ok := r.lookup(res, rec, attr.K8sNamespaceName); ok && ns != "" {
-				if uid, ok := r.cfg.NamespaceUID(ns); ok && uid != "" {
-					return kindNamespaceUID + uid
-				}
-			}
 		}
 		rt.Fallbacks = append(rt.Fallbacks, ReasonNamespaceUIDMissing)
 		fallthrough

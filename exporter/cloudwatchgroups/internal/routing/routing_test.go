@@ -145,29 +145,6 @@ func TestRoute(t *testing.T) {
 			wantFallbacks: []string{ReasonNamespaceUIDMissing},
 		},
 		{
-			name: "namespace uid from the namespace watch",
-			cfg: func(c *Config) {
-				c.GroupBy = ByNamespaceUID
-				c.NamespaceUID = func(ns string) (string, bool) { return map[string]string{"shop": "uid-shop"}[ns], ns == "shop" }
-			},
-			res:        attrs("k8s.namespace.name", "shop", "log.file.path", "/a"),
-			wantType:   Application,
-			wantGroup:  "namespace-uid/uid-shop",
-			wantStream: "fallback-host/a",
-		},
-		{
-			name: "namespace unknown to the watch falls back to name",
-			cfg: func(c *Config) {
-				c.GroupBy = ByNamespaceUID
-				c.NamespaceUID = func(string) (string, bool) { return "", false }
-			},
-			res:           attrs("k8s.namespace.name", "new-ns", "log.file.path", "/a"),
-			wantType:      Application,
-			wantGroup:     "namespace/new-ns",
-			wantStream:    "fallback-host/a",
-			wantFallbacks: []string{ReasonNamespaceUIDMissing},
-		},
-		{
 			name:          "namespace uid and name missing fall back to type",
 			cfg:           func(c *Config) { c.GroupBy = ByNamespaceUID },
 			res:           attrs("log.file.path", "/a"),

@@ -165,12 +165,12 @@ func TestRejected(t *testing.T) {
 
 type countingObserver struct{ throttles, serverErrors int }
 
-func (o *countingObserver) Throttled(context.Context, string)     { o.throttles++ }
-func (o *countingObserver) ServerError(context.Context, string)   { o.serverErrors++ }
-func (o *countingObserver) GroupCreated(context.Context)          {}
-func (o *countingObserver) StreamCreated(context.Context)         {}
-func (o *countingObserver) SettingsApplied(context.Context, bool) {}
-func (o *countingObserver) ClassMismatch(context.Context)         {}
+func (o *countingObserver) Throttled(context.Context, string, error)   { o.throttles++ }
+func (o *countingObserver) ServerError(context.Context, string, error) { o.serverErrors++ }
+func (o *countingObserver) GroupCreated(context.Context)               {}
+func (o *countingObserver) StreamCreated(context.Context)              {}
+func (o *countingObserver) SettingsApplied(context.Context, bool)      {}
+func (o *countingObserver) ClassMismatch(context.Context)              {}
 
 func TestRetry(t *testing.T) {
 	tests := []struct {

@@ -2,7 +2,7 @@
 
 // Package memlimit gives the Go runtime a soft memory limit derived from the container's
 // cgroup memory limit when the process was started without GOMEMLIMIT.
-package memlimit // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/memlimit"
+package memlimit // import "github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension/internal/memlimit"
 
 import (
 	"bufio"
@@ -15,11 +15,6 @@ import (
 	"strings"
 	"sync"
 )
-
-// Ratio is the part of the cgroup's limit the Go runtime may use: the rest is the binary's
-// resident pages, the queue database's mapped pages and what the runtime holds outside its
-// heap accounting. The same 80% the Helm chart writes into GOMEMLIMIT.
-const Ratio = 0.8
 
 // noLimit is what the runtime reports when no limit is set.
 const noLimit = math.MaxInt64
@@ -91,16 +86,16 @@ var (
 	decision Decision
 )
 
-// Apply sets the runtime's memory limit to Ratio of the cgroup's limit, once per process,
-// unless GOMEMLIMIT is set or a limit was already set; later calls return the first
+// Apply sets the runtime's memory limit to ratio (0 to 1) of the cgroup's limit, once per
+// process, unless GOMEMLIMIT is set or a limit was already set; later calls return the first
 // decision.
-func Apply(f FS) Decision {
-	once.Do(func() { decision = decide(f, os.Getenv("GOMEMLIMIT"), debug.SetMemoryLimit) })
+func Apply(f FS, ratio float64) Decision {
+	once.Do(func() { decision = decide(f, os.Getenv("GOMEMLIMIT"), debug.SetMemoryLimit, ratio) })
 	return decision
 }
 
 // decide is Apply's logic with the environment and the runtime passed in.
-func decide(f FS, env string, setLimit func(int64) int64) Decision {
+func decide(f FS, env string, setLimit func(int64) int64, ratio float64) Decision {
 	if env != "" {
 		return Decision{Reason: "GOMEMLIMIT is set"}
 	}
@@ -111,7 +106,7 @@ func decide(f FS, env string, setLimit func(int64) int64) Decision {
 	if !ok {
 		return Decision{Reason: "no cgroup memory limit"}
 	}
-	limit := int64(float64(cg) * Ratio)
+	limit := int64(float64(cg) * ratio)
 	setLimit(limit)
 	return Decision{Limit: limit, Cgroup: cg}
 }

@@ -89,7 +89,7 @@ func TestDecide(t *testing.T) {
 					set = n
 				}
 				return tc.current
-			})
+			}, 0.8)
 			require.Equal(t, tc.want, got)
 			if tc.want.Limit > 0 {
 				require.Equal(t, tc.want.Limit, set)

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package sender
+
+// Creation (design.md, section 7): groups and streams created on demand, once per process
+// and, for a group, spread over a fleet.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+	"github.com/aws/smithy-go"
+	"go.uber.org/zap"
+)
+
+// createGroup creates a missing group on the send path. It asks for the settings CloudWatch
+// only takes at creation (tags, KMS key, class) and, when the group cannot be created with
+// them (a KMS key or tag problem, no logs:TagResource permission), creates it without them so
+// no batch waits on a settings problem; the worker applies what is missing later. Retention is
+// always left to the worker.
+func (s *Sender) createGroup(ctx context.Context, group string) error {
+	set := s.cfg.Settings
+	create := func(in *cloudwatchlogs.CreateLogGroupInput, withSettings bool) error {
+		return s.retry(ctx, "CreateLogGroup", func() error {
+			if err := s.groupLimit.Wait(ctx); err != nil {
+				return err
+			}
+			_, err := s.api.CreateLogGroup(ctx, in)
+			var apiErr smithy.APIError
+			if withSettings && errors.As(err, &apiErr) && apiErr.ErrorCode() == "AccessDeniedException" {
+				// No permission for the KMS key or for tagging (logs:TagResource): not
+				// worth waiting for with the settings; try without them.
+				return &PermanentError{Err: err}
+			}
+			return err
+		})
+	}
+	in := &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String(group)}
+	if len(set.Tags) > 0 {
+		in.Tags = set.Tags
+	}
+	if set.KMSKeyID != "" {
+		in.KmsKeyId = aws.String(set.KMSKeyID)
+	}
+	if set.Class != "" {
+		in.LogGroupClass = types.LogGroupClass(set.Class)
+	}
+	withSettings := in.Tags != nil || in.KmsKeyId != nil || in.LogGroupClass != ""
+	err := create(in, withSettings)
+	if err != nil && withSettings && classifyCtx(ctx, err) == classPermanent {
+		s.obs.SettingsApplied(ctx, false)
+		s.logger.Warn("Creating the log group with its settings failed; creating it without them",
+			zap.String("log_group", group), zap.Error(err))
+		err = create(&cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String(group)}, false)
+	}
+	switch {
+	case err == nil:
+		s.obs.GroupCreated(ctx)
+		if !set.empty() {
+			s.enqueue(settingsJob{group: group, created: true})
+		}
+		return nil
+	case classify(err) == classExists:
+		return nil
+	}
+	return fmt.Errorf("create log group %q: %w", group, err)
+}
+
+// lockKey serializes work on one key (a stream, or a group) inside the process and returns
+// the unlock.
+func (s *Sender) lockKey(key string) func() {
+	s.mu.Lock()
+	l, ok := s.streamLocks[key]
+	if !ok {
+		l = &sync.Mutex{}
+		s.streamLocks[key] = l
+	}
+	s.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		s.mu.Lock()
+		delete(s.streamLocks, key)
+		s.mu.Unlock()
+	}
+}
+
+// createdSince reports whether this process created (or found) key after since.
+func (s *Sender) createdSince(key string, since time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	created, ok := s.created[key]
+	return ok && created.After(since)
+}
+
+func (s *Sender) markCreated(key string) {
+	s.mu.Lock()
+	if len(s.created) >= createdLimit {
+		clear(s.created)
+	}
+	s.created[key] = time.Now()
+	s.mu.Unlock()
+}
+
+// createStream creates the stream unless another call created it after since. When the group
+// is missing it is created too, but not at once (design.md, section 7): a new group is
+// missing on every node of a fleet at the same moment, so a node first waits a random part of
+// the backoff's initial interval and asks again (the CreateLogStream call is the describe: it
+// has to be made anyway and its quota is ten times CreateLogGroup's); only a node that still
+// finds the group missing creates it. A group created moments ago can still be missing for a
+// while (eventual consistency): that is waited out with the backoff, and only every fourth
+// answer asks to create it again.
+func (s *Sender) createStream(ctx context.Context, group, stream string, since time.Time) error {
+	key := group + "\x00" + stream
+	defer s.lockKey(key)()
+	// Parallel batches of a new stream all see ResourceNotFound; the first creates it, the
+	// others find it created since their call failed and only retry their call.
+	if s.createdSince(key, since) {
+		return nil
+	}
+
+	create := func() error {
+		return s.retry(ctx, "CreateLogStream", func() error {
+			if err := s.streamLimit.Wait(ctx); err != nil {
+				return err
+			}
+			_, err := s.api.CreateLogStream(ctx, &cloudwatchlogs.CreateLogStreamInput{
+				LogGroupName: aws.String(group), LogStreamName: aws.String(stream),
+			})
+			return err
+		})
+	}
+	var bo backoffState
+	var err error
+	for attempt := 0; ; attempt++ {
+		asked := time.Now()
+		err = create()
+		if classify(err) != classNotFound {
+			break
+		}
+		var werr error
+		switch {
+		case attempt == 0:
+			werr = s.sleep(ctx, s.spread())
+		case attempt%recreateEvery == 1:
+			werr = s.ensureGroup(ctx, group, asked)
+		default:
+			werr = s.wait(ctx, "CreateLogStream", &bo)
+		}
+		if werr != nil {
+			return fmt.Errorf("create log stream %q in %q: %w (%w)", stream, group, werr, err)
+		}
+	}
+	switch {
+	case err == nil:
+		s.obs.StreamCreated(ctx)
+	case classify(err) == classExists:
+	default:
+		return fmt.Errorf("create log stream %q in %q: %w", stream, group, err)
+	}
+	s.markCreated(key)
+	return nil
+}
+
+// spread is the random wait before a node creates a group it found missing: uniform over
+// the backoff's initial interval.
+func (s *Sender) spread() time.Duration {
+	if s.cfg.Backoff.Disabled || s.cfg.Backoff.Initial <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(s.cfg.Backoff.Initial))) //nolint:gosec // spreading a fleet's calls, not a secret
+}
+
+// ensureGroup creates the group once per process: callers for other streams of the group wait
+// for the first and skip the call when it created (or found) the group after since.
+func (s *Sender) ensureGroup(ctx context.Context, group string, since time.Time) error {
+	key := group + "\x00"
+	defer s.lockKey(key)()
+	if s.createdSince(key, since) {
+		return nil
+	}
+	if err := s.createGroup(ctx, group); err != nil {
+		return err
+	}
+	s.markCreated(key)
+	return nil
+}
+
+// createdLimit bounds the memory of recently created streams.
+const createdLimit = 10_000
+
+// recreateEvery is how many NotFound answers in a row, after the stream was created or found,
+// are taken as eventual consistency (wait and try the call again) before asking to create it
+// again (a group or stream deleted while writing).
+const recreateEvery = 4
