@@ -178,6 +178,26 @@ test-modules: build-only build-node kube-bin localcw-bin journal-tools $(BUILDER
 			OTELCOL_K8S_BUILDER=$(BUILDER) OTELCOL_K8S_IMAGE=$(IMAGE_DIR)/oci $(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/testbed/e2e$$')); \
 	done
 
+# One module's tests, building only what they use: a module whose Go files name kubecluster or
+# OTELCOL_K8S_KUBE_BIN gets bin/kube-local (the first build takes about 30 CPU-minutes; later ones
+# come from Go's build cache), OTELCOL_K8S_LOCALCW_BIN bin/localcloudwatch, OTELCOL_K8S_BIN and
+# OTELCOL_K8S_NODE_BIN the collector builds, OTELCOL_K8S_IMAGE the image, OTELCOL_K8S_BUILDER
+# ocb. Anything else runs with nothing built. ARGS go to go test (ARGS='-race -run TestX').
+.PHONY: test-one
+test-one: ## one module's tests, building only what they need: make test-one C=receiver/crilogreceiver [ARGS='-race -run TestX']
+	@if [ -z "$(C)" ] || [ ! -f "$(C)/go.mod" ]; then echo "usage: make test-one C=<module folder> [ARGS=...]  (C holds a go.mod)"; exit 2; fi
+	@set -e; uses() { grep -rqsw --include='*.go' -e "$$1" $(C); }; env=""; \
+	if uses kubecluster || uses OTELCOL_K8S_KUBE_BIN; then \
+		echo "==> $(C) tests against the local API server: make kube-bin"; $(MAKE) --no-print-directory kube-bin; \
+		env="$$env OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN)"; fi; \
+	if uses OTELCOL_K8S_LOCALCW_BIN; then $(MAKE) --no-print-directory localcw-bin; env="$$env OTELCOL_K8S_LOCALCW_BIN=$(LOCALCW_BIN)"; fi; \
+	if uses OTELCOL_K8S_BIN; then $(MAKE) --no-print-directory build-only; env="$$env OTELCOL_K8S_BIN=$(BIN)"; fi; \
+	if uses OTELCOL_K8S_NODE_BIN; then $(MAKE) --no-print-directory build-node; env="$$env OTELCOL_K8S_NODE_BIN=$(NODE_BIN)"; fi; \
+	if uses OTELCOL_K8S_IMAGE; then $(MAKE) --no-print-directory image; env="$$env OTELCOL_K8S_IMAGE=$(IMAGE_DIR)/oci"; fi; \
+	if uses OTELCOL_K8S_BUILDER; then $(MAKE) --no-print-directory $(BUILDER); env="$$env OTELCOL_K8S_BUILDER=$(BUILDER)"; fi; \
+	echo "==> go test $(ARGS) $(C) (built for it:$${env:- nothing})"; \
+	cd $(C) && env $$env $(GO) test -count=1 $(ARGS) $$($(GO) list ./... | grep -v '/testbed/e2e$$')
+
 # systemd's own journal writer and reader for the journal receiver's differential tests:
 # systemd-journal-remote writes real journal files from the export format, journalctl reads them
 # back. Installed from the distribution's packages once (apt-get update only when missing);

@@ -20,11 +20,24 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/internal/awsauth/mototest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
+// staticTestCredentials runs before the package's tests (tests.goleak.setup in metadata.yaml):
+// the standard chain finds static test credentials and none of the machine's configuration,
+// for the generated lifecycle test and every test that does not call awsEnv.
+func staticTestCredentials() {
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "",
+		"AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+		"AWS_EC2_METADATA_DISABLED": "true",
+	} {
+		_ = os.Setenv(k, v)
+	}
+}
+
+// stopTestServers runs after the package's tests, before goroutines are checked
+// (tests.goleak.teardown): the shared moto server and the local server binary built for them.
+func stopTestServers(int) {
 	mototest.Stop()
 	removeLocalServerBinary()
-	os.Exit(code)
 }
 
 // backend is a CloudWatch Logs implementation the integration tests run against.

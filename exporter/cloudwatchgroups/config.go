@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
@@ -41,7 +42,7 @@ type Config struct {
 	RoleARN string `mapstructure:"role_arn"`
 
 	// GroupBy is log_type, namespace_name or namespace_uid.
-	GroupBy string `mapstructure:"group_by"`
+	GroupBy GroupBy `mapstructure:"group_by"`
 	// GroupByOptional lists attribute keys whose first present, valid value names the group.
 	GroupByOptional []string `mapstructure:"group_by_optional"`
 	// GroupPrefix is put before every group name, joined with GroupSeparator.
@@ -73,17 +74,77 @@ type Config struct {
 	ApplySettingsToExistingGroups bool `mapstructure:"apply_settings_to_existing_groups"`
 
 	// MessageFormat is json (default) or raw.
-	MessageFormat string `mapstructure:"message_format"`
+	MessageFormat MessageFormat `mapstructure:"message_format"`
 	// MaxEventBytes is the largest event message; longer ones are truncated or split.
 	MaxEventBytes int `mapstructure:"max_event_bytes"`
 	// Oversize is truncate (default) or split.
-	Oversize string `mapstructure:"oversize"`
+	Oversize Oversize `mapstructure:"oversize"`
 
 	// MaxConcurrency bounds parallel PutLogEvents calls per request.
 	MaxConcurrency int `mapstructure:"max_concurrency"`
 	// CreateLogGroupRate and CreateLogStreamRate bound creation calls per second.
 	CreateLogGroupRate  float64 `mapstructure:"create_log_group_rate"`
 	CreateLogStreamRate float64 `mapstructure:"create_log_stream_rate"`
+}
+
+var _ component.Config = (*Config)(nil)
+
+// GroupBy is what names a record's log group: log_type, namespace_name or namespace_uid.
+type GroupBy string
+
+// Group-by modes.
+const (
+	GroupByLogType       = GroupBy(routing.ByLogType)
+	GroupByNamespaceName = GroupBy(routing.ByNamespaceName)
+	GroupByNamespaceUID  = GroupBy(routing.ByNamespaceUID)
+)
+
+// UnmarshalText accepts only the known modes, so a typo fails when the configuration is read.
+func (g *GroupBy) UnmarshalText(text []byte) error {
+	switch v := GroupBy(text); v {
+	case GroupByLogType, GroupByNamespaceName, GroupByNamespaceUID:
+		*g = v
+		return nil
+	}
+	return fmt.Errorf("%q: must be log_type, namespace_name or namespace_uid", text)
+}
+
+// MessageFormat is how a record becomes an event message: json or raw.
+type MessageFormat string
+
+// Message formats.
+const (
+	MessageFormatJSON = MessageFormat(encoding.JSON)
+	MessageFormatRaw  = MessageFormat(encoding.Raw)
+)
+
+// UnmarshalText accepts only the known formats.
+func (f *MessageFormat) UnmarshalText(text []byte) error {
+	switch v := MessageFormat(text); v {
+	case MessageFormatJSON, MessageFormatRaw:
+		*f = v
+		return nil
+	}
+	return fmt.Errorf("%q: must be json or raw", text)
+}
+
+// Oversize is what happens to an event message over max_event_bytes: truncate or split.
+type Oversize string
+
+// Oversize modes.
+const (
+	OversizeTruncate Oversize = "truncate"
+	OversizeSplit    Oversize = "split"
+)
+
+// UnmarshalText accepts only the known modes.
+func (o *Oversize) UnmarshalText(text []byte) error {
+	switch v := Oversize(text); v {
+	case OversizeTruncate, OversizeSplit:
+		*o = v
+		return nil
+	}
+	return fmt.Errorf("%q: must be truncate or split", text)
 }
 
 // LogTypeConfig configures log type classification.
@@ -106,8 +167,8 @@ var logGroupClasses = []string{"STANDARD", "INFREQUENT_ACCESS", "DELIVERY"}
 // Validate checks the configuration.
 func (c *Config) Validate() error {
 	var errs []error
-	switch routing.GroupBy(c.GroupBy) {
-	case routing.ByLogType, routing.ByNamespaceName, routing.ByNamespaceUID:
+	switch c.GroupBy {
+	case GroupByLogType, GroupByNamespaceName, GroupByNamespaceUID:
 	default:
 		errs = append(errs, fmt.Errorf("group_by %q: must be log_type, namespace_name or namespace_uid", c.GroupBy))
 	}
@@ -149,15 +210,15 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("tag %q: keys must be 1-128 characters not starting with aws:, values at most 256", k))
 		}
 	}
-	switch encoding.Format(c.MessageFormat) {
-	case encoding.JSON, encoding.Raw:
+	switch c.MessageFormat {
+	case MessageFormatJSON, MessageFormatRaw:
 	default:
 		errs = append(errs, fmt.Errorf("message_format %q: must be json or raw", c.MessageFormat))
 	}
 	if c.MaxEventBytes < 64 || c.MaxEventBytes > batching.MaxEventBytes {
 		errs = append(errs, fmt.Errorf("max_event_bytes %d: must be between 64 and %d", c.MaxEventBytes, batching.MaxEventBytes))
 	}
-	if c.Oversize != "truncate" && c.Oversize != "split" {
+	if c.Oversize != OversizeTruncate && c.Oversize != OversizeSplit {
 		errs = append(errs, fmt.Errorf("oversize %q: must be truncate or split", c.Oversize))
 	}
 	if c.DeliveryWarnAfter <= 0 {

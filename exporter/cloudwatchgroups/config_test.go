@@ -19,6 +19,14 @@ import (
 
 func loadConfig(t *testing.T, name string) *Config {
 	t.Helper()
+	cfg, err := unmarshalConfig(t, name)
+	require.NoError(t, err)
+	return cfg
+}
+
+// unmarshalConfig reads the named configuration of testdata/config.yaml over the defaults.
+func unmarshalConfig(t *testing.T, name string) (*Config, error) {
+	t.Helper()
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	require.NoError(t, err)
 	id := component.NewID(metadata.Type)
@@ -28,16 +36,15 @@ func loadConfig(t *testing.T, name string) *Config {
 	sub, err := cm.Sub(id.String())
 	require.NoError(t, err)
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	require.NoError(t, sub.Unmarshal(cfg))
-	return cfg
+	return cfg, sub.Unmarshal(cfg)
 }
 
 func TestLoadConfig(t *testing.T) {
 	def := loadConfig(t, "")
 	require.NoError(t, confmap.Validate(def))
 	assert.Equal(t, "us-east-1", def.Region)
-	assert.Equal(t, "log_type", def.GroupBy)
-	assert.Equal(t, "json", def.MessageFormat)
+	assert.Equal(t, GroupByLogType, def.GroupBy)
+	assert.Equal(t, MessageFormatJSON, def.MessageFormat)
 	assert.Zero(t, def.BackOffConfig.MaxElapsedTime, "retry until delivered")
 	assert.Equal(t, "otelcol_k8s.log.type", def.LogType.Attribute)
 	assert.Empty(t, def.RecordAttributes)
@@ -46,7 +53,7 @@ func TestLoadConfig(t *testing.T) {
 
 	all := loadConfig(t, "all")
 	require.NoError(t, confmap.Validate(all))
-	assert.Equal(t, "namespace_uid", all.GroupBy)
+	assert.Equal(t, GroupByNamespaceUID, all.GroupBy)
 	assert.Equal(t, []string{"k8s.pod.label.log-group", "team"}, all.GroupByOptional)
 	assert.Equal(t, "/", all.GroupSeparator)
 	assert.Equal(t, []string{"log.file.path"}, all.RecordAttributes)
@@ -56,7 +63,7 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, "INFREQUENT_ACCESS", all.LogGroupClass)
 	assert.True(t, all.ApplySettingsToExistingGroups)
 	assert.False(t, def.ApplySettingsToExistingGroups, "settings from the creating process only")
-	assert.Equal(t, "split", all.Oversize)
+	assert.Equal(t, OversizeSplit, all.Oversize)
 	assert.Equal(t, 2*time.Minute, all.TimeoutConfig.Timeout)
 	assert.Equal(t, 10*time.Minute, all.BackOffConfig.MaxElapsedTime)
 	q := all.QueueConfig.Get()
@@ -84,7 +91,12 @@ func TestInvalidConfigs(t *testing.T) {
 	}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {
-			err := confmap.Validate(loadConfig(t, name))
+			// Enum values are checked when read (UnmarshalText), the rest by Validate; both
+			// errors name the YAML key.
+			cfg, err := unmarshalConfig(t, name)
+			if err == nil {
+				err = confmap.Validate(cfg)
+			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), want, "error %q does not mention %q", err, want)
 		})

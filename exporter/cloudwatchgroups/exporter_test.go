@@ -153,8 +153,8 @@ func TestPushPermanentErrorIsCountedNotRetried(t *testing.T) {
 // Oversized events are truncated or split to the configured size, and the local server,
 // which enforces every PutLogEvents limit, accepts every batch.
 func TestOversizeAgainstLocalServer(t *testing.T) {
-	for _, mode := range []string{"truncate", "split"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []Oversize{OversizeTruncate, OversizeSplit} {
+		t.Run(string(mode), func(t *testing.T) {
 			awsEnv(t)
 			b := startLocal(t, localConfig{})
 			cfg := testConfig(b.endpoint)

@@ -63,7 +63,7 @@ func createDefaultConfig() component.Config {
 		BackOffConfig: backoff,
 		// A few of the backoff's longest waits (30 s): a burst of throttling is no warning.
 		DeliveryWarnAfter: 5 * time.Minute,
-		GroupBy:           string(routing.ByLogType),
+		GroupBy:           GroupByLogType,
 		GroupSeparator:    ".",
 		LogType: LogTypeConfig{
 			Attribute:                attr.LogType,
@@ -81,9 +81,9 @@ func createDefaultConfig() component.Config {
 				{Key: attr.LogFilePath, Pattern: "/var/log/ovn/acl-audit-log*.log"},
 			},
 		},
-		MessageFormat:       "json",
+		MessageFormat:       MessageFormatJSON,
 		MaxEventBytes:       batching.MaxEventBytes,
-		Oversize:            "truncate",
+		Oversize:            OversizeTruncate,
 		MaxConcurrency:      8,
 		CreateLogGroupRate:  5,
 		CreateLogStreamRate: 40,

@@ -29,6 +29,8 @@ require (
 	k8s.io/client-go v0.36.4
 )
 
+require go.opentelemetry.io/collector/extension/extensiontest v0.160.0
+
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect

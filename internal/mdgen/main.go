@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Command mdgen generates the metadata package, telemetry documentation, lifecycle tests and
-// README status block of a collector component from its metadata.yaml.
+// Command mdgen generates the metadata package, telemetry documentation, lifecycle test, goleak
+// TestMain and README status block of a collector component from its metadata.yaml.
 //
 // It produces the same API as the collector's mdatagen (which the module mirror used by this
 // project does not serve) for the schema subset described in CONTRIBUTING.md.
@@ -86,6 +86,7 @@ func generate(dir string) (map[string][]byte, error) {
 		filepath.Join(metaDir, "generated_status.go"):     statusTemplate,
 		filepath.Join(metaDir, "generated_telemetry.go"):  telemetryTemplate,
 		filepath.Join(dir, "generated_component_test.go"): componentTestTemplate,
+		filepath.Join(dir, "generated_package_test.go"):   packageTestTemplate,
 	} {
 		out, err := renderGo(tmpl, d)
 		if err != nil {

@@ -31,9 +31,39 @@ type Status struct {
 	} `yaml:"codeowners"`
 }
 
-// Tests controls the generated lifecycle test.
+// Tests controls the generated tests: the lifecycle test in generated_component_test.go and
+// the goleak TestMain in generated_package_test.go.
 type Tests struct {
+	// Config is applied over the default configuration (through confmap, as the collector
+	// unmarshals a component's configuration) for the lifecycle test: endpoints on 127.0.0.1,
+	// no retries, a kubeconfig naming an API server nothing listens on.
+	Config map[string]any `yaml:"config"`
+	// ExpectConsumerError makes the lifecycle test require an error from the data it sends to
+	// a processor or exporter (an exporter pointed at an endpoint nothing listens on).
+	ExpectConsumerError bool `yaml:"expect_consumer_error"`
+	// ExpectStartError, when set, is a part of the error Start must return with the test
+	// configuration (a component whose Start waits for a server); Shutdown must still succeed.
+	ExpectStartError string `yaml:"expect_start_error"`
+	// SkipLifecycle is refused: every component runs its lifecycle test (see validate).
 	SkipLifecycle bool `yaml:"skip_lifecycle"`
+	// GoLeak configures the TestMain of generated_package_test.go.
+	GoLeak GoLeak `yaml:"goleak"`
+}
+
+// GoLeak configures goleak.VerifyTestMain for the component's package.
+type GoLeak struct {
+	// Ignore lists goroutines that do not belong to the component: Top by the function at the
+	// top of their stack (goleak.IgnoreTopFunction), Any by a function anywhere in it
+	// (goleak.IgnoreAnyFunction).
+	Ignore struct {
+		Top []string `yaml:"top"`
+		Any []string `yaml:"any"`
+	} `yaml:"ignore"`
+	// Setup names a func() of the package's tests that runs before any test.
+	Setup string `yaml:"setup"`
+	// Teardown names a func(exitCode int) of the package's tests that runs after every test,
+	// before goroutines are checked (goleak.Cleanup).
+	Teardown string `yaml:"teardown"`
 }
 
 // Telemetry lists the component's own metrics.
@@ -122,6 +152,7 @@ func (md *Metadata) validate() error {
 			seen[s] = true
 		}
 	}
+	errs = append(errs, md.Tests.validate(md.Status.Class)...)
 	for name, m := range md.Telemetry.Metrics {
 		if !metricPattern.MatchString(name) {
 			errs = append(errs, fmt.Errorf("metric %q must match %s", name, metricPattern))
@@ -147,6 +178,34 @@ func (md *Metadata) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+var goIdentPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (t Tests) validate(class string) []error {
+	var errs []error
+	if t.SkipLifecycle {
+		errs = append(errs, errors.New("tests.skip_lifecycle: every component runs its lifecycle test; give it a tests.config that starts without live dependencies (an endpoint on 127.0.0.1), or tests.expect_start_error when Start must wait for one"))
+	}
+	if t.ExpectConsumerError && class != "processor" && class != "exporter" {
+		errs = append(errs, fmt.Errorf("tests.expect_consumer_error: only processors and exporters are sent data, not a %s", class))
+	}
+	if t.ExpectConsumerError && t.ExpectStartError != "" {
+		errs = append(errs, errors.New("tests.expect_consumer_error: no data is sent when Start fails (tests.expect_start_error)"))
+	}
+	for key, name := range map[string]string{"setup": t.GoLeak.Setup, "teardown": t.GoLeak.Teardown} {
+		if name != "" && !goIdentPattern.MatchString(name) {
+			errs = append(errs, fmt.Errorf("tests.goleak.%s: %q is not a Go identifier", key, name))
+		}
+	}
+	for key, list := range map[string][]string{"top": t.GoLeak.Ignore.Top, "any": t.GoLeak.Ignore.Any} {
+		for _, f := range list {
+			if f == "" || strings.ContainsAny(f, " \t\n\"") {
+				errs = append(errs, fmt.Errorf("tests.goleak.ignore.%s: %q is not a function name as goleak prints it", key, f))
+			}
+		}
+	}
+	return errs
 }
 
 // Signal is one signal of the component with its stability level.

@@ -24,6 +24,18 @@ var funcs = template.FuncMap{
 	"kind":   func(m Metric) string { return m.kind() },
 	"vtype":  func(m Metric) string { return m.valueType() },
 	"quote":  func(s string) string { return fmt.Sprintf("%q", s) },
+	"hasSignal": func(md *Metadata, name string) bool {
+		for _, s := range md.signals() {
+			if s.Name == name {
+				return true
+			}
+		}
+		return false
+	},
+	// sendsData: the lifecycle test sends data to a started processor or exporter.
+	"sendsData": func(md *Metadata) bool {
+		return (md.Status.Class == "processor" || md.Status.Class == "exporter") && md.Tests.ExpectStartError == ""
+	},
 	"signals": func(md *Metadata) []Signal {
 		return md.signals()
 	},
@@ -165,27 +177,40 @@ const componentTestTemplate = `// SPDX-License-Identifier: Apache-2.0
 package {{ .Package }}
 
 import (
-{{- if not .Tests.SkipLifecycle }}
 	"context"
-{{- end }}
 	"testing"
 
 	"github.com/stretchr/testify/require"
-{{ if not .Tests.SkipLifecycle }}
+
 	"go.opentelemetry.io/collector/component"
-{{- end }}
 	"go.opentelemetry.io/collector/component/componenttest"
-{{- if not .Tests.SkipLifecycle }}
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 {{- if eq .Status.Class "receiver" }}
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 {{- else if eq .Status.Class "processor" }}
+{{- if sendsData .Metadata }}
+	"go.opentelemetry.io/collector/consumer"
+{{- end }}
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/processor/processortest"
 {{- else if eq .Status.Class "exporter" }}
+{{- if sendsData .Metadata }}
+	"go.opentelemetry.io/collector/consumer"
+{{- end }}
 	"go.opentelemetry.io/collector/exporter/exportertest"
 {{- else }}
 	"go.opentelemetry.io/collector/extension/extensiontest"
+{{- end }}
+{{- if sendsData .Metadata }}
+{{- if hasSignal .Metadata "logs" }}
+	"go.opentelemetry.io/collector/pdata/plog"
+{{- end }}
+{{- if hasSignal .Metadata "metrics" }}
+	"go.opentelemetry.io/collector/pdata/pmetric"
+{{- end }}
+{{- if hasSignal .Metadata "traces" }}
+	"go.opentelemetry.io/collector/pdata/ptrace"
 {{- end }}
 {{- end }}
 
@@ -199,59 +224,134 @@ func TestComponentFactoryType(t *testing.T) {
 func TestComponentConfigStruct(t *testing.T) {
 	require.NoError(t, componenttest.CheckConfigStruct(NewFactory().CreateDefaultConfig()))
 }
-{{ if not .Tests.SkipLifecycle }}
+
+// generatedTestConfig is the default configuration with tests.config of metadata.yaml
+// applied, checked by the configuration's Validate.
+func generatedTestConfig(t *testing.T) component.Config {
+	t.Helper()
+	cfg := NewFactory().CreateDefaultConfig()
+	cm, err := confmaptest.LoadConf("metadata.yaml")
+	require.NoError(t, err)
+	sub, err := cm.Sub("tests::config")
+	require.NoError(t, err)
+	require.NoError(t, sub.Unmarshal(cfg))
+	if v, ok := cfg.(interface{ Validate() error }); ok {
+		require.NoError(t, v.Validate())
+	}
+	return cfg
+}
+
 func TestComponentLifecycle(t *testing.T) {
 	factory := NewFactory()
-{{- if eq .Status.Class "extension" }}
-	create := func(ctx context.Context) (component.Component, error) {
-		return factory.Create(ctx, extensiontest.NewNopSettings(metadata.Type), factory.CreateDefaultConfig())
-	}
-{{- else }}
+	cfg := generatedTestConfig(t)
 	tests := []struct {
 		name   string
 		create func(ctx context.Context) (component.Component, error)
+{{- if sendsData .Metadata }}
+		send   func(ctx context.Context, c component.Component) error
+{{- end }}
 	}{
+{{- if eq .Status.Class "extension" }}
+		{
+			name: "extension",
+			create: func(ctx context.Context) (component.Component, error) {
+				return factory.Create(ctx, extensiontest.NewNopSettings(metadata.Type), cfg)
+			},
+		},
+{{- else }}
 {{- range signals .Metadata }}
 		{
 			name: {{ quote .Name }},
 			create: func(ctx context.Context) (component.Component, error) {
 {{- if eq $.Status.Class "receiver" }}
-				return factory.Create{{ title .Name }}(ctx, receivertest.NewNopSettings(metadata.Type), factory.CreateDefaultConfig(), consumertest.NewNop())
+				return factory.Create{{ title .Name }}(ctx, receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 {{- else if eq $.Status.Class "processor" }}
-				return factory.Create{{ title .Name }}(ctx, processortest.NewNopSettings(metadata.Type), factory.CreateDefaultConfig(), consumertest.NewNop())
+				return factory.Create{{ title .Name }}(ctx, processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 {{- else }}
-				return factory.Create{{ title .Name }}(ctx, exportertest.NewNopSettings(metadata.Type), factory.CreateDefaultConfig())
+				return factory.Create{{ title .Name }}(ctx, exportertest.NewNopSettings(metadata.Type), cfg)
 {{- end }}
 			},
+{{- if sendsData $.Metadata }}
+			send: func(ctx context.Context, c component.Component) error {
+{{- if eq .Name "logs" }}
+				ld := plog.NewLogs()
+				ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("lifecycle test")
+				return c.(consumer.Logs).ConsumeLogs(ctx, ld)
+{{- else if eq .Name "metrics" }}
+				md := pmetric.NewMetrics()
+				md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty().SetEmptyGauge().DataPoints().AppendEmpty().SetIntValue(1)
+				return c.(consumer.Metrics).ConsumeMetrics(ctx, md)
+{{- else }}
+				td := ptrace.NewTraces()
+				td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty().SetName("lifecycle test")
+				return c.(consumer.Traces).ConsumeTraces(ctx, td)
+{{- end }}
+			},
+{{- end }}
 		},
+{{- end }}
 {{- end }}
 	}
 	for _, tt := range tests {
-		create := tt.create
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name+"-shutdown", func(t *testing.T) {
+			c, err := tt.create(context.Background())
+			require.NoError(t, err)
+			require.NoError(t, c.Shutdown(context.Background()))
+		})
+		t.Run(tt.name+"-lifecycle", func(t *testing.T) {
+			host := componenttest.NewNopHost()
+			for range 2 { // a second instance starts after the first one shut down
+				c, err := tt.create(context.Background())
+				require.NoError(t, err)
+{{- if .Tests.ExpectStartError }}
+				require.ErrorContains(t, c.Start(context.Background(), host), {{ quote .Tests.ExpectStartError }})
+{{- else }}
+				require.NoError(t, c.Start(context.Background(), host))
+{{- if sendsData .Metadata }}
+				err = tt.send(context.Background(), c)
+{{- if .Tests.ExpectConsumerError }}
+				require.Error(t, err, "tests.expect_consumer_error: the data must be refused")
+{{- else }}
+				require.NoError(t, err)
 {{- end }}
-			t.Run("shutdown", func(t *testing.T) {
-				c, err := create(context.Background())
-				require.NoError(t, err)
+{{- end }}
+{{- end }}
 				require.NoError(t, c.Shutdown(context.Background()))
-			})
-			t.Run("lifecycle", func(t *testing.T) {
-				first, err := create(context.Background())
-				require.NoError(t, err)
-				host := componenttest.NewNopHost()
-				require.NoError(t, first.Start(context.Background(), host))
-				require.NoError(t, first.Shutdown(context.Background()))
-				second, err := create(context.Background())
-				require.NoError(t, err)
-				require.NoError(t, second.Start(context.Background(), host))
-				require.NoError(t, second.Shutdown(context.Background()))
-			})
-{{- if ne .Status.Class "extension" }}
+			}
 		})
 	}
-{{- end }}
 }
-{{ end }}
+`
+
+const packageTestTemplate = `// SPDX-License-Identifier: Apache-2.0
+
+// Code generated by mdgen. DO NOT EDIT.
+
+package {{ .Package }}
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests when a goroutine outlives them.
+func TestMain(m *testing.M) {
+{{- if .Tests.GoLeak.Setup }}
+	{{ .Tests.GoLeak.Setup }}()
+{{- end }}
+	goleak.VerifyTestMain(m,
+{{- range .Tests.GoLeak.Ignore.Top }}
+		goleak.IgnoreTopFunction({{ quote . }}),
+{{- end }}
+{{- range .Tests.GoLeak.Ignore.Any }}
+		goleak.IgnoreAnyFunction({{ quote . }}),
+{{- end }}
+{{- if .Tests.GoLeak.Teardown }}
+		goleak.Cleanup({{ .Tests.GoLeak.Teardown }}),
+{{- end }}
+	)
+}
 `
 
 const documentationTemplate = `[comment]: <> (Code generated by mdgen. DO NOT EDIT.)

@@ -13,20 +13,48 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 )
 
-// Format names accepted in Config.Formats.
+// Format is a log format the processor recognizes: text, json or zap.
+type Format string
+
+// Format names accepted in Config.Formats (untyped: they are metric attribute values too).
 const (
 	formatText = "text"
 	formatJSON = "json"
 	formatZap  = "zap"
 )
 
+// UnmarshalText accepts only the known formats, so a typo fails when the configuration is
+// read.
+func (f *Format) UnmarshalText(text []byte) error {
+	switch v := Format(text); v {
+	case formatText, formatJSON, formatZap:
+		*f = v
+		return nil
+	}
+	return fmt.Errorf("unknown format %q (want \"text\", \"json\" or \"zap\")", text)
+}
+
+// YearFrom is the reference time for the year of text header times: auto, timestamp,
+// observed_timestamp or now.
+type YearFrom string
+
 // Year references accepted in Config.YearFrom.
 const (
-	yearFromAuto              = "auto"
-	yearFromTimestamp         = "timestamp"
-	yearFromObservedTimestamp = "observed_timestamp"
-	yearFromNow               = "now"
+	yearFromAuto              YearFrom = "auto"
+	yearFromTimestamp         YearFrom = "timestamp"
+	yearFromObservedTimestamp YearFrom = "observed_timestamp"
+	yearFromNow               YearFrom = "now"
 )
+
+// UnmarshalText accepts only the known year references.
+func (y *YearFrom) UnmarshalText(text []byte) error {
+	switch v := YearFrom(text); v {
+	case yearFromAuto, yearFromTimestamp, yearFromObservedTimestamp, yearFromNow:
+		*y = v
+		return nil
+	}
+	return fmt.Errorf("unknown value %q (want auto, timestamp, observed_timestamp or now)", text)
+}
 
 // Config configures the klog_parser processor.
 type Config struct {
@@ -35,7 +63,7 @@ type Config struct {
 	// Formats lists the formats to recognize: "text" (klog's text), "json" (component-base's
 	// JSON: msg with caller, v or err, no level) and "zap" (zap production JSON with a level,
 	// which applications write too: off by default).
-	Formats []string `mapstructure:"formats"`
+	Formats []Format `mapstructure:"formats"`
 	// KeepOriginal copies the parsed line into OriginalAttribute before the body is replaced.
 	KeepOriginal bool `mapstructure:"keep_original"`
 	// OriginalAttribute is where KeepOriginal puts the line.
@@ -48,14 +76,14 @@ type Config struct {
 	// YearFrom picks the reference time for the year of text header times, which carry none:
 	// "auto" (timestamp, else observed timestamp, else now), "timestamp",
 	// "observed_timestamp" or "now".
-	YearFrom string `mapstructure:"year_from"`
+	YearFrom YearFrom `mapstructure:"year_from"`
 }
 
 var _ component.Config = (*Config)(nil)
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		Formats:           []string{formatText, formatJSON},
+		Formats:           []Format{formatText, formatJSON},
 		OriginalAttribute: attr.LogRecordOriginal,
 		Timezone:          "UTC",
 		YearFrom:          yearFromAuto,
@@ -97,7 +125,7 @@ func (c *Config) location() (*time.Location, error) {
 	return time.LoadLocation(c.Timezone)
 }
 
-func (c *Config) hasFormat(name string) bool {
+func (c *Config) hasFormat(name Format) bool {
 	for _, f := range c.Formats {
 		if f == name {
 			return true

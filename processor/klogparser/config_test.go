@@ -25,14 +25,14 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{name: "", want: createDefaultConfig().(*Config)},
 		{name: "all", want: &Config{
-			SourceAttribute: "log.original", Formats: []string{"text"}, KeepOriginal: true,
+			SourceAttribute: "log.original", Formats: []Format{"text"}, KeepOriginal: true,
 			OriginalAttribute: "klog.line", AttributesPrefix: "klog.kv.", Timezone: "Europe/Berlin",
 			YearFrom: "observed_timestamp",
 		}},
-		{name: "bad_format", wantErr: `formats: unknown format "logfmt"`},
+		{name: "bad_format", wantErr: `'formats[1]' unknown format "logfmt"`},
 		{name: "no_format", wantErr: "formats: at least one"},
 		{name: "bad_zone", wantErr: "timezone: unknown time zone Mars/Olympus_Mons"},
-		{name: "bad_year", wantErr: `year_from: unknown value "header"`},
+		{name: "bad_year", wantErr: `'year_from' unknown value "header"`},
 		{name: "no_original_attribute", wantErr: "original_attribute: must not be empty"},
 	}
 	for _, tt := range tests {
@@ -44,8 +44,12 @@ func TestLoadConfig(t *testing.T) {
 			sub, err := cm.Sub(id.String())
 			require.NoError(t, err)
 			cfg := createDefaultConfig()
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = confmap.Validate(cfg)
+			// Enum values are checked when read (UnmarshalText), the rest by Validate; both
+			// errors name the YAML key.
+			err = sub.Unmarshal(cfg)
+			if err == nil {
+				err = confmap.Validate(cfg)
+			}
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				return

@@ -18,6 +18,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.46.0
 	go.opentelemetry.io/otel/sdk/metric v1.46.0
 	go.opentelemetry.io/otel/trace v1.46.0
+	go.uber.org/goleak v1.3.0
 	k8s.io/component-base v0.36.4
 	k8s.io/klog/v2 v2.140.0
 )

@@ -24,7 +24,7 @@ type klogProcessor struct {
 	source     string
 	original   string
 	prefix     string
-	yearFrom   string
+	yearFrom   YearFrom
 	textAttrs  metric.AddOption
 	jsonAttrs  metric.AddOption
 	zapAttrs   metric.AddOption

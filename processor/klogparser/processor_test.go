@@ -147,7 +147,7 @@ func TestProcessRecords(t *testing.T) {
 		},
 		{
 			name:     "json disabled passes through",
-			cfg:      func(c *Config) { c.Formats = []string{"text"} },
+			cfg:      func(c *Config) { c.Formats = []Format{"text"} },
 			body:     `{"ts":1,"caller":"a.go:1","msg":"m"}`,
 			wantBody: `{"ts":1,"caller":"a.go:1","msg":"m"}`,
 			attrs:    map[string]any{},
@@ -217,7 +217,7 @@ func TestSourceAttribute(t *testing.T) {
 func TestYearFromPolicy(t *testing.T) {
 	line := "I1231 23:59:59.000000 1 a.go:1] m"
 	for _, tc := range []struct {
-		yearFrom string
+		yearFrom YearFrom
 		ts       time.Time
 		want     int
 	}{
@@ -313,7 +313,7 @@ func TestZapFormat(t *testing.T) {
 	assert.Equal(t, line, recs[0].Body().Str(), "default formats leave zap lines alone")
 
 	cfg := createDefaultConfig().(*Config)
-	cfg.Formats = []string{"text", "json", "zap"}
+	cfg.Formats = []Format{"text", "json", "zap"}
 	recs, _ = run(t, cfg, nil, line, `{"level":"debug","ts":1773101715.5,"msg":"d"}`)
 	assert.Equal(t, "reconciling", recs[0].Body().Str())
 	assert.Equal(t, plog.SeverityNumberDebug, recs[0].SeverityNumber())

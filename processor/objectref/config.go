@@ -24,6 +24,17 @@ const (
 	FormMap Form = "map"
 )
 
+// UnmarshalText accepts only the known forms (empty: the default, string), so a typo fails
+// when the configuration is read.
+func (f *Form) UnmarshalText(text []byte) error {
+	switch v := Form(text); v {
+	case "", FormString, FormMap:
+		*f = v
+		return nil
+	}
+	return fmt.Errorf("%q is not one of %q, %q", text, FormString, FormMap)
+}
+
 // Config is the object_ref processor configuration. The zero value of every field but Match
 // means the built-in behavior, which needs no configuration for Kubernetes components' logs.
 type Config struct {

@@ -46,7 +46,7 @@ func TestLoadConfig(t *testing.T) {
 			},
 			TraceContext: &traceExt,
 		}},
-		{name: "bad_form", wantErr: `form: "yaml" is not one of "string", "map"`},
+		{name: "bad_form", wantErr: `'form' "yaml" is not one of "string", "map"`},
 		{name: "unknown_kind", wantErr: `key "certificate": kind "Certificate" is not in the kind table`},
 		{name: "both_kinds", wantErr: "keys[0]: kind and kind_key are exclusive"},
 		{name: "duplicate_key", wantErr: `keys[1]: key "pod" is listed twice`},
@@ -64,8 +64,12 @@ func TestLoadConfig(t *testing.T) {
 			sub, err := cm.Sub(id.String())
 			require.NoError(t, err)
 			cfg := NewFactory().CreateDefaultConfig().(*Config)
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = cfg.Validate()
+			// Enum values are checked when read (UnmarshalText), the rest by Validate; both
+			// errors name the YAML key.
+			err = sub.Unmarshal(cfg)
+			if err == nil {
+				err = cfg.Validate()
+			}
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				return

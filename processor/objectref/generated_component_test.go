@@ -12,7 +12,10 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/metadata"
@@ -26,38 +29,58 @@ func TestComponentConfigStruct(t *testing.T) {
 	require.NoError(t, componenttest.CheckConfigStruct(NewFactory().CreateDefaultConfig()))
 }
 
+// generatedTestConfig is the default configuration with tests.config of metadata.yaml
+// applied, checked by the configuration's Validate.
+func generatedTestConfig(t *testing.T) component.Config {
+	t.Helper()
+	cfg := NewFactory().CreateDefaultConfig()
+	cm, err := confmaptest.LoadConf("metadata.yaml")
+	require.NoError(t, err)
+	sub, err := cm.Sub("tests::config")
+	require.NoError(t, err)
+	require.NoError(t, sub.Unmarshal(cfg))
+	if v, ok := cfg.(interface{ Validate() error }); ok {
+		require.NoError(t, v.Validate())
+	}
+	return cfg
+}
+
 func TestComponentLifecycle(t *testing.T) {
 	factory := NewFactory()
+	cfg := generatedTestConfig(t)
 	tests := []struct {
 		name   string
 		create func(ctx context.Context) (component.Component, error)
+		send   func(ctx context.Context, c component.Component) error
 	}{
 		{
 			name: "logs",
 			create: func(ctx context.Context) (component.Component, error) {
-				return factory.CreateLogs(ctx, processortest.NewNopSettings(metadata.Type), factory.CreateDefaultConfig(), consumertest.NewNop())
+				return factory.CreateLogs(ctx, processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+			},
+			send: func(ctx context.Context, c component.Component) error {
+				ld := plog.NewLogs()
+				ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("lifecycle test")
+				return c.(consumer.Logs).ConsumeLogs(ctx, ld)
 			},
 		},
 	}
 	for _, tt := range tests {
-		create := tt.create
-		t.Run(tt.name, func(t *testing.T) {
-			t.Run("shutdown", func(t *testing.T) {
-				c, err := create(context.Background())
+		t.Run(tt.name+"-shutdown", func(t *testing.T) {
+			c, err := tt.create(context.Background())
+			require.NoError(t, err)
+			require.NoError(t, c.Shutdown(context.Background()))
+		})
+		t.Run(tt.name+"-lifecycle", func(t *testing.T) {
+			host := componenttest.NewNopHost()
+			for range 2 { // a second instance starts after the first one shut down
+				c, err := tt.create(context.Background())
+				require.NoError(t, err)
+				require.NoError(t, c.Start(context.Background(), host))
+				err = tt.send(context.Background(), c)
 				require.NoError(t, err)
 				require.NoError(t, c.Shutdown(context.Background()))
-			})
-			t.Run("lifecycle", func(t *testing.T) {
-				first, err := create(context.Background())
-				require.NoError(t, err)
-				host := componenttest.NewNopHost()
-				require.NoError(t, first.Start(context.Background(), host))
-				require.NoError(t, first.Shutdown(context.Background()))
-				second, err := create(context.Background())
-				require.NoError(t, err)
-				require.NoError(t, second.Start(context.Background(), host))
-				require.NoError(t, second.Shutdown(context.Background()))
-			})
+			}
 		})
 	}
 }

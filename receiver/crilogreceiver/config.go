@@ -12,20 +12,47 @@ import (
 	"go.opentelemetry.io/collector/component"
 )
 
+// StartAt is where files present at the very first start are read from.
+type StartAt string
+
 // Start positions for files present at first start.
 const (
-	StartAtEnd       = "end"
-	StartAtBeginning = "beginning"
+	StartAtEnd       StartAt = "end"
+	StartAtBeginning StartAt = "beginning"
 )
 
+// UnmarshalText accepts only the known start positions, so a typo fails when the
+// configuration is read.
+func (s *StartAt) UnmarshalText(text []byte) error {
+	switch v := StartAt(text); v {
+	case StartAtEnd, StartAtBeginning:
+		*s = v
+		return nil
+	}
+	return fmt.Errorf("%q is neither %q nor %q", text, StartAtEnd, StartAtBeginning)
+}
+
+// Preset is a built-in multi-line rule.
+type Preset string
+
 // PresetKlog is the built-in multi-line preset for klog text output.
-const PresetKlog = "klog"
+const PresetKlog Preset = "klog"
+
+// UnmarshalText accepts only the known presets; empty means none.
+func (p *Preset) UnmarshalText(text []byte) error {
+	switch v := Preset(text); v {
+	case "", PresetKlog, PresetStacktraces, PresetAuto:
+		*p = v
+		return nil
+	}
+	return fmt.Errorf("unknown preset %q (known: %s, %s, %s)", text, PresetKlog, PresetStacktraces, PresetAuto)
+}
 
 // PresetStacktraces joins applications' stack traces (Java, Python, Go, Node.js, Ruby) into
 // the record they belong to; PresetAuto does that and what PresetKlog does.
 const (
-	PresetStacktraces = "stacktraces"
-	PresetAuto        = "auto"
+	PresetStacktraces Preset = "stacktraces"
+	PresetAuto        Preset = "auto"
 )
 
 // Config is the cri_log receiver configuration.
@@ -37,7 +64,7 @@ type Config struct {
 	// StartAt is where files present at the very first start are read from: end or beginning.
 	// Files found later, and all files after a restart with storage, are read from their start
 	// or their checkpoint.
-	StartAt string `mapstructure:"start_at"`
+	StartAt StartAt `mapstructure:"start_at"`
 	// PollInterval is how often open files are checked for new data when idle.
 	PollInterval time.Duration `mapstructure:"poll_interval"`
 	// DiscoveryInterval is how often the include patterns are expanded (directory events
@@ -76,7 +103,7 @@ type Config struct {
 // LineStartPattern may be set; with neither, recombination is off.
 type MultilineConfig struct {
 	// Preset selects a built-in rule: "klog", "stacktraces" or "auto" (both).
-	Preset string `mapstructure:"preset"`
+	Preset Preset `mapstructure:"preset"`
 	// LineStartPattern is a regular expression matching the first line of a record.
 	LineStartPattern string `mapstructure:"line_start_pattern"`
 	// FlushTimeout is how long a record waits for continuation lines once its file is idle.
@@ -91,6 +118,8 @@ type RetryConfig struct {
 	InitialInterval time.Duration `mapstructure:"initial_interval"`
 	MaxInterval     time.Duration `mapstructure:"max_interval"`
 }
+
+var _ component.Config = (*Config)(nil)
 
 func createDefaultConfig() component.Config {
 	return &Config{

@@ -52,10 +52,10 @@ func TestLoadConfig(t *testing.T) {
 		{name: "custom", want: custom},
 		{name: "pattern", want: pattern},
 		{name: "auto", want: auto},
-		{name: "bad_start_at", wantErr: "start_at"},
+		{name: "bad_start_at", wantErr: "'start_at' \"middle\" is neither"},
 		{name: "bad_both_multiline", wantErr: "not both"},
 		{name: "bad_pattern", wantErr: "line_start_pattern"},
-		{name: "bad_preset", wantErr: "unknown preset"},
+		{name: "bad_preset", wantErr: "'multiline.preset' unknown preset"},
 		{name: "bad_sizes", wantErr: "max_log_size"},
 		{name: "bad_intervals", wantErr: "poll_interval must be positive"},
 		{name: "bad_glob", wantErr: "include: bad glob pattern"},
@@ -67,8 +67,12 @@ func TestLoadConfig(t *testing.T) {
 			cfg := createDefaultConfig()
 			sub, err := cm.Sub(component.NewIDWithName(metadata.Type, tt.name).String())
 			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = cfg.(*Config).Validate()
+			// Enum values are checked when read (UnmarshalText), the rest by Validate; both
+			// errors name the YAML key.
+			err = sub.Unmarshal(cfg)
+			if err == nil {
+				err = cfg.(*Config).Validate()
+			}
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				return

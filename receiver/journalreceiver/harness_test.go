@@ -16,13 +16,10 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receivertest"
-	"go.uber.org/goleak"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver/internal/metadata"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // got is one record as the tests see it.
 type got struct {

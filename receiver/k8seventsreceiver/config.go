@@ -25,6 +25,16 @@ const (
 	APICoreV1 API = "v1"
 )
 
+// UnmarshalText accepts only the known APIs, so a typo fails when the configuration is read.
+func (a *API) UnmarshalText(text []byte) error {
+	switch v := API(text); v {
+	case APIAuto, APIEventsV1, APICoreV1:
+		*a = v
+		return nil
+	}
+	return fmt.Errorf("%q is not auto, events.k8s.io/v1 or v1", text)
+}
+
 // Series states a record can report, for series.emit.
 const (
 	StateSingleton = "singleton"
@@ -116,6 +126,16 @@ const (
 	// SpanModeLink keeps the span in its own trace and links it to the object's context.
 	SpanModeLink SpanMode = "link"
 )
+
+// UnmarshalText accepts only the known modes.
+func (m *SpanMode) UnmarshalText(text []byte) error {
+	switch v := SpanMode(text); v {
+	case SpanModeParent, SpanModeLink:
+		*m = v
+		return nil
+	}
+	return fmt.Errorf("%q is not parent or link", text)
+}
 
 // SpansConfig configures the spans (design.md rule 9).
 type SpansConfig struct {

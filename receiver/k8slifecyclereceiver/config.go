@@ -25,6 +25,17 @@ const (
 	KindDeployment Kind = "Deployment"
 )
 
+// UnmarshalText accepts only the kinds the receiver traces, so a typo fails when the
+// configuration is read.
+func (k *Kind) UnmarshalText(text []byte) error {
+	switch v := Kind(text); v {
+	case KindPod, KindDeployment:
+		*k = v
+		return nil
+	}
+	return fmt.Errorf("%q: must be Pod or Deployment", text)
+}
+
 // Config configures the kube_lifecycle receiver.
 type Config struct {
 	// Kubeconfig is a kubeconfig file; empty means the in-cluster service account.

@@ -35,8 +35,8 @@ func TestLoadConfig(t *testing.T) {
 				LeaseDuration: kubeclient.DefaultLeaseDuration, RenewDeadline: kubeclient.DefaultRenewDeadline, RetryPeriod: kubeclient.DefaultRetryPeriod}, SyncTimeout: 30 * time.Second,
 		}},
 		{id: "kube_lifecycle/bad", wantErr: "timeout 0s: must be positive\nmax_pending 0: must be positive"},
-		{id: "kube_lifecycle/node_rollouts", wantErr: "kinds: \"Job\": must be Pod or Deployment\n" +
-			"kinds: Deployment watches Deployments and ReplicaSets cluster-wide: not with node_name (run it in the single cluster collector)\n" +
+		{id: "kube_lifecycle/bad_kind", wantErr: "decoding failed due to the following error(s):\n\n'kinds[1]' \"Job\": must be Pod or Deployment"},
+		{id: "kube_lifecycle/node_rollouts", wantErr: "kinds: Deployment watches Deployments and ReplicaSets cluster-wide: not with node_name (run it in the single cluster collector)\n" +
 			"leader_election: not with node_name (every node agent watches its own node)\n" +
 			"leader_election.lease_name must be set"},
 	}
@@ -45,8 +45,12 @@ func TestLoadConfig(t *testing.T) {
 			cfg := createDefaultConfig()
 			sub, err := cm.Sub(tt.id)
 			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = cfg.(*Config).Validate()
+			// Kinds are checked when read (UnmarshalText), the rest by Validate; both errors
+			// name the YAML key.
+			err = sub.Unmarshal(cfg)
+			if err == nil {
+				err = cfg.(*Config).Validate()
+			}
 			if tt.wantErr != "" {
 				require.EqualError(t, err, tt.wantErr)
 				return

@@ -5,11 +5,16 @@
 package k8slifecyclereceiver
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver/internal/metadata"
 )
@@ -20,4 +25,52 @@ func TestComponentFactoryType(t *testing.T) {
 
 func TestComponentConfigStruct(t *testing.T) {
 	require.NoError(t, componenttest.CheckConfigStruct(NewFactory().CreateDefaultConfig()))
+}
+
+// generatedTestConfig is the default configuration with tests.config of metadata.yaml
+// applied, checked by the configuration's Validate.
+func generatedTestConfig(t *testing.T) component.Config {
+	t.Helper()
+	cfg := NewFactory().CreateDefaultConfig()
+	cm, err := confmaptest.LoadConf("metadata.yaml")
+	require.NoError(t, err)
+	sub, err := cm.Sub("tests::config")
+	require.NoError(t, err)
+	require.NoError(t, sub.Unmarshal(cfg))
+	if v, ok := cfg.(interface{ Validate() error }); ok {
+		require.NoError(t, v.Validate())
+	}
+	return cfg
+}
+
+func TestComponentLifecycle(t *testing.T) {
+	factory := NewFactory()
+	cfg := generatedTestConfig(t)
+	tests := []struct {
+		name   string
+		create func(ctx context.Context) (component.Component, error)
+	}{
+		{
+			name: "traces",
+			create: func(ctx context.Context) (component.Component, error) {
+				return factory.CreateTraces(ctx, receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"-shutdown", func(t *testing.T) {
+			c, err := tt.create(context.Background())
+			require.NoError(t, err)
+			require.NoError(t, c.Shutdown(context.Background()))
+		})
+		t.Run(tt.name+"-lifecycle", func(t *testing.T) {
+			host := componenttest.NewNopHost()
+			for range 2 { // a second instance starts after the first one shut down
+				c, err := tt.create(context.Background())
+				require.NoError(t, err)
+				require.NoError(t, c.Start(context.Background(), host))
+				require.NoError(t, c.Shutdown(context.Background()))
+			}
+		})
+	}
 }
