@@ -5,6 +5,7 @@ package install
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/install/internal/testenv"
@@ -104,71 +106,26 @@ func iamActions(op string, withTags bool) []string {
 // the exporter called.
 func runNodeAgent(t *testing.T, bin string, vals map[string]any) []string {
 	t.Helper()
-	dir := t.TempDir()
-	cmPath := filepath.Join(dir, "configmap.yaml")
-	require.NoError(t, os.WriteFile(cmPath, []byte(render(t, vals)["configmap.yaml"]), 0o600))
-
 	srv := localcloudwatch.New(localcloudwatch.Config{})
 	endpoint, err := srv.Start("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
+	a := startNodeAgent(t, bin, vals, endpoint, nil)
 
-	health := freeAddr(t)
-	shipped, err := harness.LoadShippedNodeConfig(cmPath, harness.Local{
-		NodeRoot: filepath.Join(dir, "node"), StateDir: filepath.Join(dir, "state"),
-		Endpoint: endpoint, HealthAddr: health,
-		Env: map[string]string{
-			"K8S_NODE_NAME": "node-1", "CLUSTER_NAME": "iam", "AWS_REGION": "us-east-1",
-			"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_EC2_METADATA_DISABLED": "true",
-		},
-	})
-	require.NoError(t, err)
-	config, err := shipped.WriteShippedNodeConfig(dir)
-	require.NoError(t, err)
-	col, err := harness.StartCollector(bin, config, shipped.Env, filepath.Join(dir, "collector.log"))
-	require.NoError(t, err)
-	t.Cleanup(col.Kill)
-	logTail := func() string { b, _ := os.ReadFile(filepath.Join(dir, "collector.log")); return string(b) }
-	require.Eventually(t, func() bool {
-		r, err := http.Get("http://" + health + "/") //nolint:noctx // a probe of a local port
-		if err != nil {
-			return false
-		}
-		_ = r.Body.Close()
-		return r.StatusCode == http.StatusOK
-	}, 60*time.Second, 100*time.Millisecond, "the collector is not healthy")
-
-	// Two namespaces, two pods: two groups, two streams each.
 	const lines = 20
-	for _, p := range []string{"default_web_11111111-1111-1111-1111-111111111111", "shop_api_22222222-2222-2222-2222-222222222222"} {
-		d := filepath.Join(dir, "node", "var", "log", "pods", p, "app")
-		require.NoError(t, os.MkdirAll(d, 0o755))
-		var b strings.Builder
-		for i := range lines {
-			fmt.Fprintf(&b, "%s stdout F line %d of %s\n", time.Now().UTC().Format(time.RFC3339Nano), i, p)
-		}
-		require.NoError(t, os.WriteFile(filepath.Join(d, "0.log"), []byte(b.String()), 0o600))
-	}
+	writePodLogs(t, a.nodeRoot, lines)
 	_, withTags := dig(vals, "logGroups", "tags").(map[string]any)
 	retention, _ := dig(vals, "logGroups", "retentionDays").(float64)
 	wantSettings := withTags || dig(vals, "logGroups", "retentionDays") == nil || retention != 0
 	delivered := assert.Eventually(t, func() bool {
-		n := 0
-		for _, g := range srv.Groups() {
-			streams, _ := srv.Streams(g.Name)
-			for _, s := range streams {
-				ev, _ := srv.Events(g.Name, s.Name)
-				n += len(ev)
-			}
-		}
 		st := srv.Stats()
 		settled := !wantSettings || st.Requests["DescribeLogGroups"] >= 2
-		return n == 2*lines && settled
+		return countEvents(srv) == 2*lines && settled
 	}, 90*time.Second, 200*time.Millisecond)
 	if !delivered {
-		t.Fatalf("not every line delivered or settings not applied: %+v\n%s", srv.Stats(), logTail())
+		t.Fatalf("not every line delivered or settings not applied: %+v\n%s", srv.Stats(), a.logTail())
 	}
-	require.NoError(t, col.Stop(30*time.Second))
+	require.NoError(t, a.col.Stop(30*time.Second))
 
 	var used []string
 	for op, n := range srv.Stats().Requests {
@@ -178,6 +135,96 @@ func runNodeAgent(t *testing.T, bin string, vals map[string]any) []string {
 	}
 	slices.Sort(used)
 	return slices.Compact(used)
+}
+
+// nodeAgent is a node agent started by startNodeAgent.
+type nodeAgent struct {
+	col      *harness.Collector
+	nodeRoot string
+	logPath  string
+}
+
+func (a nodeAgent) logTail() string { b, _ := os.ReadFile(a.logPath); return string(b) }
+
+// startNodeAgent renders the chart with vals and starts the node agent's configuration
+// (localized by the e2e loader) with the CloudWatch endpoint set to endpoint, or, when endpoint
+// is empty, with no endpoint in the configuration (the SDK's own resolution decides); env is
+// added to the environment. It returns once the collector is healthy.
+func startNodeAgent(t *testing.T, bin string, vals map[string]any, endpoint string, env map[string]string) nodeAgent {
+	t.Helper()
+	dir := t.TempDir()
+	cmPath := filepath.Join(dir, "configmap.yaml")
+	require.NoError(t, os.WriteFile(cmPath, []byte(render(t, vals)["configmap.yaml"]), 0o600))
+	health := freeAddr(t)
+	localEndpoint := endpoint
+	if localEndpoint == "" {
+		localEndpoint = "http://127.0.0.1:1" // replaced below: the loader requires one
+	}
+	shipped, err := harness.LoadShippedNodeConfig(cmPath, harness.Local{
+		NodeRoot: filepath.Join(dir, "node"), StateDir: filepath.Join(dir, "state"),
+		Endpoint: localEndpoint, HealthAddr: health,
+		Env: map[string]string{
+			"K8S_NODE_NAME": "node-1", "CLUSTER_NAME": "iam", "AWS_REGION": "us-east-1",
+			"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_EC2_METADATA_DISABLED": "true",
+		},
+	})
+	require.NoError(t, err)
+	if endpoint == "" {
+		var cfg map[string]any
+		require.NoError(t, yamlv3.Unmarshal(shipped.YAML, &cfg))
+		exp, ok := dig(cfg, "exporters", "cloudwatch_groups").(map[string]any)
+		require.True(t, ok, "the node configuration has a cloudwatch_groups exporter")
+		delete(exp, "endpoint")
+		shipped.YAML, err = yamlv3.Marshal(cfg)
+		require.NoError(t, err)
+	}
+	config, err := shipped.WriteShippedNodeConfig(dir)
+	require.NoError(t, err)
+	procEnv := slices.Clone(shipped.Env)
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		procEnv = append(procEnv, k+"="+env[k])
+	}
+	a := nodeAgent{nodeRoot: filepath.Join(dir, "node"), logPath: filepath.Join(dir, "collector.log")}
+	a.col, err = harness.StartCollector(bin, config, procEnv, a.logPath)
+	require.NoError(t, err)
+	t.Cleanup(a.col.Kill)
+	require.Eventually(t, func() bool {
+		r, err := http.Get("http://" + health + "/") //nolint:noctx // a probe of a local port
+		if err != nil {
+			return false
+		}
+		_ = r.Body.Close()
+		return r.StatusCode == http.StatusOK
+	}, 60*time.Second, 100*time.Millisecond, "the collector is not healthy:\n%s", a.logTail())
+	return a
+}
+
+// writePodLogs writes lines numbered log lines for each of two pods in two namespaces (two
+// groups, two streams each) under the node root.
+func writePodLogs(t *testing.T, nodeRoot string, lines int) {
+	t.Helper()
+	for _, p := range []string{"default_web_11111111-1111-1111-1111-111111111111", "shop_api_22222222-2222-2222-2222-222222222222"} {
+		d := filepath.Join(nodeRoot, "var", "log", "pods", p, "app")
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		var b strings.Builder
+		for i := range lines {
+			fmt.Fprintf(&b, "%s stdout F line %d of %s\n", time.Now().UTC().Format(time.RFC3339Nano), i, p)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(d, "0.log"), []byte(b.String()), 0o600))
+	}
+}
+
+// countEvents returns the number of events the local server holds.
+func countEvents(srv *localcloudwatch.Server) int {
+	n := 0
+	for _, g := range srv.Groups() {
+		streams, _ := srv.Streams(g.Name)
+		for _, s := range streams {
+			ev, _ := srv.Events(g.Name, s.Name)
+			n += len(ev)
+		}
+	}
+	return n
 }
 
 func freeAddr(t *testing.T) string {
