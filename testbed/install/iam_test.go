@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -233,4 +234,101 @@ func freeAddr(t *testing.T) string {
 	require.NoError(t, err)
 	defer func() { _ = ln.Close() }() // only probing for a free port
 	return ln.Addr().String()
+}
+
+// TestUpgradeReachesExistingGroups is a `helm upgrade` that changes the group settings: a node
+// agent with the defaults writes its groups, then one rendered with another retention, a KMS
+// key and tags writes to the same groups; the groups end with the new settings, and the calls
+// made for them are granted by the policies the README names for those values (node, tags, kms).
+func TestUpgradeReachesExistingGroups(t *testing.T) {
+	bin := testenv.Path(t, "OTELCOL_K8S_BIN", "run through `make test-modules` (it builds bin/otelcol-k8s)")
+	srv := localcloudwatch.New(localcloudwatch.Config{})
+	endpoint, err := srv.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+
+	first := startNodeAgent(t, bin, baseValues(), endpoint, nil)
+	writePodLogs(t, first.nodeRoot, 5)
+	require.Eventually(t, func() bool { return countEvents(srv) == 10 }, 60*time.Second, 100*time.Millisecond)
+	require.NoError(t, first.col.Stop(30*time.Second))
+	groups := srv.Groups()
+	require.Len(t, groups, 2)
+	for _, g := range groups {
+		require.EqualValues(t, 30, g.RetentionDays)
+		require.Empty(t, g.KMSKeyID)
+	}
+	before := srv.Stats().Requests
+
+	const key = "arn:aws:kms:us-east-1:123456789012:key/k"
+	upgraded := startNodeAgent(t, bin, with(t, `logGroups: {retentionDays: 7, kmsKeyArn: "`+key+`", tags: {team: logs}}`), endpoint, nil)
+	writePodLogs(t, upgraded.nodeRoot, 5)
+	settled := assert.Eventually(t, func() bool {
+		if countEvents(srv) != 20 {
+			return false
+		}
+		for _, g := range srv.Groups() {
+			if g.RetentionDays != 7 || g.KMSKeyID != key || g.Tags["team"] != "logs" {
+				return false
+			}
+		}
+		return true
+	}, 90*time.Second, 200*time.Millisecond, "the existing groups did not get the new settings")
+	if !settled {
+		t.Fatalf("%+v\n%s", srv.Groups(), upgraded.logTail())
+	}
+	require.NoError(t, upgraded.col.Stop(30*time.Second))
+
+	var used []string
+	for op, n := range srv.Stats().Requests {
+		if n > before[op] {
+			used = append(used, iamActions(op, true)...)
+		}
+	}
+	granted := union(map[string][]string{
+		"n": union(policyActions(t, "node-policy.json")), "t": union(policyActions(t, "tags-policy.json")),
+		"k": union(policyActions(t, "kms-policy.json")),
+	})
+	for _, a := range used {
+		assert.Contains(t, granted, a, "the upgrade's calls need %s", a)
+	}
+	assert.Contains(t, used, "logs:AssociateKmsKey", "kms-policy.json is needed for existing groups")
+}
+
+// iamVariables are the placeholders the README's envsubst step fills in the documents.
+var iamVariables = []string{"AWS_PARTITION", "AWS_REGION", "AWS_ACCOUNT_ID", "CLUSTER_NAME", "NAMESPACE", "SERVICE_ACCOUNT", "OIDC_PROVIDER"}
+
+// TestIAMDocumentsAreParameterized checks that no document of deploy/iam names a partition, a
+// Region, an account or a namespace: each ARN's partition is ${AWS_PARTITION}, every
+// placeholder is one the README's steps set, and each document is valid JSON once filled (for
+// another partition and namespace than the usual ones).
+func TestIAMDocumentsAreParameterized(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root, IAMDir, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	placeholder := regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	fill := map[string]string{
+		"AWS_PARTITION": "aws-cn", "AWS_REGION": "cn-north-1", "AWS_ACCOUNT_ID": "123456789012", "CLUSTER_NAME": "c",
+		"NAMESPACE": "logging", "SERVICE_ACCOUNT": "sa", "OIDC_PROVIDER": "oidc.eks.cn-north-1.amazonaws.com.cn/id/X",
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			require.NoError(t, err)
+			text := string(raw)
+			assert.NotRegexp(t, `arn:aws[a-z-]*:`, text, "a hard-coded partition")
+			assert.NotContains(t, text, "serviceaccount:otelcol-k8s:", "a hard-coded namespace")
+			for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
+				assert.Contains(t, iamVariables, m[1])
+				assert.Regexp(t, `\b`+m[1]+`=`, string(readme), "the README sets %s before envsubst", m[1])
+			}
+			filled := placeholder.ReplaceAllStringFunc(text, func(s string) string { return fill[placeholder.FindStringSubmatch(s)[1]] })
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal([]byte(filled), &doc))
+			if strings.Contains(text, "arn:") {
+				assert.Contains(t, filled, "arn:aws-cn:")
+			}
+		})
+	}
 }

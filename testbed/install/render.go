@@ -67,7 +67,7 @@ func (s Set) header() string {
 // templates not named here follow in name order.
 var kustomizeOrder = []string{
 	"namespace.yaml", "rbac.yaml", "configmap.yaml", "daemonset.yaml",
-	"events-rbac.yaml", "events-configmap.yaml", "events-deployment.yaml", "service.yaml", "monitors.yaml",
+	"events-rbac.yaml", "events-state.yaml", "events-configmap.yaml", "events-deployment.yaml", "service.yaml", "monitors.yaml",
 }
 
 // Render renders the chart in chartDir with vals over its defaults, as release name in
