@@ -89,7 +89,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	}
 
 	t.Run("plain manifests", func(t *testing.T) {
-		files, err := Manifests(root)
+		files, err := Sets[0].Manifests(root)
 		require.NoError(t, err)
 		rendered := map[string]string{}
 		for n, b := range files {
@@ -102,7 +102,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		for _, o := range objs {
 			kinds[o.GetKind()] = true
 		}
-		for _, k := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "DaemonSet", "Deployment", "Service"} {
+		for _, k := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "Lease", "DaemonSet", "Deployment", "Service"} {
 			require.True(t, kinds[k], "the plain manifests have a %s", k)
 		}
 		// The namespace first (dry-run objects cannot land in a namespace that does not exist).
@@ -156,7 +156,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		_, err = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "otelcol-k8s-events-checkpoint-2"}}, metav1.CreateOptions{})
 		require.True(t, apierrors.IsForbidden(err), "create is not granted: %v", err)
 		// A re-apply of the chart (helm upgrade) leaves the checkpoint the receiver wrote.
-		files, err := Manifests(root)
+		files, err := Sets[0].Manifests(root)
 		require.NoError(t, err)
 		state := objects(t, map[string]string{"events-state.yaml": string(files["events-state.yaml"])})
 		apply(t, state, false)
