@@ -72,7 +72,8 @@ check-generated: ## fail if any generated file differs from what the generators 
 		echo "$(DIST_DIR) or $(NODE_DIR) is stale: run 'make generate' and commit the result"; exit 1; fi
 
 # deploy/kubernetes is the Helm chart (deploy/helm/otelcol-k8s) rendered with the values of
-# deploy/kubernetes/chart-values.yaml by Helm's Go library; testbed/install's tests fail on drift.
+# deploy/kubernetes/chart-values.yaml by Helm's Go library, and deploy/kubernetes/traces the same
+# with traces/chart-values.yaml over them (tracing on); testbed/install's tests fail on drift.
 .PHONY: manifests
 manifests: ## re-render the plain manifests of deploy/kubernetes from the Helm chart
 	cd testbed/install && $(GO) run ./cmd/manifests -root $(CURDIR)

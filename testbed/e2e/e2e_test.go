@@ -35,6 +35,10 @@ var (
 // configMapPath is the shipped node agent configuration, from this directory.
 const configMapPath = "../../" + harness.ShippedNodeConfigMap
 
+// tracesConfigMapPath is the traces set's node agent configuration (the chart with
+// traces.enabled), for the runs with an API server.
+const tracesConfigMapPath = "../../" + harness.ShippedTracesNodeConfigMap
+
 // binary is the whole distribution (OTELCOL_K8S_BIN), which the events Deployment runs.
 func binary(t *testing.T) string {
 	t.Helper()
@@ -120,7 +124,11 @@ func (e *env) start() {
 		e.startRunConfig()
 		return
 	}
-	shipped, err := harness.LoadShippedNodeConfig(configMapPath, harness.Local{
+	cm := configMapPath
+	if e.kubeconfig != "" {
+		cm = tracesConfigMapPath // the components that watch the cluster are tracing's
+	}
+	shipped, err := harness.LoadShippedNodeConfig(cm, harness.Local{
 		NodeRoot: filepath.Join(e.dir, "node"), StateDir: filepath.Join(e.dir, "state"),
 		Endpoint: e.endpoint, HealthAddr: e.health, Kubeconfig: e.kubeconfig, TracesEndpoint: e.tracesEndpoint,
 		MetricsAddr: e.metricsAddr,

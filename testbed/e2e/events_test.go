@@ -45,7 +45,8 @@ var eventObjects = flag.Int("e2e.events.objects", 30, "objects the simulated con
 var eventsSeries = map[string]any{"finish_after": "60s", "ongoing_interval": "5s"}
 
 // eventsConfigMapPath is the shipped events collector configuration, from this directory.
-const eventsConfigMapPath = "../../" + harness.ShippedEventsConfigMap
+// It is the traces set's (the chart with traces.enabled): the scenarios count spans too.
+const eventsConfigMapPath = "../../" + harness.ShippedTracesEventsConfigMap
 
 // traceSink is a local OTLP/HTTP traces endpoint counting spans by Event uid and state.
 type traceSink struct {

@@ -15,8 +15,12 @@ import (
 )
 
 // ShippedEventsConfigMap is the cluster events collector's ConfigMap, relative to the
-// repository root: the configuration the events Deployment runs.
+// repository root: the configuration the events Deployment runs (tracing off, the default).
 const ShippedEventsConfigMap = "deploy/kubernetes/events-configmap.yaml"
+
+// ShippedTracesEventsConfigMap is the events collector's ConfigMap of the traces set (the chart
+// rendered with traces.enabled): kube_events' spans and kube_lifecycle's rollout traces.
+const ShippedTracesEventsConfigMap = "deploy/kubernetes/traces/events-configmap.yaml"
 
 // EventsLocal says where a local run puts what a cluster gives the events Deployment.
 type EventsLocal struct {
@@ -26,7 +30,7 @@ type EventsLocal struct {
 	// Endpoint is the CloudWatch Logs endpoint URL set on every cloudwatch_groups exporter.
 	Endpoint string
 	// TracesEndpoint replaces the traces endpoint of every otlp_http exporter (a local OTLP/HTTP
-	// server, full URL with its path).
+	// server, full URL with its path); required when the configuration has one.
 	TracesEndpoint string
 	// HealthAddr replaces the health_check endpoint.
 	HealthAddr string
@@ -49,8 +53,8 @@ type EventsLocal struct {
 // metrics (moved to MetricsAddr, or off without it: several collectors share one machine).
 // Everything else stays as shipped.
 func LoadShippedEventsConfig(configMapPath string, l EventsLocal) (*Shipped, error) {
-	if l.Kubeconfig == "" || l.Endpoint == "" || l.TracesEndpoint == "" || l.HealthAddr == "" {
-		return nil, errors.New("events config: the kubeconfig, CloudWatch endpoint, traces endpoint and health address are required")
+	if l.Kubeconfig == "" || l.Endpoint == "" || l.HealthAddr == "" {
+		return nil, errors.New("events config: the kubeconfig, CloudWatch endpoint and health address are required")
 	}
 	text, cfg, err := readConfigMap(configMapPath)
 	if err != nil {
@@ -83,7 +87,12 @@ func LoadShippedEventsConfig(configMapPath string, l EventsLocal) (*Shipped, err
 		set("receivers", "kube_lifecycle", "kubeconfig", l.Kubeconfig, "the local API server")
 	}
 	set("exporters", "cloudwatch_groups", "endpoint", l.Endpoint, "the local CloudWatch Logs server")
-	set("exporters", "otlp_http", "traces_endpoint", l.TracesEndpoint, "a local OTLP/HTTP server")
+	if exps, _ := cfg["exporters"].(map[string]any); slices.ContainsFunc(slices.Collect(maps.Keys(exps)), func(id string) bool { return isType(id, []string{"otlp_http"}) }) {
+		if l.TracesEndpoint == "" {
+			errs = append(errs, errors.New("an otlp_http exporter (tracing on) needs TracesEndpoint"))
+		}
+		set("exporters", "otlp_http", "traces_endpoint", l.TracesEndpoint, "a local OTLP/HTTP server")
+	}
 	set("extensions", "health_check", "endpoint", l.HealthAddr, "a free local port")
 	if l.Series != nil {
 		set("receivers", "kube_events", "series", l.Series, fmt.Sprintf("%v (compressed timers)", l.Series))

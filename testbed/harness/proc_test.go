@@ -128,3 +128,32 @@ func TestEventsConfigMetrics(t *testing.T) {
 		t.Errorf("with MetricsAddr: %v, want %v", got, want)
 	}
 }
+
+// TestEventsConfigTracesEndpoint checks that the traces endpoint is required exactly when the
+// events configuration has an otlp_http exporter (the traces set), and set on it.
+func TestEventsConfigTracesEndpoint(t *testing.T) {
+	t.Parallel()
+	load := func(path, traces string) (*Shipped, error) {
+		return LoadShippedEventsConfig("../../"+path, EventsLocal{
+			Kubeconfig: "kc", Endpoint: "http://127.0.0.1:1", TracesEndpoint: traces, HealthAddr: "127.0.0.1:3",
+			Env: map[string]string{"POD_NAME": "p", "CLUSTER_NAME": "c", "AWS_REGION": "us-east-1"},
+		})
+	}
+	if _, err := load(ShippedEventsConfigMap, ""); err != nil {
+		t.Errorf("the default set (no tracing) needs no traces endpoint: %v", err)
+	}
+	if _, err := load(ShippedTracesEventsConfigMap, ""); err == nil {
+		t.Error("the traces set loaded without a traces endpoint")
+	}
+	s, err := load(ShippedTracesEventsConfigMap, "http://127.0.0.1:2/v1/traces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(s.YAML, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if v := dig(cfg, "exporters", "otlp_http/xray", "traces_endpoint"); v != "http://127.0.0.1:2/v1/traces" {
+		t.Errorf("traces_endpoint = %v", v)
+	}
+}

@@ -18,8 +18,12 @@ import (
 )
 
 // ShippedNodeConfigMap is the node agent's ConfigMap, relative to the repository root: the
-// collector configuration the DaemonSet runs.
+// collector configuration the DaemonSet runs (tracing off, the chart's default).
 const ShippedNodeConfigMap = "deploy/kubernetes/configmap.yaml"
+
+// ShippedTracesNodeConfigMap is the node agent's ConfigMap of the traces set (the chart rendered
+// with traces.enabled): for the runs that look at traces or at trace ids on log lines.
+const ShippedTracesNodeConfigMap = "deploy/kubernetes/traces/configmap.yaml"
 
 // Local says where a local run puts what a node and a cluster give the DaemonSet.
 type Local struct {

@@ -13,7 +13,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-const configMapFromHere = "../../" + ShippedNodeConfigMap
+// configMapFromHere is the traces set's node configuration: the one with every component the
+// loader handles.
+const configMapFromHere = "../../" + ShippedTracesNodeConfigMap
 
 func localForTest(dir string) Local {
 	return Local{
@@ -266,5 +268,29 @@ func TestShippedNodeConfigWithKube(t *testing.T) {
 	l.TracesEndpoint = ""
 	if _, err := LoadShippedNodeConfig(configMapFromHere, l); err == nil {
 		t.Error("a traces pipeline without a local endpoint was accepted")
+	}
+}
+
+// TestDefaultShippedNodeConfigHasNoTracing loads the default set's node configuration (tracing
+// off): with an API server and no traces endpoint it loads, and nothing of tracing is in it.
+func TestDefaultShippedNodeConfigHasNoTracing(t *testing.T) {
+	dir := t.TempDir()
+	l := localForTest(dir)
+	l.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	s, err := LoadShippedNodeConfig("../../"+ShippedNodeConfigMap, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(s.YAML, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range [][]string{
+		{"extensions", "trace_context"}, {"receivers", "kube_lifecycle"}, {"exporters", "otlp_http/xray"},
+		{"processors", "object_ref", "trace_context"}, {"service", "pipelines", "traces"},
+	} {
+		if v := dig(got, p...); v != nil {
+			t.Errorf("%v in the default configuration: %v", p, v)
+		}
 	}
 }

@@ -3,11 +3,13 @@
 package install
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,9 +25,11 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 )
 
@@ -38,6 +42,7 @@ var chartCombinations = []struct{ name, values string }{
 		logGroups: {kmsKeyArn: "arn:aws:kms:eu-west-1:123456789012:key/k", tags: {team: logs}, groupBy: log_type},
 		metrics: {serviceMonitor: {enabled: true}, podMonitor: {enabled: true}}}`},
 	{"node-only-extra-config", `{events: {enabled: false}, node: {build: full, extraConfig: {exporters: {debug: {}}, service: {pipelines: {logs/debug: {receivers: [cri_log], exporters: [debug]}}}}}}`},
+	{"traces-docker", `{traces: {enabled: true}, node: {dockerContainers: true}}`},
 }
 
 // TestAgainstAPIServer applies every rendered manifest to a real kube-apiserver: the plain
@@ -84,7 +89,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	}
 
 	t.Run("plain manifests", func(t *testing.T) {
-		files, err := Manifests(root)
+		files, err := Sets[0].Manifests(root)
 		require.NoError(t, err)
 		rendered := map[string]string{}
 		for n, b := range files {
@@ -97,7 +102,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		for _, o := range objs {
 			kinds[o.GetKind()] = true
 		}
-		for _, k := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "DaemonSet", "Deployment", "Service"} {
+		for _, k := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "Lease", "DaemonSet", "Deployment", "Service"} {
 			require.True(t, kinds[k], "the plain manifests have a %s", k)
 		}
 		// The namespace first (dry-run objects cannot land in a namespace that does not exist).
@@ -106,7 +111,73 @@ func TestAgainstAPIServer(t *testing.T) {
 		apply(t, objs, true)
 		// For real, for the RBAC checks below.
 		apply(t, objs, false)
-		checkRBAC(t, cs, ReleaseNamespace, "otelcol-k8s")
+		checkRBAC(t, cs, ReleaseNamespace, "otelcol-k8s", false)
+	})
+	t.Run("events state needs no create", func(t *testing.T) {
+		// As the events ServiceAccount (impersonated): client-go's Lease lock takes the Lease the
+		// chart created and leads, and kube_events' checkpoint calls (get, then update with its
+		// data) succeed on the chart's empty ConfigMap, with no create allowed.
+		sa := rest.CopyConfig(cfg)
+		sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ReleaseNamespace + ":otelcol-k8s-events",
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ReleaseNamespace, "system:authenticated"}}
+		saCS, err := kubernetes.NewForConfig(sa)
+		require.NoError(t, err)
+		leading := make(chan struct{})
+		var once sync.Once
+		elector, err := kubeclient.NewElector(saCS, kubeclient.Lease{
+			Name: "otelcol-k8s-events", Namespace: ReleaseNamespace, Identity: "events-0",
+			LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
+		}, func(ctx context.Context) {
+			once.Do(func() { close(leading) })
+			<-ctx.Done()
+		})
+		require.NoError(t, err)
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); elector.Run(runCtx) }()
+		select {
+		case <-leading:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the events ServiceAccount did not take the chart's Lease")
+		}
+		stop()
+		<-done
+		lease, err := cs.CoordinationV1().Leases(ReleaseNamespace).Get(ctx, "otelcol-k8s-events", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.NotZero(t, lease.Spec.LeaseTransitions, "the Lease was taken (and released)")
+
+		cms := saCS.CoreV1().ConfigMaps(ReleaseNamespace)
+		cm, err := cms.Get(ctx, "otelcol-k8s-events-checkpoint", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Empty(t, cm.Data, "the chart renders no data: an upgrade leaves the receiver's")
+		cm.Data = map[string]string{"checkpoint": `{"resource_versions":{"":"1"}}`}
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		_, err = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "otelcol-k8s-events-checkpoint-2"}}, metav1.CreateOptions{})
+		require.True(t, apierrors.IsForbidden(err), "create is not granted: %v", err)
+		// A re-apply of the chart (helm upgrade) leaves the checkpoint the receiver wrote.
+		files, err := Sets[0].Manifests(root)
+		require.NoError(t, err)
+		state := objects(t, map[string]string{"events-state.yaml": string(files["events-state.yaml"])})
+		apply(t, state, false)
+		cm, err = cs.CoreV1().ConfigMaps(ReleaseNamespace).Get(ctx, "otelcol-k8s-events-checkpoint", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, `{"resource_versions":{"":"1"}}`, cm.Data["checkpoint"])
+	})
+	t.Run("plain manifests with traces", func(t *testing.T) {
+		// Applied over the default set (same names): what is added, and the rules replaced.
+		files, err := Sets[1].Manifests(root)
+		require.NoError(t, err)
+		rendered := map[string]string{}
+		for n, b := range files {
+			if n != "kustomization.yaml" {
+				rendered[n] = string(b)
+			}
+		}
+		objs := objects(t, rendered)
+		apply(t, objs, true)
+		apply(t, objs, false)
+		checkRBAC(t, cs, ReleaseNamespace, "otelcol-k8s", true)
 	})
 
 	for i, c := range chartCombinations {
@@ -120,87 +191,109 @@ func TestAgainstAPIServer(t *testing.T) {
 			apply(t, objs, true)
 			apply(t, objs, false)
 			if find(objs, "DaemonSet", release+"-otelcol-k8s-node") != nil && find(objs, "Deployment", release+"-otelcol-k8s-events") != nil {
-				checkRBAC(t, cs, ns, release+"-otelcol-k8s")
+				checkRBAC(t, cs, ns, release+"-otelcol-k8s", strings.Contains(c.values, "traces"))
 			}
 		})
 	}
 }
 
-// access is one request a ServiceAccount makes or must not be able to make.
+// access is one request a ServiceAccount makes or must not be able to make; name, when set, is
+// the object's name.
 type access struct {
-	group, resource, verb, namespace string
+	group, resource, verb, namespace, name string
 }
 
 func (a access) String() string {
-	return fmt.Sprintf("%s %s.%s in %q", a.verb, a.resource, a.group, a.namespace)
+	return fmt.Sprintf("%s %s.%s %q in %q", a.verb, a.resource, a.group, a.name, a.namespace)
 }
 
 // checkRBAC asks the API server, for each ServiceAccount of the release prefix in ns, whether
 // it may make exactly the requests its components make (allowed) and none of a list of others
-// (denied), and checks that the roles grant nothing beyond the allowed list.
-func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string) {
+// (denied), and checks that the roles grant nothing beyond the allowed list. traces says
+// whether the release has traces.enabled.
+func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, traces bool) {
 	t.Helper()
 	// What the components do. Node agent: k8s_attributes lists and watches pods (filtered by
-	// node) and ReplicaSets (a pod's Deployment), and gets single ones on a cache miss. No
-	// component reads namespaces, whatever logGroups.groupBy says.
+	// node) and ReplicaSets (a pod's Deployment), and gets single ones on a cache miss.
 	nodeAllowed := []access{
-		{"", "pods", "get", ""},
-		{"", "pods", "list", ""},
-		{"", "pods", "watch", ""},
-		{"apps", "replicasets", "get", ""},
-		{"apps", "replicasets", "list", ""},
-		{"apps", "replicasets", "watch", ""},
-		// trace_context fetches the owners of the node's Pods (metadata GET, on demand);
-		// kube_lifecycle watches the node's Pods (above).
-		{"apps", "deployments", "get", ""},
-		{"apps", "statefulsets", "get", ""},
-		{"apps", "daemonsets", "get", ""},
-		{"batch", "jobs", "get", ""},
-		{"batch", "cronjobs", "get", ""},
+		{"", "pods", "get", "", ""},
+		{"", "pods", "list", "", ""},
+		{"", "pods", "watch", "", ""},
+		{"apps", "replicasets", "get", "", ""},
+		{"apps", "replicasets", "list", "", ""},
+		{"apps", "replicasets", "watch", "", ""},
+	}
+	// With traces, trace_context fetches the owners of the node's Pods (metadata GET, on
+	// demand); kube_lifecycle watches the node's Pods (above).
+	ownerGets := []access{
+		{"apps", "deployments", "get", "", ""},
+		{"apps", "statefulsets", "get", "", ""},
+		{"apps", "daemonsets", "get", "", ""},
+		{"batch", "jobs", "get", "", ""},
+		{"batch", "cronjobs", "get", "", ""},
 	}
 	// Events collector: kube_events lists and watches Events (both API groups), holds its Lease
-	// and keeps its checkpoint ConfigMap in its own namespace; kube_lifecycle (rollouts) lists
-	// and watches Deployments and ReplicaSets and holds its own Lease there.
+	// and keeps its checkpoint ConfigMap in its own namespace, both created by the chart and
+	// reachable by name only; with traces, kube_lifecycle (rollouts) lists and watches
+	// Deployments and ReplicaSets and holds its own Lease there.
 	eventsAllowed := []access{
-		{"events.k8s.io", "events", "get", ""},
-		{"events.k8s.io", "events", "list", ""},
-		{"events.k8s.io", "events", "watch", ""},
-		{"", "events", "get", ""},
-		{"", "events", "list", ""},
-		{"", "events", "watch", ""},
-		{"apps", "deployments", "list", ""},
-		{"apps", "deployments", "watch", ""},
-		{"apps", "replicasets", "list", ""},
-		{"apps", "replicasets", "watch", ""},
-		{"coordination.k8s.io", "leases", "get", ns},
-		{"coordination.k8s.io", "leases", "create", ns},
-		{"coordination.k8s.io", "leases", "update", ns},
-		{"", "configmaps", "get", ns},
-		{"", "configmaps", "create", ns},
-		{"", "configmaps", "update", ns},
+		{"events.k8s.io", "events", "get", "", ""},
+		{"events.k8s.io", "events", "list", "", ""},
+		{"events.k8s.io", "events", "watch", "", ""},
+		{"", "events", "get", "", ""},
+		{"", "events", "list", "", ""},
+		{"", "events", "watch", "", ""},
+		{"coordination.k8s.io", "leases", "get", ns, prefix + "-events"},
+		{"coordination.k8s.io", "leases", "update", ns, prefix + "-events"},
+		{"", "configmaps", "get", ns, prefix + "-events-checkpoint"},
+		{"", "configmaps", "update", ns, prefix + "-events-checkpoint"},
 	}
-	// What neither may do: secrets, writes, other namespaces' Leases and ConfigMaps, nodes,
-	// logs and exec.
+	rollouts := []access{
+		{"apps", "deployments", "list", "", ""},
+		{"apps", "deployments", "watch", "", ""},
+		{"apps", "replicasets", "list", "", ""},
+		{"apps", "replicasets", "watch", "", ""},
+		{"coordination.k8s.io", "leases", "get", ns, prefix + "-lifecycle"},
+		{"coordination.k8s.io", "leases", "update", ns, prefix + "-lifecycle"},
+	}
+	if traces {
+		nodeAllowed = append(nodeAllowed, ownerGets...)
+		eventsAllowed = append(eventsAllowed, rollouts...)
+	}
+	// What neither may do: secrets, writes, other Leases and ConfigMaps (other names, other
+	// namespaces), creating any, nodes, logs and exec.
 	denied := []access{
-		{"", "secrets", "get", ns},
-		{"", "secrets", "list", ""},
-		{"", "pods", "create", "default"},
-		{"", "pods", "delete", "default"},
-		{"", "pods/exec", "create", "default"},
-		{"", "pods/log", "get", "default"},
-		{"", "nodes", "get", ""},
-		{"", "nodes", "list", ""},
-		{"apps", "deployments", "update", "default"},
-		{"apps", "replicasets", "update", "default"},
-		{"", "namespaces", "delete", ""},
-		{"", "configmaps", "get", "kube-system"},
-		{"coordination.k8s.io", "leases", "get", "kube-system"},
-		{"coordination.k8s.io", "leases", "delete", ns},
-		{"", "events", "create", "default"},
-		{"", "serviceaccounts/token", "create", ns},
-		{"rbac.authorization.k8s.io", "clusterroles", "bind", ""},
+		{"", "secrets", "get", ns, ""},
+		{"", "secrets", "list", "", ""},
+		{"", "pods", "create", "default", ""},
+		{"", "pods", "delete", "default", ""},
+		{"", "pods/exec", "create", "default", ""},
+		{"", "pods/log", "get", "default", ""},
+		{"", "nodes", "get", "", ""},
+		{"", "nodes", "list", "", ""},
+		{"apps", "deployments", "update", "default", ""},
+		{"apps", "replicasets", "update", "default", ""},
+		{"", "namespaces", "delete", "", ""},
+		{"", "configmaps", "get", "kube-system", ""},
+		{"", "configmaps", "get", ns, prefix + "-node"},
+		{"", "configmaps", "update", ns, prefix + "-events"},
+		{"", "configmaps", "update", ns, "another-release-otelcol-k8s-events-checkpoint"},
+		{"", "configmaps", "create", ns, ""},
+		{"", "configmaps", "list", ns, ""},
+		{"coordination.k8s.io", "leases", "get", "kube-system", ""},
+		{"coordination.k8s.io", "leases", "update", ns, "another-release-otelcol-k8s-events"},
+		{"coordination.k8s.io", "leases", "create", ns, ""},
+		{"coordination.k8s.io", "leases", "delete", ns, prefix + "-events"},
+		{"", "events", "create", "default", ""},
+		{"", "serviceaccounts/token", "create", ns, ""},
+		{"rbac.authorization.k8s.io", "clusterroles", "bind", "", ""},
 	}
-	denied = append(denied, access{"", "namespaces", "list", ""}, access{"", "namespaces", "watch", ""})
+	// No component reads namespaces, whatever logGroups.groupBy says.
+	denied = append(denied, access{"", "namespaces", "list", "", ""}, access{"", "namespaces", "watch", "", ""})
+	if !traces {
+		denied = append(denied, ownerGets...)
+		denied = append(denied, rollouts...)
+	}
 	for _, sa := range []struct {
 		name    string
 		allowed []access
@@ -212,7 +305,7 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string) {
 		groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
 		ask := func(a access) bool {
 			res := strings.SplitN(a.resource, "/", 2)
-			attrs := &authorizationv1.ResourceAttributes{Namespace: a.namespace, Verb: a.verb, Group: a.group, Resource: res[0]}
+			attrs := &authorizationv1.ResourceAttributes{Namespace: a.namespace, Verb: a.verb, Group: a.group, Resource: res[0], Name: a.name}
 			if len(res) == 2 {
 				attrs.Subresource = res[1]
 			}
@@ -235,12 +328,22 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string) {
 		granted := grantedRules(t, cs, ns, sa.name)
 		var want []string
 		for _, a := range sa.allowed {
-			want = append(want, a.group+"/"+a.resource+":"+a.verb)
+			want = append(want, ruleString(a.group, a.resource, a.verb, a.name))
 		}
 		slices.Sort(want)
 		want = slices.Compact(want)
 		assert.Equal(t, want, granted, "%s: the roles grant exactly what the components do", sa.name)
 	}
+}
+
+// ruleString is one granted permission: "group/resource:verb", with "@name" when the rule names
+// its objects.
+func ruleString(group, resource, verb, name string) string {
+	s := group + "/" + resource + ":" + verb
+	if name != "" {
+		s += "@" + name
+	}
+	return s
 }
 
 // grantedRules reads from the API server the ClusterRoles and Roles bound to the
@@ -251,10 +354,16 @@ func grantedRules(t *testing.T, cs kubernetes.Interface, ns, sa string) []string
 	var out []string
 	add := func(rules []rbacv1.PolicyRule) {
 		for _, r := range rules {
+			names := r.ResourceNames
+			if len(names) == 0 {
+				names = []string{""}
+			}
 			for _, g := range r.APIGroups {
 				for _, res := range r.Resources {
 					for _, v := range r.Verbs {
-						out = append(out, g+"/"+res+":"+v)
+						for _, n := range names {
+							out = append(out, ruleString(g, res, v, n))
+						}
 					}
 				}
 			}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -127,7 +126,8 @@ func containerEnv(t *testing.T, o *unstructured.Unstructured) map[string]string 
 	return env
 }
 
-// rules returns a ClusterRole's or Role's rules as "group/resource:verb" strings, sorted.
+// rules returns a ClusterRole's or Role's rules as "group/resource:verb" strings (with
+// "@name" for a rule that names its objects), sorted.
 func rules(t *testing.T, o *unstructured.Unstructured) []string {
 	t.Helper()
 	require.NotNil(t, o)
@@ -135,10 +135,16 @@ func rules(t *testing.T, o *unstructured.Unstructured) []string {
 	var out []string
 	for _, r := range rs {
 		m := r.(map[string]any)
+		names, _ := m["resourceNames"].([]any)
+		if len(names) == 0 {
+			names = []any{""}
+		}
 		for _, g := range m["apiGroups"].([]any) {
 			for _, res := range m["resources"].([]any) {
 				for _, v := range m["verbs"].([]any) {
-					out = append(out, strings.Join([]string{g.(string) + "/" + res.(string), v.(string)}, ":"))
+					for _, n := range names {
+						out = append(out, ruleString(g.(string), res.(string), v.(string), n.(string)))
+					}
 				}
 			}
 		}

@@ -3,8 +3,10 @@
 package install
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,11 +107,17 @@ func TestChartValues(t *testing.T) {
 		assert.Nil(t, dig(cfg, "exporters", "cloudwatch_groups", "namespace_uid"))
 		assert.Equal(t, 8888, dig(cfg, "service", "telemetry", "metrics", "readers").([]any)[0].(map[string]any)["pull"].(map[string]any)["exporter"].(map[string]any)["prometheus"].(map[string]any)["port"])
 		assert.Equal(t, []string{
-			"/pods:get", "/pods:list", "/pods:watch", "apps/daemonsets:get", "apps/deployments:get",
-			"apps/replicasets:get", "apps/replicasets:list", "apps/replicasets:watch", "apps/statefulsets:get",
-			"batch/cronjobs:get", "batch/jobs:get",
+			"/pods:get", "/pods:list", "/pods:watch",
+			"apps/replicasets:get", "apps/replicasets:list", "apps/replicasets:watch",
 		},
-			rules(t, find(objs, "ClusterRole", node)), "no namespaces")
+			rules(t, find(objs, "ClusterRole", node)), "no namespaces, no owners without traces")
+		assert.Equal(t, []string{
+			"/configmaps:get@otelcol-k8s-events-checkpoint", "/configmaps:update@otelcol-k8s-events-checkpoint",
+			"coordination.k8s.io/leases:get@otelcol-k8s-events", "coordination.k8s.io/leases:update@otelcol-k8s-events",
+		}, rules(t, find(objs, "Role", events)), "by name only, and no create: the chart creates them")
+		assert.NotNil(t, find(objs, "ConfigMap", "otelcol-k8s-events-checkpoint"))
+		assert.NotNil(t, find(objs, "Lease", "otelcol-k8s-events"))
+		assert.Nil(t, find(objs, "Lease", "otelcol-k8s-lifecycle"))
 		assert.Nil(t, find(objs, "Namespace", ReleaseNamespace), "helm install --create-namespace makes it")
 		assert.Nil(t, find(objs, "ServiceMonitor", node))
 		assert.Contains(t, container(t, ds), "startupProbe")
@@ -176,6 +184,143 @@ func TestChartValues(t *testing.T) {
 		tol, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "tolerations")
 		assert.Equal(t, []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "logs", "effect": "NoSchedule"}}, tol)
 	})
+}
+
+// TestTracesSwitch checks traces.enabled: off (the default), neither configuration has a
+// component of tracing and no Pod watch runs for it, and the RBAC for it is not granted; on,
+// all of it is rendered.
+func TestTracesSwitch(t *testing.T) {
+	const node, events = "otelcol-k8s-node", "otelcol-k8s-events"
+	tracing := map[string][][]string{
+		node: {
+			{"extensions", "trace_context"}, {"extensions", "aws_sigv4_auth"}, {"receivers", "kube_lifecycle"},
+			{"processors", "batch/traces"}, {"processors", "object_ref", "trace_context"},
+			{"exporters", "otlp_http/xray"}, {"service", "pipelines", "traces"},
+		},
+		events: {
+			{"extensions", "aws_sigv4_auth"}, {"receivers", "kube_lifecycle"},
+			{"exporters", "otlp_http/xray"}, {"service", "pipelines", "traces"},
+		},
+	}
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprintf("enabled=%v", on), func(t *testing.T) {
+			objs := objects(t, render(t, with(t, fmt.Sprintf("traces: {enabled: %v}", on))))
+			for name, paths := range tracing {
+				text, cfg := collectorConfig(t, objs, name)
+				for _, p := range paths {
+					assert.Equal(t, on, dig(cfg, p...) != nil, "%s: %v", name, p)
+				}
+				assert.Equal(t, on, strings.Contains(text, "xray"), "%s mentions X-Ray", name)
+				exts, _ := dig(cfg, "service", "extensions").([]any)
+				assert.Equal(t, on, slices.Contains(exts, any("aws_sigv4_auth")), "%s service extensions %v", name, exts)
+			}
+			_, ncfg := collectorConfig(t, objs, node)
+			assert.NotNil(t, dig(ncfg, "processors", "object_ref"), "object_ref stays, with or without trace_context")
+			assert.Equal(t, on, slices.Contains(rules(t, find(objs, "ClusterRole", node)), "apps/deployments:get"))
+			assert.Equal(t, on, slices.Contains(rules(t, find(objs, "ClusterRole", events)), "apps/deployments:watch"))
+			assert.Equal(t, on, slices.Contains(rules(t, find(objs, "Role", events)), "coordination.k8s.io/leases:update@otelcol-k8s-lifecycle"))
+			assert.Equal(t, on, find(objs, "Lease", "otelcol-k8s-lifecycle") != nil)
+		})
+	}
+}
+
+// TestNodePlacement checks where the DaemonSet runs: Linux nodes only (a user's selector is
+// added to it), not EKS Fargate (unless the affinity is replaced), every taint tolerated.
+func TestNodePlacement(t *testing.T) {
+	const node = "otelcol-k8s-node"
+	ds := find(objects(t, render(t, baseValues())), "DaemonSet", node)
+	sel, _, _ := unstructured.NestedStringMap(ds.Object, "spec", "template", "spec", "nodeSelector")
+	assert.Equal(t, map[string]string{"kubernetes.io/os": "linux"}, sel)
+	terms, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+	assert.Equal(t, []any{map[string]any{"matchExpressions": []any{map[string]any{
+		"key": "eks.amazonaws.com/compute-type", "operator": "NotIn", "values": []any{"fargate"},
+	}}}}, terms)
+	tol, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "tolerations")
+	assert.Equal(t, []any{map[string]any{"operator": "Exists"}}, tol)
+
+	ds = find(objects(t, render(t, with(t, `node: {nodeSelector: {pool: logs, kubernetes.io/os: windows}, affinity: {podAffinity: {}}}`))), "DaemonSet", node)
+	sel, _, _ = unstructured.NestedStringMap(ds.Object, "spec", "template", "spec", "nodeSelector")
+	assert.Equal(t, map[string]string{"kubernetes.io/os": "linux", "pool": "logs"}, sel, "always Linux")
+	aff, _, _ := unstructured.NestedMap(ds.Object, "spec", "template", "spec", "affinity")
+	assert.Equal(t, map[string]any{"podAffinity": map[string]any{}}, aff, "a given affinity replaces the default")
+}
+
+// TestDockerContainersMount checks that /var/lib/docker/containers is mounted only when asked,
+// and then with a hostPath type that never creates it.
+func TestDockerContainersMount(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dockerContainers=%v", on), func(t *testing.T) {
+			ds := find(objects(t, render(t, with(t, fmt.Sprintf("node: {dockerContainers: %v}", on)))), "DaemonSet", "otelcol-k8s-node")
+			vols, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "volumes")
+			var docker map[string]any
+			for _, v := range vols {
+				hp, _ := v.(map[string]any)["hostPath"].(map[string]any)
+				if hp["path"] == "/var/lib/docker/containers" {
+					docker = hp
+				}
+				if hp != nil && hp["path"] != "/var/lib/otelcol-k8s" {
+					assert.Equal(t, "Directory", hp["type"], "%v: a host path the agent reads is never created", hp["path"])
+				}
+			}
+			assert.Equal(t, on, docker != nil)
+			assert.Equal(t, on, strings.Contains(fmt.Sprint(container(t, ds)["volumeMounts"]), "/var/lib/docker/containers"))
+		})
+	}
+}
+
+// TestTwoReleasesInOneNamespace renders two releases into one namespace: no namespaced object
+// name and no Lease or checkpoint a collector names is shared.
+func TestTwoReleasesInOneNamespace(t *testing.T) {
+	names := func(release string) (map[string]bool, []string) {
+		files, err := Render(filepath.Join(root, ChartDir), release, "shared", with(t, "traces: {enabled: true}"))
+		require.NoError(t, err)
+		objs := objects(t, files)
+		out := map[string]bool{}
+		for _, o := range objs {
+			out[o.GetKind()+"/"+o.GetName()] = true
+		}
+		_, cfg := collectorConfig(t, objs, release+"-otelcol-k8s-events")
+		var leases []string
+		for _, r := range []string{"kube_events", "kube_lifecycle"} {
+			l, _ := dig(cfg, "receivers", r, "leader_election", "lease_name").(string)
+			require.NotEmpty(t, l, r)
+			require.True(t, out["Lease/"+l], "the chart creates the Lease %s", l)
+			leases = append(leases, l)
+		}
+		require.True(t, out["ConfigMap/"+leases[0]+"-checkpoint"], "the chart creates kube_events' checkpoint ConfigMap")
+		return out, leases
+	}
+	a, la := names("blue")
+	b, lb := names("green")
+	for n := range a {
+		assert.False(t, b[n], "%s is rendered by both releases", n)
+	}
+	for _, l := range la {
+		assert.NotContains(t, lb, l)
+	}
+}
+
+// TestGroupSettingsReachExistingGroups checks that the exporters bring existing groups in line
+// when a group setting is set, and leave them alone when none is.
+func TestGroupSettingsReachExistingGroups(t *testing.T) {
+	for _, tc := range []struct {
+		values string
+		want   bool
+	}{
+		{"", true}, // retention 30 days by default
+		{"logGroups: {retentionDays: 0}", false},
+		{"logGroups: {retentionDays: 0, tags: {team: logs}}", true},
+		{`logGroups: {retentionDays: 0, kmsKeyArn: "arn:aws:kms:eu-west-1:123456789012:key/k"}`, true},
+	} {
+		t.Run(tc.values, func(t *testing.T) {
+			objs := objects(t, render(t, with(t, tc.values)))
+			for _, name := range []string{"otelcol-k8s-node", "otelcol-k8s-events"} {
+				_, cfg := collectorConfig(t, objs, name)
+				got, _ := dig(cfg, "exporters", "cloudwatch_groups", "apply_settings_to_existing_groups").(bool)
+				assert.Equal(t, tc.want, got, name)
+			}
+		})
+	}
 }
 
 func TestGoMemLimit(t *testing.T) {

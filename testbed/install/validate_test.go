@@ -36,12 +36,12 @@ func TestRenderedConfigsValidate(t *testing.T) {
 		image.Binary:     testenv.Path(t, "OTELCOL_K8S_BIN", "run through `make test-modules` (it builds bin/otelcol-k8s)"),
 		image.NodeBinary: testenv.Path(t, "OTELCOL_K8S_NODE_BIN", "run through `make test-modules` (it builds bin/otelcol-k8s-node)"),
 	}
-	combos := append([]struct{ name, values string }{{"plain", "plain"}}, chartCombinations...)
+	combos := append([]struct{ name, values string }{{"plain", "plain"}, {"plain traces", "plain traces"}}, chartCombinations...)
 	for _, c := range combos {
 		t.Run(c.name, func(t *testing.T) {
 			var files map[string]string
-			if c.values == "plain" {
-				m, err := Manifests(root)
+			if set, ok := map[string]Set{"plain": Sets[0], "plain traces": Sets[1]}[c.values]; ok {
+				m, err := set.Manifests(root)
 				require.NoError(t, err)
 				files = map[string]string{}
 				for n, b := range m {

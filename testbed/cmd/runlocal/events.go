@@ -95,7 +95,7 @@ func startEvents(ctx context.Context, kubeBin, bin, dir string) (*eventsRun, err
 		e.stop()
 		return nil, err
 	}
-	shipped, err := harness.LoadShippedEventsConfig(harness.ShippedEventsConfigMap, harness.EventsLocal{
+	shipped, err := harness.LoadShippedEventsConfig(harness.ShippedTracesEventsConfigMap, harness.EventsLocal{
 		Kubeconfig: kubeconfig, Endpoint: endpoint, TracesEndpoint: "http://" + ln.Addr().String() + "/v1/traces", HealthAddr: health,
 		Env: map[string]string{
 			"POD_NAME": "events-local", "CLUSTER_NAME": "local", "AWS_REGION": "us-east-1",
@@ -131,7 +131,7 @@ func startEvents(ctx context.Context, kubeBin, bin, dir string) (*eventsRun, err
 		e.controller(ctrlCtx, client)
 	}()
 	fmt.Printf("local API server (%s) with a simulated controller writing Events through client-go's recorders;\n"+
-		"events collector running the shipped %s (log: %s)\n", kubeBin, harness.ShippedEventsConfigMap, logPath)
+		"events collector running the shipped %s (log: %s)\n", kubeBin, harness.ShippedTracesEventsConfigMap, logPath)
 	return e, nil
 }
 

@@ -64,7 +64,7 @@ func startTraced(ctx context.Context, client kubernetes.Interface, bin, kubeconf
 		tr.stop()
 		return nil, err
 	}
-	shipped, err := harness.LoadShippedNodeConfig(harness.ShippedNodeConfigMap, harness.Local{
+	shipped, err := harness.LoadShippedNodeConfig(harness.ShippedTracesNodeConfigMap, harness.Local{
 		NodeRoot: root, StateDir: state, Endpoint: endpoint, HealthAddr: health, Kubeconfig: kubeconfig, TracesEndpoint: base,
 		Env: map[string]string{
 			"K8S_NODE_NAME": "node-1", "CLUSTER_NAME": "local", "AWS_REGION": "us-east-1",
@@ -115,7 +115,7 @@ func startTraced(ctx context.Context, client kubernetes.Interface, bin, kubeconf
 		}
 	}()
 	fmt.Printf("traced Pods in namespace %s of the local API server (node-1), their logs in a second simulated node directory;\n"+
-		"a node collector running the shipped %s with trace_context and kube_lifecycle (log: %s)\n", tracedNS, harness.ShippedNodeConfigMap, logPath)
+		"a node collector running the shipped %s with trace_context and kube_lifecycle (log: %s)\n", tracedNS, harness.ShippedTracesNodeConfigMap, logPath)
 	return tr, nil
 }
 

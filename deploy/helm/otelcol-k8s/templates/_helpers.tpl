@@ -10,6 +10,15 @@
 {{- define "otelcol-k8s.node" -}}{{ include "otelcol-k8s.fullname" . }}-node{{- end -}}
 {{- define "otelcol-k8s.events" -}}{{ include "otelcol-k8s.fullname" . }}-events{{- end -}}
 
+{{/*
+The events collector's Leases and kube_events' checkpoint ConfigMap: named after the release, so
+two releases in one namespace never share them. kube_events keeps its checkpoint in the
+ConfigMap "<lease name>-checkpoint".
+*/}}
+{{- define "otelcol-k8s.eventsLease" -}}{{ include "otelcol-k8s.fullname" . }}-events{{- end -}}
+{{- define "otelcol-k8s.eventsCheckpoint" -}}{{ include "otelcol-k8s.eventsLease" . }}-checkpoint{{- end -}}
+{{- define "otelcol-k8s.lifecycleLease" -}}{{ include "otelcol-k8s.fullname" . }}-lifecycle{{- end -}}
+
 {{/* Labels of every object; "otelcol-k8s.labels" (dict "ctx" $ "name" NAME). */}}
 {{- define "otelcol-k8s.labels" -}}
 app.kubernetes.io/name: {{ .name }}
@@ -33,6 +42,11 @@ kms_key_id: {{ . }}
 {{- with .Values.logGroups.tags }}
 tags:
   {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if or .Values.logGroups.retentionDays .Values.logGroups.kmsKeyArn .Values.logGroups.tags }}
+# Groups written before these settings changed (an earlier install, another version) get them
+# too: one DescribeLogGroups per group and process start, then only the calls that differ.
+apply_settings_to_existing_groups: true
 {{- end }}
 {{- end -}}
 
