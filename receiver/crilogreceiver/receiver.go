@@ -451,6 +451,25 @@ func (r *criReceiver) emitOrphans(ctx context.Context) {
 	}
 }
 
+// successorSettle is how long a rotated file whose successor exists must stay unchanged, from
+// the successor's appearance or its own last growth, before it closes (drain_grace if that is
+// shorter). containerd creates the new file before its old writer has written the lines it had
+// already read from the container, so the renamed file can still grow after the new one exists.
+const successorSettle = int64(500 * time.Millisecond)
+
+// drained reports whether a draining reader may close at its end: once it has been unchanged
+// for drain_grace, or, when its successor exists, for successorSettle since the later of the
+// successor's appearance and its own last growth.
+func drained(rd *tracker.Reader, now, grace int64) bool {
+	if rd.Successor == nil {
+		return now-rd.LastGrowth >= grace
+	}
+	if rd.SuccessorSeen == 0 {
+		rd.SuccessorSeen = now
+	}
+	return now-max(rd.LastGrowth, rd.SuccessorSeen) >= min(grace, successorSettle)
+}
+
 // cycle gives every reader one turn. It reports whether any reader made progress.
 func (r *criReceiver) cycle(ctx context.Context) bool {
 	progress := false
@@ -477,9 +496,7 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 		if r.pendingBytes >= maxPendingBytes {
 			continue // refused batches hold enough memory: only retry them until they drain
 		}
-		// A rotated file whose successor exists is final (the runtime writes to the new file
-		// once it reopened): it closes at its end without waiting for the grace period.
-		closing := rd.Draining && (rd.Successor != nil || now.UnixNano()-rd.LastGrowth >= grace)
+		closing := rd.Draining && drained(rd, now.UnixNano(), grace)
 		b := r.emitter.begin(fs, now)
 		changed, done, err := rd.Read(now.UnixNano(), r.tracker.Buffer(), closing, r.emitter.sink)
 		if err != nil {
