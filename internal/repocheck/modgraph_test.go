@@ -42,7 +42,7 @@ type ourModule struct {
 func TestNoComponentRequiresAnother(t *testing.T) {
 	root, files := trackedFiles(t)
 	modules := map[string]*ourModule{} // by module path
-	components := map[string]string{} // module path -> folder
+	components := map[string]string{}  // module path -> folder
 	for _, f := range files {
 		if path.Base(f) != "go.mod" {
 			continue

@@ -140,7 +140,7 @@ func firstLine(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	if sc.Scan() {
 		return sc.Text(), nil
@@ -154,7 +154,7 @@ func looksBinary(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	buf := make([]byte, 8000)
 	n, err := f.Read(buf)
 	if err != nil && n == 0 {

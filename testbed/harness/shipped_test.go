@@ -286,8 +286,11 @@ func TestDefaultShippedNodeConfigHasNoTracing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range [][]string{
-		{"extensions", "trace_context"}, {"receivers", "kube_lifecycle"}, {"exporters", "otlp_http/xray"},
-		{"processors", "object_ref", "trace_context"}, {"service", "pipelines", "traces"},
+		{"extensions", "trace_context"},
+		{"receivers", "kube_lifecycle"},
+		{"exporters", "otlp_http/xray"},
+		{"processors", "object_ref", "trace_context"},
+		{"service", "pipelines", "traces"},
 	} {
 		if v := dig(got, p...); v != nil {
 			t.Errorf("%v in the default configuration: %v", p, v)
