@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -52,6 +54,10 @@ type Elector struct {
 	namespace string
 	lock      resourcelock.Interface
 	identity  string
+	// leases and name read the Lease for Term, apart from lock: client-go's LeaseLock keeps the
+	// last Lease it read in itself, so a second reader through it races with the renewals.
+	leases coordinationv1client.LeaseInterface
+	name   string
 
 	mu       sync.Mutex
 	running  chan struct{} // closed when the current term's lead returned
@@ -88,7 +94,10 @@ func NewElector(client kubernetes.Interface, l Lease, lead func(ctx context.Cont
 	if err != nil {
 		return nil, fmt.Errorf("leader election: lease lock: %w", err)
 	}
-	e := &Elector{lead: lead, namespace: l.Namespace, lock: lock, identity: l.Identity}
+	e := &Elector{
+		lead: lead, namespace: l.Namespace, lock: lock, identity: l.Identity,
+		leases: client.CoordinationV1().Leases(l.Namespace), name: l.Name,
+	}
 	e.elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   l.LeaseDuration,
@@ -175,14 +184,17 @@ var ErrNotHolder = errors.New("leader election: not the holder of the lease")
 // holder's late write is recognizable as older). It reads the Lease; ErrNotHolder when another
 // identity holds it.
 func (e *Elector) Term(ctx context.Context) (int64, error) {
-	rec, _, err := e.lock.Get(ctx)
+	lease, err := e.leases.Get(ctx, e.name, metav1.GetOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("leader election: reading the lease: %w", err)
 	}
-	if rec.HolderIdentity != e.identity {
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != e.identity {
 		return 0, ErrNotHolder
 	}
-	return int64(rec.LeaderTransitions), nil
+	if lease.Spec.LeaseTransitions == nil {
+		return 0, nil
+	}
+	return int64(*lease.Spec.LeaseTransitions), nil
 }
 
 // Identity is this holder's identity in the Lease.

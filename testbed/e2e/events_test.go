@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
+	binenc "encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -324,10 +326,8 @@ func TestEventsLeaderKilled(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		var cp struct {
-			ResourceVersions map[string]string `json:"resource_versions"`
-		}
-		return json.Unmarshal([]byte(cm.Data["checkpoint"]), &cp) == nil && atoi(cp.ResourceVersions[""]) >= latest
+		rv, ok := checkpointResourceVersion(cm.BinaryData["checkpoint"])
+		return ok && atoi(rv) >= latest
 	})
 	replicas["events-a"].Kill()
 	killedAt := time.Now()
@@ -627,4 +627,25 @@ func TestEventsAtScale(t *testing.T) {
 	}
 	t.Logf("restart with %d live Events: relisted and caught up in %s; peak RSS %d KiB",
 		n, time.Since(relisted).Round(time.Millisecond), peakRSS(col.Pid()))
+}
+
+// checkpointResourceVersion reads the resource version of kube_events' checkpoint (its
+// binary encoding, receiver design.md rule 5.8: "kev1", a uvarint length, then a JSON head).
+func checkpointResourceVersion(b []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(b, []byte("kev1"))
+	if !ok {
+		return "", false
+	}
+	n, w := binenc.Uvarint(rest)
+	if w <= 0 || n > uint64(len(rest)-w) {
+		return "", false
+	}
+	var head struct {
+		ResourceVersions map[string]string `json:"resource_versions"`
+	}
+	if json.Unmarshal(rest[w:w+int(n)], &head) != nil {
+		return "", false
+	}
+	rv, ok := head.ResourceVersions[""]
+	return rv, ok
 }
