@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -116,7 +117,7 @@ func TestMemoryLimitFromCgroup(t *testing.T) {
 		{percent: 55, want: []float64{0.55}},
 		{percent: 0, want: nil},
 	} {
-		t.Run(fmt.Sprint(tt.percent), func(t *testing.T) {
+		t.Run(strconv.Itoa(tt.percent), func(t *testing.T) {
 			rt := &fakeRuntime{percent: 100}
 			g := newTestIdleGC(t, rt)
 			g.cfg.MemoryLimitPercent = tt.percent

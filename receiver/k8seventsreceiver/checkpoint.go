@@ -136,7 +136,7 @@ func decodeCheckpoint(b []byte) (*checkpoint, error) {
 		return nil, fmt.Errorf("%w: %w", errBadCheckpoint, err)
 	}
 	count, err := binary.ReadUvarint(r)
-	if err != nil || count > uint64(r.Len())/10 {
+	if err != nil || count > uint64(r.Len())/10 { //nolint:gosec // a reader's length is never negative
 		return nil, fmt.Errorf("%w: bad series count", errBadCheckpoint)
 	}
 	cp := &checkpoint{Term: h.Term, Holder: h.Holder, ResourceVersions: h.ResourceVersions, Series: make(map[uint64]priorSeries, count)}
@@ -155,7 +155,7 @@ func decodeCheckpoint(b []byte) (*checkpoint, error) {
 		if err := errors.Join(err1, err2, err3, err4); err != nil || c > math.MaxInt32 {
 			return nil, fmt.Errorf("%w: truncated series", errBadCheckpoint)
 		}
-		p := priorSeries{Count: int32(c), Term: h.Term + term, Tomb: flags&flagTomb != 0} //nolint:gosec // checked above
+		p := priorSeries{Count: int32(c), Term: h.Term + term, Tomb: flags&flagTomb != 0}
 		if at != -h.Base {
 			p.At = timeOf(h.Base + at)
 		}

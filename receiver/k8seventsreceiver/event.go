@@ -91,10 +91,10 @@ func seriesWriteTime(mf []metav1.ManagedFieldsEntry) time.Time {
 	var out time.Time
 	for i := range mf {
 		e := &mf[i]
-		if e.Time == nil || e.FieldsV1 == nil || e.Subresource != "" || !ownsSeries(e.FieldsV1.Raw) {
+		if e.Time == nil || e.FieldsV1 == nil || e.Subresource != "" || !ownsSeries(e.FieldsV1.GetRawBytes()) {
 			continue
 		}
-		if t := e.Time.Time.Truncate(time.Second); t.After(out) {
+		if t := e.Time.Truncate(time.Second); t.After(out) {
 			out = t
 		}
 	}

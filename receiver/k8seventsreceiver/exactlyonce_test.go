@@ -268,7 +268,7 @@ func TestCheckpointDecodeRejects(t *testing.T) {
 			continue
 		}
 		_, err := decodeCheckpoint(good[:i])
-		assert.ErrorIs(t, err, errBadCheckpoint, "cut at %d", i)
+		require.ErrorIs(t, err, errBadCheckpoint, "cut at %d", i)
 	}
 	_, err := decodeCheckpoint([]byte(`{"resource_versions":{"":"5"}}`))
 	assert.ErrorIs(t, err, errBadCheckpoint)

@@ -5,6 +5,7 @@ package k8seventsreceiver
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -123,7 +124,7 @@ func TestRelistStreams(t *testing.T) {
 		seenBefore = append(seenBefore, sink.LogRecordCount())
 		items := make([]eventsv1.Event, perPage)
 		for i := range items {
-			items[i] = listed(fmt.Sprintf("E%d-%d", calls, i), fmt.Sprint(200+calls*perPage+i), 1, now)
+			items[i] = listed(fmt.Sprintf("E%d-%d", calls, i), strconv.Itoa(200+calls*perPage+i), 1, now)
 		}
 		calls++
 		cont := "next"

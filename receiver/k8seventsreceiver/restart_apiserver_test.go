@@ -201,7 +201,7 @@ func TestRestartMomentsNewRecorder(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		seriesPatch(t, client, "default", e.Name, 5, final())
+		seriesPatch(t, client, "default", e.Name, 5, final()) //nolint:testifylint // the test waits for done before it ends
 	}()
 	g.stop()
 	<-done

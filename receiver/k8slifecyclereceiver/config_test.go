@@ -31,8 +31,10 @@ func TestLoadConfig(t *testing.T) {
 		}},
 		{id: "kube_lifecycle/cluster", want: &Config{
 			Kinds: []Kind{KindDeployment}, Timeout: 10 * time.Minute, RolloutTimeout: 30 * time.Minute, MaxPending: 10000,
-			LeaderElection: LeaderElectionConfig{Enabled: true, LeaseName: "lifecycle", Identity: "events-0",
-				LeaseDuration: kubeclient.DefaultLeaseDuration, RenewDeadline: kubeclient.DefaultRenewDeadline, RetryPeriod: kubeclient.DefaultRetryPeriod}, SyncTimeout: 30 * time.Second,
+			LeaderElection: LeaderElectionConfig{
+				Enabled: true, LeaseName: "lifecycle", Identity: "events-0",
+				LeaseDuration: kubeclient.DefaultLeaseDuration, RenewDeadline: kubeclient.DefaultRenewDeadline, RetryPeriod: kubeclient.DefaultRetryPeriod,
+			}, SyncTimeout: 30 * time.Second,
 		}},
 		{id: "kube_lifecycle/bad", wantErr: "timeout 0s: must be positive\nmax_pending 0: must be positive"},
 		{id: "kube_lifecycle/bad_kind", wantErr: "decoding failed due to the following error(s):\n\n'kinds[1]' \"Job\": must be Pod or Deployment"},

@@ -67,12 +67,16 @@ func TestJSONShapesOfRealLoggers(t *testing.T) {
 		{
 			"benchmark data: v and msg, no ts",
 			`{"v":0,"msg":"Pod status updated","pod":{"name":"nginx-1","namespace":"default"},"status":"ready"}`,
-			FormatJSON, SeverityInfo, 0, time.Time{}, "Pod status updated",
+			FormatJSON, SeverityInfo, 0,
+			time.Time{},
+			"Pod status updated",
 		},
 		{
 			"benchmark data: verbosity 3, msg first",
 			`{"msg":"Creating container","v":3,"container":"etcd"}`,
-			FormatJSON, SeverityInfo, 3, time.Time{}, "Creating container",
+			FormatJSON, SeverityInfo, 3,
+			time.Time{},
+			"Creating container",
 		},
 		// component-base JSON, Kubernetes 1.22 and later: caller.
 		{
@@ -90,102 +94,142 @@ func TestJSONShapesOfRealLoggers(t *testing.T) {
 		{
 			"zap production (KEP example)",
 			`{"level":"info","ts":1580306777.04728,"caller":"zapr@v0.1.1/zapr.go:69","msg":"HTTP","method":"GET","uri":"/api/v1/namespaces/kube-system/pods","latency":"1.512ms","status":200}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"zap production error with stacktrace",
 			`{"level":"error","ts":1712345678.123456,"caller":"server/handler.go:88","msg":"request failed","error":"context deadline exceeded","stacktrace":"main.handle\n\t/app/server/handler.go:88\nnet/http.HandlerFunc.ServeHTTP\n\t/usr/local/go/src/net/http/server.go:2136"}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"zap with epoch-millis encoder and a level",
 			`{"level":"INFO","ts":1712345678123,"msg":"listening","v":1,"err":null}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"controller-runtime (zap, ISO ts)",
 			`{"level":"info","ts":"2024-02-10T01:53:57.559Z","logger":"controller-runtime.metrics","msg":"Serving metrics server","bindAddress":":8080","secure":false}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"logrus JSONFormatter",
 			`{"animal":"walrus","level":"info","msg":"A group of walrus emerges from the ocean","size":10,"time":"2024-03-10T19:57:38-04:00"}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"bunyan: numeric level, v 0",
 			`{"name":"checkout","hostname":"checkout-6d9f7b7c4-2lq8v","pid":1,"level":30,"msg":"order placed","time":"2024-05-01T12:00:00.000Z","v":0}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"pino 6: numeric level, time in ms, v 1",
 			`{"level":30,"time":1531171074631,"pid":657,"hostname":"api-7f9c","msg":"hello world","v":1}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"pino 7 and later",
 			`{"level":50,"time":1700000000123,"pid":1,"hostname":"api-7f9c","err":{"type":"Error","message":"boom","stack":"Error: boom\n    at main (/app/index.js:3:9)"},"msg":"boom"}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"zerolog",
 			`{"level":"info","time":1516134303,"message":"hello world"}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"slog JSONHandler",
 			`{"time":"2024-03-10T12:00:00.000000001Z","level":"INFO","msg":"started","v":2}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"winston json",
 			`{"level":"error","message":"connection lost","service":"billing"}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"plain object: msg only",
 			`{"msg":"hello"}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"plain object: ts in seconds and msg",
 			`{"ts":1700000000,"msg":"started"}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"plain object: ts in ms and msg, nothing of klog's",
 			`{"ts":1700000000000,"msg":"tick","count":3}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"plain object: ts in seconds and err (only component-base writes ms with err)",
 			`{"ts":1700000000.25,"msg":"failed","err":"boom"}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"plain object: string ts with v",
 			`{"ts":"2026-03-10T00:00:00Z","msg":"x","v":1}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"plain object: string v",
 			`{"msg":"x","v":"1"}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"plain object: negative v",
 			`{"ts":1700000000000,"msg":"x","v":-1}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"plain object: fractional v",
 			`{"msg":"x","v":1.5}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 		{
 			"plain object: message instead of msg",
 			`{"message":"x","v":1,"ts":1700000000000}`,
-			FormatNone, SeverityUnset, none, time.Time{}, "",
+			FormatNone, SeverityUnset, none,
+			time.Time{},
+			"",
 		},
 	}
 	var p Parser
@@ -205,10 +249,9 @@ func TestJSONShapesOfRealLoggers(t *testing.T) {
 			if rec.Message != tt.msg {
 				t.Errorf("msg %q, want %q", rec.Message, tt.msg)
 			}
-			if v := int64(none); rec.HasVerbose {
-				v = rec.Verbosity
-				if v != tt.verbose {
-					t.Errorf("verbosity %d, want %d", v, tt.verbose)
+			if rec.HasVerbose {
+				if rec.Verbosity != tt.verbose {
+					t.Errorf("verbosity %d, want %d", rec.Verbosity, tt.verbose)
 				}
 			} else if tt.verbose != none {
 				t.Errorf("no verbosity, want %d", tt.verbose)

@@ -292,7 +292,7 @@ func goFunctionLine(c []byte) bool {
 		return false
 	}
 	i := bytes.IndexByte(c, '(')
-	return i > 0 && bytes.IndexAny(c[:i], " \t") < 0
+	return i > 0 && !bytes.ContainsAny(c[:i], " \t")
 }
 
 // atFrame reports whether c is a Java or Node.js stack frame ("\tat pkg.Class.m(File.java:12)",
@@ -317,7 +317,7 @@ func atFrame(c []byte) (ok, props bool) {
 // "x.Y.m(Native Method)", optionally followed by logback's packaging data " ~[app.jar:1.0]".
 func javaFrame(r []byte) bool {
 	i := bytes.IndexByte(r, '(')
-	if i <= 0 || bytes.IndexAny(r[:i], " \t") >= 0 || bytes.IndexAny(r[:i], "./") < 0 {
+	if i <= 0 || bytes.ContainsAny(r[:i], " \t") || !bytes.ContainsAny(r[:i], "./") {
 		return false
 	}
 	k := bytes.IndexByte(r[i:], ')')
@@ -340,7 +340,7 @@ func nodeFrame(r []byte) bool {
 		return false
 	}
 	if r[len(r)-1] != ')' {
-		return bytes.IndexAny(r, " \t") < 0 && endsLineCol(r)
+		return !bytes.ContainsAny(r, " \t") && endsLineCol(r)
 	}
 	open := bytes.LastIndex(r, []byte(" ("))
 	if open <= 0 {
@@ -380,7 +380,7 @@ func rubyFrame(c []byte) bool {
 	}
 	pre, post := r[:i], trimRight(r[i+4:])
 	k := bytes.LastIndexByte(pre, ':')
-	return k > 0 && allDigits(pre[k+1:]) && bytes.IndexAny(pre[:k], " \t") < 0 &&
+	return k > 0 && allDigits(pre[k+1:]) && !bytes.ContainsAny(pre[:k], " \t") &&
 		len(post) >= 2 && (post[0] == '`' || post[0] == '\'') && post[len(post)-1] == '\''
 }
 

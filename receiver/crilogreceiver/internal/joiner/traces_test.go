@@ -27,7 +27,7 @@ func loadCorpus(t testing.TB, name string) (lines, want []string, labels []strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var blocks []*corpusBlock
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {

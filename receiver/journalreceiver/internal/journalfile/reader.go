@@ -240,7 +240,7 @@ func (r *Reader) readAt(p []byte, off uint64) error {
 	if off > r.size || uint64(len(p)) > r.size-off {
 		return corrupt("read of %d bytes at %d beyond the file's %d bytes", len(p), off, r.size)
 	}
-	n, err := r.src.ReadAt(p, int64(off))
+	n, err := r.src.ReadAt(p, int64(off)) //nolint:gosec // off is checked against the file size before every read
 	if n == len(p) {
 		return nil
 	}

@@ -20,14 +20,14 @@ const (
 // above 512 bytes, which systemd compresses), binary and non-UTF-8 values, newlines, repeated
 // fields, empty values, _SOURCE_REALTIME_TIMESTAMP on some, two boots.
 func Generate(seed uint64, n, units int, start uint64) []Entry {
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) //nolint:gosec // test data from a fixed seed, not a secret
 	out := make([]Entry, 0, n)
 	for i := range n {
 		boot := BootA
 		if i >= n/2 {
 			boot = BootB
 		}
-		e := Entry{Realtime: start + uint64(i)*1000 + uint64(rng.IntN(500)), Monotonic: 1_000_000 + uint64(i)*1000, BootID: boot}
+		e := Entry{Realtime: start + uint64(i)*1000 + uint64(rng.IntN(500)), Monotonic: 1_000_000 + uint64(i)*1000, BootID: boot} //nolint:gosec // small non-negative test values
 		pri := rng.IntN(8)
 		var msg string
 		switch k := rng.IntN(10); {
@@ -50,7 +50,7 @@ func Generate(seed uint64, n, units int, start uint64) []Entry {
 		}
 		e.Fields = append(e.Fields, F("MESSAGE", msg), F("PRIORITY", strconv.Itoa(pri)), F("_HOSTNAME", "node-1"))
 		if rng.IntN(3) == 0 {
-			e.Fields = append(e.Fields, F("_SOURCE_REALTIME_TIMESTAMP", strconv.FormatUint(e.Realtime-uint64(rng.IntN(900)), 10)))
+			e.Fields = append(e.Fields, F("_SOURCE_REALTIME_TIMESTAMP", strconv.FormatUint(e.Realtime-uint64(rng.IntN(900)), 10))) //nolint:gosec // small non-negative test values
 		}
 		if rng.IntN(7) == 0 {
 			e.Fields = append(e.Fields, Field{Name: "BINARY", Value: []byte{0, 1, 2, 0xff, 0xfe, byte(i)}})
@@ -61,7 +61,7 @@ func Generate(seed uint64, n, units int, start uint64) []Entry {
 		if rng.IntN(11) == 0 {
 			big := make([]byte, 600+rng.IntN(3000))
 			for j := range big {
-				big[j] = byte(rng.IntN(256))
+				big[j] = byte(rng.IntN(256)) //nolint:gosec // IntN(256) fits a byte
 			}
 			e.Fields = append(e.Fields, Field{Name: "COREDUMP", Value: big})
 		}

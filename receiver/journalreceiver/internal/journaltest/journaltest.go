@@ -120,7 +120,7 @@ func isText(v []byte) bool {
 func Write(t testing.TB, path string, entries []Entry, env []string, args ...string) {
 	t.Helper()
 	bin := RemoteBin(t)
-	cmd := exec.Command(bin, append([]string{"--output=" + path}, append(args, "-")...)...)
+	cmd := exec.Command(bin, append([]string{"--output=" + path}, append(args, "-")...)...) //nolint:gosec // the test runs systemd's own tool on its own file
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = bytes.NewReader(Export(entries))
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -135,7 +135,7 @@ type JSONEntry map[string][][]byte
 // Read returns journalctl's reading of the file (--all: large fields too).
 func Read(t testing.TB, path string) []JSONEntry {
 	t.Helper()
-	cmd := exec.Command(JournalctlBin(t), "--file="+path, "-o", "json", "--all", "--no-pager")
+	cmd := exec.Command(JournalctlBin(t), "--file="+path, "-o", "json", "--all", "--no-pager") //nolint:gosec // the test runs systemd's own tool on its own file
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -195,7 +195,7 @@ func decodeValue(v json.RawMessage) ([][]byte, error) {
 func bytesOf(nums []int) []byte {
 	b := make([]byte, len(nums))
 	for i, n := range nums {
-		b[i] = byte(n)
+		b[i] = byte(n) //nolint:gosec // the caller passes a byte-sized value
 	}
 	return b
 }
