@@ -126,7 +126,7 @@ func decodeCheckpoint(b []byte) (*checkpoint, error) {
 	}
 	r := bytes.NewReader(b[len(checkpointMagic):])
 	n, err := binary.ReadUvarint(r)
-	if err != nil || n > uint64(r.Len()) {
+	if err != nil || n > uint64(r.Len()) { //nolint:gosec // a reader's length is never negative
 		return nil, fmt.Errorf("%w: truncated head", errBadCheckpoint)
 	}
 	head := make([]byte, n)
@@ -184,8 +184,10 @@ func (cp *checkpoint) merge(theirs *checkpoint) (*checkpoint, error) {
 	if theirs.Term > cp.Term {
 		return nil, errFenced
 	}
-	out := &checkpoint{Term: cp.Term, Holder: cp.Holder, ResourceVersions: cp.ResourceVersions,
-		Series: make(map[uint64]priorSeries, len(cp.Series)+len(theirs.Series))}
+	out := &checkpoint{
+		Term: cp.Term, Holder: cp.Holder, ResourceVersions: cp.ResourceVersions,
+		Series: make(map[uint64]priorSeries, len(cp.Series)+len(theirs.Series)),
+	}
 	for k, p := range theirs.Series {
 		out.Series[k] = p
 	}

@@ -282,14 +282,18 @@ func TestCheckpointDeposedLeaderLateWrite(t *testing.T) {
 	_, client := apiServer(t)
 	ctx := context.Background()
 	store := func() *configMapCheckpoints {
-		return &configMapCheckpoints{client: client, namespace: "default", name: "events-checkpoint",
-			conflictBackoff: BackoffConfig{InitialInterval: 10 * time.Millisecond, MaxInterval: 100 * time.Millisecond}}
+		return &configMapCheckpoints{
+			client: client, namespace: "default", name: "events-checkpoint",
+			conflictBackoff: BackoffConfig{InitialInterval: 10 * time.Millisecond, MaxInterval: 100 * time.Millisecond},
+		}
 	}
 	k1, k2, k3 := seriesKey("uid-1"), seriesKey("uid-2"), seriesKey("uid-3")
 	at := time.Now().UTC().Truncate(time.Second)
 	a, b := store(), store()
-	_, err := a.Save(ctx, &checkpoint{Term: 1, Holder: "a", ResourceVersions: map[string]string{"": "100"},
-		Series: map[uint64]priorSeries{k1: {Count: 2, Last: at, At: at, Term: 1}}})
+	_, err := a.Save(ctx, &checkpoint{
+		Term: 1, Holder: "a", ResourceVersions: map[string]string{"": "100"},
+		Series: map[uint64]priorSeries{k1: {Count: 2, Last: at, At: at, Term: 1}},
+	})
 	require.NoError(t, err)
 
 	loaded, err := b.Load(ctx)
@@ -302,8 +306,10 @@ func TestCheckpointDeposedLeaderLateWrite(t *testing.T) {
 	require.Contains(t, tab.open, "uid-1")
 
 	// term 1's late write: its last batch finished uid-1 by silence and started uid-2
-	_, err = a.Save(ctx, &checkpoint{Term: 1, Holder: "a", ResourceVersions: map[string]string{"": "120"},
-		Series: map[uint64]priorSeries{k1: {Count: 2, At: at, Term: 1, Tomb: true}, k2: {Count: 3, Last: at, At: at, Term: 1}}})
+	_, err = a.Save(ctx, &checkpoint{
+		Term: 1, Holder: "a", ResourceVersions: map[string]string{"": "120"},
+		Series: map[uint64]priorSeries{k1: {Count: 2, At: at, Term: 1, Tomb: true}, k2: {Count: 3, Last: at, At: at, Term: 1}},
+	})
 	require.NoError(t, err, "no newer term wrote yet: the late write lands")
 
 	// term 2 writes: conflict, re-read, merge, write

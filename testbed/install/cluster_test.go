@@ -118,8 +118,10 @@ func TestAgainstAPIServer(t *testing.T) {
 		// chart created and leads, and kube_events' checkpoint calls (get, then update with its
 		// data) succeed on the chart's empty ConfigMap, with no create allowed.
 		sa := rest.CopyConfig(cfg)
-		sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ReleaseNamespace + ":otelcol-k8s-events",
-			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ReleaseNamespace, "system:authenticated"}}
+		sa.Impersonate = rest.ImpersonationConfig{
+			UserName: "system:serviceaccount:" + ReleaseNamespace + ":otelcol-k8s-events",
+			Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ReleaseNamespace, "system:authenticated"},
+		}
 		saCS, err := kubernetes.NewForConfig(sa)
 		require.NoError(t, err)
 		leading := make(chan struct{})
@@ -162,7 +164,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		apply(t, state, false)
 		cm, err = cs.CoreV1().ConfigMaps(ReleaseNamespace).Get(ctx, "otelcol-k8s-events-checkpoint", metav1.GetOptions{})
 		require.NoError(t, err)
-		assert.Equal(t, `{"resource_versions":{"":"1"}}`, cm.Data["checkpoint"])
+		assert.JSONEq(t, `{"resource_versions":{"":"1"}}`, cm.Data["checkpoint"])
 	})
 	t.Run("plain manifests with traces", func(t *testing.T) {
 		// Applied over the default set (same names): what is added, and the rules replaced.

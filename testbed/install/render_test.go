@@ -193,13 +193,19 @@ func TestTracesSwitch(t *testing.T) {
 	const node, events = "otelcol-k8s-node", "otelcol-k8s-events"
 	tracing := map[string][][]string{
 		node: {
-			{"extensions", "trace_context"}, {"extensions", "aws_sigv4_auth"}, {"receivers", "kube_lifecycle"},
-			{"processors", "batch/traces"}, {"processors", "object_ref", "trace_context"},
-			{"exporters", "otlp_http/xray"}, {"service", "pipelines", "traces"},
+			{"extensions", "trace_context"},
+			{"extensions", "aws_sigv4_auth"},
+			{"receivers", "kube_lifecycle"},
+			{"processors", "batch/traces"},
+			{"processors", "object_ref", "trace_context"},
+			{"exporters", "otlp_http/xray"},
+			{"service", "pipelines", "traces"},
 		},
 		events: {
-			{"extensions", "aws_sigv4_auth"}, {"receivers", "kube_lifecycle"},
-			{"exporters", "otlp_http/xray"}, {"service", "pipelines", "traces"},
+			{"extensions", "aws_sigv4_auth"},
+			{"receivers", "kube_lifecycle"},
+			{"exporters", "otlp_http/xray"},
+			{"service", "pipelines", "traces"},
 		},
 	}
 	for _, on := range []bool{false, true} {

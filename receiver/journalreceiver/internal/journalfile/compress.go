@@ -5,7 +5,6 @@ package journalfile
 import (
 	"bytes"
 	"encoding/binary"
-
 	"io"
 
 	"github.com/klauspost/compress/zstd"
@@ -58,7 +57,7 @@ func decompress(flag uint8, src []byte) ([]byte, error) {
 			return nil, corrupt("lz4: size %d larger than %d", n, MaxDataSize)
 		}
 		// An LZ4 block expands at most about 255 times.
-		if n > uint64(len(src)-8)*255+16 {
+		if n > uint64(len(src)-8)*255+16 { //nolint:gosec // lengths are non-negative and bounded by the input checked here
 			return nil, corrupt("lz4: size %d impossible from %d compressed bytes", n, len(src)-8)
 		}
 		out := make([]byte, n)
@@ -66,7 +65,7 @@ func decompress(flag uint8, src []byte) ([]byte, error) {
 		if err != nil {
 			return nil, corrupt("lz4: %v", err)
 		}
-		if uint64(got) != n {
+		if uint64(got) != n { //nolint:gosec // lengths are non-negative and bounded by the input checked here
 			return nil, corrupt("lz4: %d bytes, header says %d", got, n)
 		}
 		return out, nil
@@ -114,7 +113,7 @@ func xzDictCheck(src []byte) error {
 	for range nfilters {
 		id, ok1 := varint()
 		psize, ok2 := varint()
-		if !ok1 || !ok2 || psize > uint64(len(hdr)-pos) {
+		if !ok1 || !ok2 || psize > uint64(len(hdr)-pos) { //nolint:gosec // lengths are non-negative and bounded by the input checked here
 			return corrupt("xz: bad filter flags")
 		}
 		if id == 0x21 && psize == 1 {
@@ -127,7 +126,7 @@ func xzDictCheck(src []byte) error {
 				return corrupt("xz: dictionary of %d bytes, more than %d", dict, MaxDataSize)
 			}
 		}
-		pos += int(psize)
+		pos += int(psize) //nolint:gosec // lengths are non-negative and bounded by the input checked here
 	}
 	return nil
 }

@@ -175,7 +175,7 @@ func TestAppend(t *testing.T) {
 	journaltest.Write(t, path, entries[:100], nil)
 	r, err := Open(path)
 	require.NoError(t, err)
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	var seqs []uint64
 	readNew := func() {
 		for {

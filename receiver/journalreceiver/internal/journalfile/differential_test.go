@@ -19,7 +19,7 @@ func readAll(t *testing.T, path string) []*Entry {
 	t.Helper()
 	r, err := Open(path)
 	require.NoError(t, err)
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	var out []*Entry
 	for {
 		e, err := r.Next()
