@@ -77,7 +77,7 @@ func snapshotHost() (*hostState, error) {
 func walkPaths(roots []string) map[string]bool {
 	out := map[string]bool{}
 	for _, root := range roots {
-		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		_ = filepath.WalkDir(root, func(path string, _ fs.DirEntry, err error) error {
 			if err != nil {
 				return nil //nolint:nilerr // a vanished or unreadable entry is skipped
 			}
@@ -112,7 +112,7 @@ func mountPoints() (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	out := map[string]bool{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -173,7 +173,7 @@ func (h *hostState) restore(scratch string) error {
 		if err == nil && strings.TrimSpace(string(cur)) == v {
 			continue
 		}
-		if err := os.WriteFile("/proc/sys/"+k, []byte(v), 0o644); err != nil { //nolint:gosec // procfs
+		if err := os.WriteFile("/proc/sys/"+k, []byte(v), 0o644); err != nil {
 			errs = append(errs, fmt.Errorf("sysctl %s: %w", k, err))
 		}
 	}

@@ -32,13 +32,13 @@ const LoggenImage = "localhost/kubenode/loggen:1"
 func BuildGoImage(ctx context.Context, moduleDir, pkg, ref, out string) error {
 	prog := filepath.Base(pkg)
 	bin := filepath.Join(filepath.Dir(out), prog+".bin")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg) //nolint:gosec // the testbed builds its own packages
 	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
 	}
-	defer os.Remove(bin)
+	defer func() { _ = os.Remove(bin) }()
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func WriteImage(ref, out string, files map[string][]byte, entrypoint []string) e
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	layer, err := tarball.LayerFromReader(bytes.NewReader(layerTar.Bytes()))
+	layer, err := tarball.LayerFromReader(bytes.NewReader(layerTar.Bytes())) //nolint:staticcheck // the layer is small and built in memory
 	if err != nil {
 		return err
 	}

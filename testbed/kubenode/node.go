@@ -3,11 +3,9 @@
 package kubenode
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -124,7 +122,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	defer func() {
 		if err != nil {
 			if stopErr := n.Stop(context.Background()); stopErr != nil {
-				err = fmt.Errorf("%w (and stopping: %v)", err, stopErr)
+				err = fmt.Errorf("%w (and stopping: %w)", err, stopErr)
 			}
 			n = nil
 		}
@@ -167,7 +165,7 @@ func (n *Node) ContainerdAddress() string { return n.containerdSock }
 // containerd, in the namespace the kubelet uses, so that Pods with imagePullPolicy: Never
 // run it.
 func (n *Node) ImportImage(ctx context.Context, tarball string) error {
-	cmd := exec.CommandContext(ctx, "ctr", "--address", n.containerdSock, "-n", "k8s.io", "images", "import", "--all-platforms", tarball)
+	cmd := exec.CommandContext(ctx, "ctr", "--address", n.containerdSock, "-n", "k8s.io", "images", "import", "--all-platforms", tarball) //nolint:gosec // the test imports its own image tarball
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("kubenode: ctr images import %s: %w\n%s", tarball, err, b)
 	}
@@ -201,7 +199,7 @@ func (n *Node) startContainerd(ctx context.Context) error {
 	// Pods on the host network need no CNI at all; the plug-in list only makes containerd
 	// report its network ready, and gives any other Pod a loopback interface and nothing else.
 	conflist := `{"cniVersion": "1.0.0", "name": "kubenode-loopback", "plugins": [{"type": "loopback"}]}`
-	if err := os.WriteFile(filepath.Join(cni, "10-loopback.conflist"), []byte(conflist), 0o644); err != nil { //nolint:gosec // read by containerd
+	if err := os.WriteFile(filepath.Join(cni, "10-loopback.conflist"), []byte(conflist), 0o644); err != nil {
 		return err
 	}
 	n.containerdSock = filepath.Join(cd, "containerd.sock")
@@ -376,13 +374,13 @@ func (n *Node) waitReady(ctx context.Context) error {
 		for _, p := range n.procs {
 			select {
 			case <-p.done:
-				return fmt.Errorf("kubenode: %s exited during start-up: %v\n%s", p.name, p.err, n.Log(p.name))
+				return fmt.Errorf("kubenode: %s exited during start-up: %w\n%s", p.name, p.err, n.Log(p.name))
 			default:
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("kubenode: not ready: %w (last: %v)\nkubelet log:\n%s", ctx.Err(), last, n.Log("kubelet"))
+			return fmt.Errorf("kubenode: not ready: %w (last: %w)\nkubelet log:\n%s", ctx.Err(), last, n.Log("kubelet"))
 		case <-tick.C:
 		}
 	}
@@ -425,7 +423,7 @@ func (n *Node) start(name, bin string, args ...string) (*proc, error) {
 }
 
 func (n *Node) startEnv(name string, env []string, bin string, args ...string) (*proc, error) {
-	log, err := os.OpenFile(filepath.Join(n.dir, "logs", name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644) //nolint:gosec // a log in the scratch folder
+	log, err := os.OpenFile(filepath.Join(n.dir, "logs", name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -436,13 +434,13 @@ func (n *Node) startEnv(name string, env []string, bin string, args ...string) (
 	// parent, which stops the node in order.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		log.Close()
+		_ = log.Close()
 		return nil, fmt.Errorf("kubenode: start %s: %w", name, err)
 	}
 	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), log: log}
 	go func() {
 		p.err = cmd.Wait()
-		log.Close()
+		_ = log.Close()
 		close(p.done)
 	}()
 	n.procs = append(n.procs, p)
@@ -477,9 +475,9 @@ func waitFor(ctx context.Context, p *proc, what string, check func() error) erro
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("kubenode: %s exited before %s: %v", p.name, what, p.err)
+			return fmt.Errorf("kubenode: %s exited before %s: %w", p.name, what, p.err)
 		case <-ctx.Done():
-			return fmt.Errorf("kubenode: waiting for %s: %w (last: %v)", what, ctx.Err(), err)
+			return fmt.Errorf("kubenode: waiting for %s: %w (last: %w)", what, ctx.Err(), err)
 		case <-tick.C:
 		}
 	}
@@ -491,7 +489,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -511,18 +509,6 @@ func processesMentioning(s string) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%d %s", pid, strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")))
-	}
-	return out
-}
-
-// readLines returns the lines of r (used for ctr's listings).
-func readLines(r io.Reader) []string {
-	var out []string
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" {
-			out = append(out, l)
-		}
 	}
 	return out
 }

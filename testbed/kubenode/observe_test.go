@@ -61,7 +61,7 @@ func observeRotations(ctx context.Context, path string, afterFor time.Duration) 
 
 func (o *rotationObserver) follow(f *os.File, sizeAtNew int64, seen time.Time, afterFor time.Duration) {
 	defer o.watch.Done()
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	lw := lateWrite{SizeAtNewFile: sizeAtNew, FinalSize: sizeAtNew}
 	for time.Since(seen) < afterFor {
 		var st syscall.Stat_t

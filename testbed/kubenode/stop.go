@@ -121,7 +121,7 @@ func (n *Node) removeSandboxes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	rt := runtimeapi.NewRuntimeServiceClient(conn)
 	resp, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
 	if err != nil {

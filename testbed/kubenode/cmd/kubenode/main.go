@@ -30,7 +30,7 @@ func main() {
 	node, err := kubenode.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		os.Exit(1) //nolint:gocritic // the signal context needs no cleanup when the process exits
 	}
 	fmt.Printf("node %s is Ready\n  kubeconfig: %s\n  API server: https://%s:%d\n  logs: %s/logs\n  images: ctr --address %s -n k8s.io images import IMAGE.tar\nCtrl-C stops it.\n",
 		kubenode.NodeName, node.Kubeconfig, node.APIHost, node.APIPort, node.Dir(), node.ContainerdAddress())

@@ -79,8 +79,8 @@ func main() {
 			if pad := *size - len(line); pad > 0 {
 				line += strings.Repeat("x", pad)
 			}
-			outs[s].WriteString(line)
-			outs[s].WriteByte('\n')
+			_, _ = outs[s].WriteString(line)
+			_ = outs[s].WriteByte('\n')
 		}
 		// One flush per tick: the runtime sees the lines of a tick together.
 		flush(outs)
