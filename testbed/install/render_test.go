@@ -391,3 +391,56 @@ func dig(m map[string]any, keys ...string) any {
 	}
 	return cur
 }
+
+// TestHostNetwork: in the node's network both workloads listen on 127.0.0.1 only (health and
+// metrics), the probes ask 127.0.0.1, the two workloads use different ports, and apiServer
+// reaches both workloads' environment; off, nothing of it is rendered.
+func TestHostNetwork(t *testing.T) {
+	workloads := []struct{ kind, name, cm string }{
+		{"DaemonSet", "otelcol-k8s-node", "otelcol-k8s-node"},
+		{"Deployment", "otelcol-k8s-events", "otelcol-k8s-events"},
+	}
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hostNetwork=%v", on), func(t *testing.T) {
+			objs := objects(t, render(t, with(t, fmt.Sprintf(`{hostNetwork: {enabled: %v}, apiServer: {host: 127.0.0.1, port: 6443}}`, on))))
+			ports := map[string]bool{}
+			for _, w := range workloads {
+				o := find(objs, w.kind, w.name)
+				require.NotNil(t, o, w.name)
+				spec, _, _ := unstructured.NestedMap(o.Object, "spec", "template", "spec")
+				assert.Equal(t, on, spec["hostNetwork"] == true, w.name)
+				if on {
+					assert.Equal(t, "ClusterFirstWithHostNet", spec["dnsPolicy"], w.name)
+				}
+				env := containerEnv(t, o)
+				assert.Equal(t, "127.0.0.1", env["KUBERNETES_SERVICE_HOST"], w.name)
+				assert.Equal(t, "6443", env["KUBERNETES_SERVICE_PORT"], w.name)
+				c := container(t, o)
+				for _, probe := range []string{"startupProbe", "livenessProbe", "readinessProbe"} {
+					host, _, _ := unstructured.NestedString(c, probe, "httpGet", "host")
+					if on {
+						assert.Equal(t, "127.0.0.1", host, "%s %s", w.name, probe)
+					} else {
+						assert.Empty(t, host, "%s %s: the Pod's own address", w.name, probe)
+					}
+				}
+				cps, _, _ := unstructured.NestedSlice(c, "ports")
+				for _, p := range cps {
+					ports[fmt.Sprint(p.(map[string]any)["containerPort"])] = true
+				}
+				text, cfg := collectorConfig(t, objs, w.cm)
+				health, _, _ := unstructured.NestedString(cfg, "extensions", "health_check", "endpoint")
+				if on {
+					assert.NotContains(t, text, "0.0.0.0", "%s: nothing listens beyond loopback", w.cm)
+					assert.True(t, strings.HasPrefix(health, "127.0.0.1:"), "%s health_check %s", w.cm, health)
+				} else {
+					assert.True(t, strings.HasPrefix(health, "0.0.0.0:"), "%s health_check %s", w.cm, health)
+				}
+				assert.Contains(t, fmt.Sprint(cps), strings.TrimPrefix(strings.TrimPrefix(health, "127.0.0.1:"), "0.0.0.0:"), "%s: the health port is the container's", w.name)
+			}
+			if on {
+				assert.Len(t, ports, 4, "in the node's network each workload has its own ports: %v", ports)
+			}
+		})
+	}
+}

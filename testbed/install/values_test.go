@@ -50,6 +50,11 @@ var valueProbes = map[string]valueProbe{
 	"metrics.podMonitor.labels":       {set: "metrics: {podMonitor: {labels: {release: prom}}}", context: "metrics: {podMonitor: {enabled: true}}"},
 	"startupProbe.periodSeconds":      {set: "startupProbe: {periodSeconds: 7}"},
 	"startupProbe.failureThreshold":   {set: "startupProbe: {failureThreshold: 9}"},
+	"hostNetwork.enabled":             {set: "hostNetwork: {enabled: true}"},
+	"hostNetwork.eventsHealthPort":    {set: "hostNetwork: {eventsHealthPort: 14000}", context: "hostNetwork: {enabled: true}"},
+	"hostNetwork.eventsMetricsPort":   {set: "hostNetwork: {eventsMetricsPort: 9000}", context: "hostNetwork: {enabled: true}"},
+	"apiServer.host":                  {set: "apiServer: {host: 127.0.0.1}"},
+	"apiServer.port":                  {set: `apiServer: {port: "6443"}`},
 
 	"node.enabled":                       {set: "node: {enabled: false}"},
 	"node.serviceAccount.annotations":    {set: "node: {serviceAccount: {annotations: {a: b}}}"},

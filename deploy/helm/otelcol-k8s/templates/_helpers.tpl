@@ -53,13 +53,56 @@ apply_settings_to_existing_groups: true
 {{/* The collector's own metrics: a Prometheus endpoint on the pod's "metrics" port. */}}
 {{- define "otelcol-k8s.telemetry" -}}
 metrics:
-  level: {{ .Values.metrics.level }}
+  level: {{ .ctx.Values.metrics.level }}
   readers:
     - pull:
         exporter:
           prometheus:
-            host: 0.0.0.0
-            port: {{ .Values.metrics.port }}
+            host: {{ include "otelcol-k8s.listenHost" .ctx }}
+            port: {{ include "otelcol-k8s.metricsPort" . }}
+{{- end -}}
+
+{{/*
+Where a workload listens: every interface on a Pod network, only 127.0.0.1 in the node's
+network (hostNetwork.enabled), where the node's other addresses must not be used.
+*/}}
+{{- define "otelcol-k8s.listenHost" -}}
+{{- if .Values.hostNetwork.enabled }}127.0.0.1{{ else }}0.0.0.0{{ end -}}
+{{- end -}}
+
+{{/*
+The health and metrics ports of a workload: (dict "ctx" $ "workload" "node"|"events"). In the
+node's network the events workload takes its own ports, so that both fit on one node.
+*/}}
+{{- define "otelcol-k8s.healthPort" -}}
+{{- if and .ctx.Values.hostNetwork.enabled (eq .workload "events") }}{{ .ctx.Values.hostNetwork.eventsHealthPort }}{{ else }}13133{{ end -}}
+{{- end -}}
+{{- define "otelcol-k8s.metricsPort" -}}
+{{- if and .ctx.Values.hostNetwork.enabled (eq .workload "events") }}{{ .ctx.Values.hostNetwork.eventsMetricsPort }}{{ else }}{{ .ctx.Values.metrics.port }}{{ end -}}
+{{- end -}}
+
+{{/*
+The Pod spec lines of the network: hostNetwork and its DNS policy.
+*/}}
+{{- define "otelcol-k8s.podNetwork" -}}
+{{- if .Values.hostNetwork.enabled }}
+hostNetwork: true
+dnsPolicy: ClusterFirstWithHostNet
+{{- end }}
+{{- end -}}
+
+{{/*
+KUBERNETES_SERVICE_HOST/PORT when apiServer names them.
+*/}}
+{{- define "otelcol-k8s.apiServerEnv" -}}
+{{- with .Values.apiServer.host }}
+- name: KUBERNETES_SERVICE_HOST
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.apiServer.port }}
+- name: KUBERNETES_SERVICE_PORT
+  value: {{ . | quote }}
+{{- end }}
 {{- end -}}
 
 {{/*
@@ -95,21 +138,20 @@ bytes); "otelcol-k8s.gomemlimit" (dict "limit" LIMIT "percent" PERCENT).
 
 {{/* Probes on the health_check extension; the startup probe holds the others back. */}}
 {{- define "otelcol-k8s.probes" -}}
+{{- $get := dict "path" "/" "port" "health" }}
+{{- if .Values.hostNetwork.enabled }}{{ $_ := set $get "host" "127.0.0.1" }}{{ end -}}
 startupProbe:
   httpGet:
-    path: /
-    port: health
+    {{- toYaml $get | nindent 4 }}
   periodSeconds: {{ .Values.startupProbe.periodSeconds }}
   failureThreshold: {{ .Values.startupProbe.failureThreshold }}
 livenessProbe:
   httpGet:
-    path: /
-    port: health
+    {{- toYaml $get | nindent 4 }}
   periodSeconds: 10
 readinessProbe:
   httpGet:
-    path: /
-    port: health
+    {{- toYaml $get | nindent 4 }}
   periodSeconds: 5
 {{- end -}}
 
