@@ -11,6 +11,15 @@ BIN       := $(CURDIR)/bin/otelcol-k8s
 KUBE_BIN  := $(CURDIR)/bin/kube-local
 LOCALCW_BIN := $(CURDIR)/bin/localcloudwatch
 KUBE_NODE_BIN := $(CURDIR)/bin/kube-node
+# The Kubernetes release the API server and the node programs are built from, stamped into them
+# as the release build does: clients read it (Helm checks a chart's kubeVersion against it; the
+# Node reports it), and an unstamped build says v0.0.0-master.
+KUBE_VERSION  := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2; exit }' testbed/kubecluster/server/go.mod)
+KUBE_VERSION_PARTS := $(subst ., ,$(patsubst v%,%,$(KUBE_VERSION)))
+KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(KUBE_VERSION_PARTS)) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(KUBE_VERSION_PARTS)) \
+	-X k8s.io/component-base/version.gitTreeState=clean
 DIST_DIR  := cmd/otelcol-k8s
 NODE_BIN  := $(CURDIR)/bin/otelcol-k8s-node
 NODE_DIR  := cmd/otelcol-k8s-node
@@ -221,7 +230,7 @@ localcw-bin: ## compile bin/localcloudwatch, the local CloudWatch Logs server
 # (k8s.io/kubernetes, go.etcd.io/etcd/server/v3), for tests against a real API server.
 .PHONY: kube-bin
 kube-bin: ## compile bin/kube-local, the local Kubernetes API server (etcd + kube-apiserver) for tests
-	cd testbed/kubecluster/server && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(KUBE_BIN) .
+	cd testbed/kubecluster/server && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w $(KUBE_VERSION_LDFLAGS)" -o $(KUBE_BIN) .
 
 # bin/kube-node: the kubelet, kube-scheduler and kube-controller-manager of k8s.io/kubernetes in
 # one binary (testbed/kubenode/node; the program is its first argument), built with the API
@@ -229,7 +238,7 @@ kube-bin: ## compile bin/kube-local, the local Kubernetes API server (etcd + kub
 # Debian containerd into a one-node cluster on loopback.
 .PHONY: kube-node-bin
 kube-node-bin: ## compile bin/kube-node: kubelet, kube-scheduler and kube-controller-manager in one binary
-	cd testbed/kubenode/node && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(KUBE_NODE_BIN) .
+	cd testbed/kubenode/node && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w $(KUBE_VERSION_LDFLAGS)" -o $(KUBE_NODE_BIN) .
 
 # The Debian packages a real node needs; apt runs only when one is missing (apt-get update once).
 NODE_PACKAGES := containerd runc containernetworking-plugins
@@ -250,13 +259,18 @@ kubenode: node-deps kube-bin kube-node-bin ## start a real one-node Kubernetes c
 	bin/kubenode -kube-bin $(KUBE_BIN) -node-bin $(KUBE_NODE_BIN) -module-dir testbed/kubenode
 
 # make e2e-node: the tests on the real node (testbed/kubenode; root, containerd): real kubelet
-# log rotation, then a host left as it was found. `make test` skips them. E2E_NODE_ARGS passes
+# log rotation, then a host left as it was found; then the product as users install it
+# (testbed/install/realnode: the image of `make image` imported, the chart installed by Helm's Go
+# library, the scenarios with exact accounting, uninstalled, the host left clean). `make test` skips them. E2E_NODE_ARGS passes
 # test flags, e.g. E2E_NODE_ARGS='-run TestRotation'.
 E2E_NODE_ARGS ?=
 .PHONY: e2e-node
-e2e-node: node-deps kube-bin kube-node-bin ## tests on a real one-node cluster: kubelet log rotation, a clean host after stop (root)
+e2e-node: node-deps kube-bin kube-node-bin image ## tests on a real one-node cluster: kubelet rotation, then the chart and image installed and the scenarios with exact accounting (root)
 	cd testbed/kubenode && OTELCOL_K8S_E2E_NODE=1 OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) OTELCOL_K8S_KUBE_NODE_BIN=$(KUBE_NODE_BIN) \
 		$(GO) test -count=1 -timeout 20m -v ./... $(E2E_NODE_ARGS)
+	cd testbed/install && OTELCOL_K8S_E2E_NODE=1 OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) OTELCOL_K8S_KUBE_NODE_BIN=$(KUBE_NODE_BIN) \
+		OTELCOL_K8S_IMAGE_TAR=$(IMAGE_DIR)/otelcol-k8s-$(shell $(GO) env GOARCH).tar \
+		$(GO) test -count=1 -timeout 25m -v ./realnode/ $(E2E_NODE_ARGS)
 
 .PHONY: test-dist
 test-dist: build-only ## the built distribution lists every component and runs the local configuration

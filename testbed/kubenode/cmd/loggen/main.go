@@ -12,7 +12,12 @@
 // "stderr", seq counts from 1 per stream, and padding fills the line to -size bytes (newline
 // excluded). Lines alternate between the streams when -streams is "both". After -count lines
 // per stream (0: no end) it prints nothing more and waits for SIGTERM, so that the Pod stays
-// Running and its files stay in place until the test is done with them.
+// Running and its files stay in place until the test is done with them; with -exit it exits
+// instead. On SIGTERM it writes, after its last numbered line, one line per stream
+//
+//	<id> <stream> end <lines written>
+//
+// so that a Pod deleted while logging still tells exactly what it wrote.
 package main
 
 import (
@@ -33,6 +38,7 @@ func main() {
 	count := flag.Int("count", 0, "lines per stream, then stop writing (0: no end)")
 	size := flag.Int("size", 100, "bytes per line without the newline (at least the numbered prefix)")
 	streams := flag.String("streams", "both", "stdout, stderr or both")
+	exit := flag.Bool("exit", false, "exit after -count lines per stream instead of waiting for SIGTERM")
 	flag.Parse()
 
 	outs := map[string]*bufio.Writer{}
@@ -64,6 +70,9 @@ func main() {
 	for {
 		select {
 		case <-stop:
+			for _, s := range order {
+				_, _ = fmt.Fprintf(outs[s], "%s %s end %d\n", *id, s, seq[s])
+			}
 			flush(outs)
 			return
 		case <-tick.C:
@@ -84,6 +93,9 @@ func main() {
 		}
 		// One flush per tick: the runtime sees the lines of a tick together.
 		flush(outs)
+		if *exit && *count > 0 && finished(seq, order, *count) {
+			return
+		}
 	}
 }
 
@@ -91,4 +103,14 @@ func flush(outs map[string]*bufio.Writer) {
 	for _, w := range outs {
 		_ = w.Flush()
 	}
+}
+
+// finished reports whether every stream has written count lines.
+func finished(seq map[string]int, order []string, count int) bool {
+	for _, s := range order {
+		if seq[s] < count {
+			return false
+		}
+	}
+	return true
 }
