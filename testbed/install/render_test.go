@@ -412,6 +412,11 @@ func TestHostNetwork(t *testing.T) {
 				if on {
 					assert.Equal(t, "ClusterFirstWithHostNet", spec["dnsPolicy"], w.name)
 				}
+				if w.kind == "Deployment" {
+					// An update must free the ports before the successor starts.
+					surge, found, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "strategy", "rollingUpdate", "maxSurge")
+					assert.Equal(t, on, found && fmt.Sprint(surge) == "0", "%s maxSurge %v", w.name, surge)
+				}
 				env := containerEnv(t, o)
 				assert.Equal(t, "127.0.0.1", env["KUBERNETES_SERVICE_HOST"], w.name)
 				assert.Equal(t, "6443", env["KUBERNETES_SERVICE_PORT"], w.name)

@@ -39,6 +39,7 @@ var valueProbes = map[string]valueProbe{
 	"logGroups.kmsKeyArn":             {set: `logGroups: {kmsKeyArn: "arn:aws:kms:eu-west-1:123456789012:key/k"}`},
 	"logGroups.tags":                  {set: "logGroups: {tags: {team: logs}}"},
 	"traces.enabled":                  {set: "traces: {enabled: true}"},
+	"traces.endpoint":                 {set: "traces: {endpoint: \"https://vpce-1.xray.eu-west-1.vpce.amazonaws.com\"}", context: "traces: {enabled: true}"},
 	"metrics.port":                    {set: "metrics: {port: 9999}"},
 	"metrics.level":                   {set: "metrics: {level: detailed}"},
 	"metrics.service.enabled":         {set: "metrics: {service: {enabled: false}}"},

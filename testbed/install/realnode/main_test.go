@@ -224,6 +224,9 @@ func (e *env) uninstall() error {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
+	if err := checkUninstalled(e); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cs := e.node.Client

@@ -178,3 +178,10 @@ annotations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
+
+{{/*
+X-Ray's OTLP endpoint (without the /v1/traces path): traces.endpoint or the Region's own.
+*/}}
+{{- define "otelcol-k8s.xrayEndpoint" -}}
+{{- .Values.traces.endpoint | default "https://xray.${env:AWS_REGION}.amazonaws.com" | trimSuffix "/" -}}
+{{- end -}}
