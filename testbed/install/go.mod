@@ -5,7 +5,9 @@ go 1.26.0
 require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/testbed/localxray v0.0.0
 	github.com/stretchr/testify v1.12.1
+	go.opentelemetry.io/collector/pdata v1.66.0
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 	helm.sh/helm/v3 v3.22.0
@@ -36,6 +38,7 @@ require (
 	github.com/gosuri/uitable v0.0.4 // indirect
 	github.com/hashicorp/errwrap v1.1.0 // indirect
 	github.com/hashicorp/go-multierror v1.1.1 // indirect
+	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/jmoiron/sqlx v1.4.0 // indirect
 	github.com/klauspost/compress v1.19.2 // indirect
@@ -63,6 +66,7 @@ require (
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
+	go.opentelemetry.io/collector/featuregate v1.66.0 // indirect
 	go.opentelemetry.io/otel v1.46.0 // indirect
 	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
@@ -117,6 +121,7 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/otelcol-k8s/otelcol-k8s v0.0.0-00010101000000-000000000000
+	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/kubenode v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch v0.0.0
 	github.com/pkg/errors v0.9.1 // indirect
@@ -160,3 +165,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../internal
 replace github.com/otelcol-k8s/otelcol-k8s/internal/awsauth => ../../internal/awsauth
 
 replace github.com/otelcol-k8s/otelcol-k8s/testbed/kubenode => ../kubenode
+
+replace github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../pkg/objecttrace

@@ -48,7 +48,9 @@ func upgrade(t *testing.T, e *env, over map[string]any) {
 }
 
 // TestUpgradeReachesExistingGroups (scenario 6): groups written before a `helm upgrade` that
-// changes retention and tags get the new settings; lines written before and after arrive once.
+// changes retention and tags get the new settings once the upgraded collectors write to them
+// again (apply_settings_to_existing_groups: once per group and process start); lines written
+// before and after arrive, none lost.
 func TestUpgradeReachesExistingGroups(t *testing.T) {
 	e := need(t)
 	diagnoseOnFailure(t, e)
@@ -65,21 +67,37 @@ func TestUpgradeReachesExistingGroups(t *testing.T) {
 	first := agentPod(t, e)
 	upgrade(t, e, map[string]any{"logGroups": map[string]any{"retentionDays": 7, "tags": map[string]any{"team": "logs", "tier": "node"}}})
 	assert.NotEqual(t, first.UID, agentPod(t, e).UID, "the configuration change rolled the agent")
+	upgraded := map[string]int64{} // events per group when only the upgraded collectors run
+	for _, g := range e.srv.Groups() {
+		upgraded[g.Name] = g.Events
+	}
 
-	require.Eventually(t, func() bool {
-		for _, g := range e.srv.Groups() {
-			if before[g.Name] && (g.RetentionDays != 7 || g.Tags["team"] != "logs" || g.Tags["tier"] != "node") {
-				return false
-			}
-		}
-		return true
-	}, 2*time.Minute, time.Second, "groups that existed before the upgrade never got its retention and tags")
-
+	// Lines written after the upgrade: the collector uses the groups again, and a group it
+	// uses is brought in line with the settings once per process start.
 	more, mws := steadyPods("upgraded", 1, 10)
 	runPods(t, e, more, mws, 2*time.Minute)
 	a, _ = waitAccount(t, e, append(ws, mws...), time.Minute)
 	assert.Zero(t, a.missing, "lines lost across the upgrade")
 	assert.LessOrEqual(t, a.duplicates, duplicateBound(1, steadyRate, 6, lineSize), "duplicates across the upgrade's restart")
+
+	var stale []string
+	require.Eventually(t, func() bool {
+		stale = stale[:0]
+		for _, g := range e.srv.Groups() {
+			if before[g.Name] && g.Events > upgraded[g.Name] && (g.RetentionDays != 7 || g.Tags["team"] != "logs" || g.Tags["tier"] != "node") {
+				stale = append(stale, fmt.Sprintf("%s (retention %d, tags %v)", g.Name, g.RetentionDays, g.Tags))
+			}
+		}
+		return len(stale) == 0
+	}, 2*time.Minute, time.Second, "groups written before and after the upgrade without its retention and tags: %v", stale)
+	workGroup := ""
+	for _, g := range e.srv.Groups() {
+		if strings.HasSuffix(g.Name, "/"+workNamespace) && !strings.Contains(g.Name, "-events") {
+			workGroup = g.Name
+			assert.Equal(t, int32(7), g.RetentionDays, "the workloads' group")
+		}
+	}
+	assert.True(t, before[workGroup], "the workloads' group %q existed before the upgrade", workGroup)
 	var names []string
 	for _, g := range e.srv.Groups() {
 		names = append(names, fmt.Sprintf("%s (retention %d, tags %v)", g.Name, g.RetentionDays, g.Tags))

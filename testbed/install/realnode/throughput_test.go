@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package realnode
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
+)
+
+// TestNodePathThroughput measures the node path on the real node: four Pods write 200,000
+// lines of 250 bytes at 10,000 lines/s together (the kubelet rotating each Pod's log about
+// every two seconds), and the node agent Pod, as the chart runs it, delivers them to the local
+// server. It reports the agent process's CPU time per line and its resident memory, the
+// figures testbed/BENCHMARKS.md records beside the simulated node's; nothing may be lost.
+func TestNodePathThroughput(t *testing.T) {
+	e := need(t)
+	diagnoseOnFailure(t, e)
+	const pods, rate, seconds = 4, 2500, 20
+	perStream := rate / 2 * seconds
+	var ws []loggen
+	ps := loggenPods("throughput", pods, rate, perStream)
+	for _, p := range ps {
+		ws = append(ws, loggen{name: p.Name, streams: []string{"stdout", "stderr"}, lines: perStream})
+	}
+	pid := agentProcess(t)
+	cpu0, _, err := harness.ProcUsage(pid)
+	require.NoError(t, err)
+	var peak harness.Memory
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() { // resident memory by kind, sampled while the agent works
+		defer close(sampled)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if m, err := harness.ProcMemory(pid); err == nil {
+				peak = peak.Max(m)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	began := time.Now()
+	runPods(t, e, ps, ws, 3*time.Minute)
+	written := time.Since(began)
+	a, _ := waitAccount(t, e, ws, 3*time.Minute)
+	delivered := time.Since(began)
+	close(stop)
+	<-sampled
+	cpu1, hwm, err := harness.ProcUsage(pid)
+	require.NoError(t, err)
+	require.Equal(t, pid, agentProcess(t), "the agent restarted during the measurement")
+	cpu := cpu1 - cpu0
+	lines := float64(a.written)
+	t.Logf("real node: %d lines (%d Pods, %d lines/s, %d rotated files left) written in %v, all delivered %v after the start; agent CPU %v = %.0f lines per CPU-second; agent memory peak RSS %.1f MiB (anon %.1f, file %.1f), VmHWM %.1f MiB; %s",
+		a.written, pods, rate*pods, rotations(ws), written.Round(100*time.Millisecond), delivered.Round(100*time.Millisecond),
+		cpu.Round(10*time.Millisecond), lines/cpu.Seconds(), mib(peak.Total()), mib(peak.Anon), mib(peak.File), mib(hwm), a)
+	assert.Zero(t, a.missing, "lines lost")
+	assert.Zero(t, a.duplicates, "lines repeated without any restart")
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// loggenPods are n loggen Pods named prefix-i writing count lines per stream at rate.
+func loggenPods(prefix string, n, rate, count int) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, n)
+	for i := range n {
+		out = append(out, loggenPod(fmt.Sprintf("%s-%d", prefix, i), rate, lineSize, count))
+	}
+	return out
+}

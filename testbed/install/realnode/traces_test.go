@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package realnode
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness/traced"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localxray"
+)
+
+// TestTracedRollout (scenario 5): tracing turned on by `helm upgrade` (traces.enabled, the
+// endpoint pointed at the local SigV4-verifying X-Ray server); a Deployment created with a
+// trace context gives its rollout span, the new ReplicaSet's scale-up span, and each new
+// Pod's lifecycle trace (root and condition spans, written from what the real kubelet
+// reported) in the Deployment's trace, every request signed with the Secret's credentials.
+// Then tracing is turned off again: nothing of it stays rendered.
+func TestTracedRollout(t *testing.T) {
+	e := need(t)
+	diagnoseOnFailure(t, e)
+	ensureWorkNamespace(t, e)
+	ctx := context.Background()
+	cs := e.node.Client
+
+	xray := localxray.New(localxray.Config{Credentials: map[string]string{accessKey: secretKey}})
+	endpoint, err := xray.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = xray.Close() })
+	upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": true, "endpoint": endpoint}})
+	t.Cleanup(func() { upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": false}}) })
+
+	const traceID, spanID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	replicas := int32(2)
+	labels := map[string]string{"app": "traced"}
+	tmpl := loggenPod("traced", 20, 100, 0)
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "traced", Namespace: workNamespace,
+			Annotations: map[string]string{objecttrace.ContextAnnotation: fmt.Sprintf("00-%s-%s-01", traceID, spanID)},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: tmpl.Spec},
+		},
+	}
+	dep.Spec.Template.Spec.Containers[0].Args = []string{"-rate", "20", "-size", "100"}
+	_, err = cs.AppsV1().Deployments(workNamespace).Create(ctx, dep, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.AppsV1().Deployments(workNamespace).Delete(ctx, dep.Name, metav1.DeleteOptions{}) })
+
+	var spans []ptrace.Span
+	byName, others := map[string]int{}, map[string]int{} // spans by name, in the trace and not
+	require.Eventually(t, func() bool {
+		var batches []ptrace.Traces
+		for _, b := range xray.Batches() {
+			if b.AccessKey != accessKey {
+				t.Errorf("a batch signed by %q", b.AccessKey)
+			}
+			batches = append(batches, b.Traces)
+		}
+		spans = traced.AllSpans(batches...)
+		byName, others = map[string]int{}, map[string]int{}
+		for _, s := range spans {
+			if s.TraceID().String() == traceID {
+				byName[s.Name()]++
+			} else {
+				others[s.Name()]++
+			}
+		}
+		return byName["Deployment rollout"] >= 1 && byName["ReplicaSet scale up"] >= 1 && byName["Pod start"] >= int(replicas)
+	}, 3*time.Minute, time.Second, "spans in the Deployment's trace: %v; in other traces: %v; X-Ray endpoint: %+v", byName, others, xray.Stats())
+	st := xray.Stats()
+	t.Logf("%d spans at the X-Ray endpoint, in the Deployment's trace by name: %v, in others %v; requests %d accepted %d, errors %v", len(spans), byName, others, st.Requests, st.Accepted, st.Errors)
+	assert.Equal(t, 1, byName["Deployment rollout"], "one rollout span")
+	assert.Equal(t, int(replicas), byName["Pod start"], "one lifecycle trace per new Pod")
+	for _, c := range []string{"PodScheduled", "Initialized", "ContainersReady", "Ready"} {
+		assert.Equal(t, int(replicas), byName[c], "the %s span of each Pod, from the real kubelet's conditions", c)
+	}
+	assert.Empty(t, st.Errors, "the X-Ray endpoint refused requests")
+}
