@@ -121,7 +121,7 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/otelcol-k8s/otelcol-k8s v0.0.0-00010101000000-000000000000
-	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.0.0
+	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/kubenode v0.0.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch v0.0.0
 	github.com/pkg/errors v0.9.1 // indirect
