@@ -156,14 +156,14 @@ func TestRealEventsExactlyOnce(t *testing.T) {
 	// Every Event the API holds for the workloads, in both APIs' view (core/v1 lists the
 	// events.k8s.io ones too), has its records.
 	var want map[string]string // uid -> the state its first record must have
-	var describe []string
+	var describe, missing []string
 	require.Eventually(t, func() bool {
 		list, err := cs.CoreV1().Events(workNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false
 		}
 		want = map[string]string{}
-		describe = describe[:0]
+		describe, missing = describe[:0], missing[:0]
 		for _, ev := range list.Items {
 			count := ev.Count
 			if ev.Series != nil {
@@ -174,16 +174,24 @@ func TestRealEventsExactlyOnce(t *testing.T) {
 				state = "start"
 			}
 			want[string(ev.UID)] = state
-			describe = append(describe, fmt.Sprintf("%s/%s %s x%d", ev.ReportingController+ev.Source.Component, ev.Reason, ev.InvolvedObject.Name, count))
+			describe = append(describe, fmt.Sprintf("%s/%s %s x%d", eventSource(ev), ev.Reason, ev.InvolvedObject.Name, count))
 		}
 		got := eventRecords(t, e)
-		for uid, state := range want {
-			if len(got[uid+" "+state]) == 0 {
-				return false
+		for _, ev := range list.Items {
+			uid := string(ev.UID)
+			if len(got[uid+" "+want[uid]]) == 0 {
+				var has []string
+				for _, st := range []string{"singleton", "start", "ongoing", "finished"} {
+					if len(got[uid+" "+st]) > 0 {
+						has = append(has, st)
+					}
+				}
+				missing = append(missing, fmt.Sprintf("%s %s/%s %s (created %s, last %s, %s) has %v",
+					uid, eventSource(ev), ev.Reason, ev.InvolvedObject.Name, ev.CreationTimestamp.Format(time.RFC3339), ev.LastTimestamp.Format(time.RFC3339), want[uid], has))
 			}
 		}
-		return true
-	}, 2*time.Minute, time.Second, "Events without their records")
+		return len(missing) == 0
+	}, 2*time.Minute, time.Second, "Events without their records: %v", &missing)
 	got := eventRecords(t, e)
 	reasons := map[string]int{}
 	// A forced kill repeats at most what was delivered after the last checkpoint write, which
@@ -217,4 +225,12 @@ func TestRealEventsExactlyOnce(t *testing.T) {
 	assert.Positive(t, reasons["BackOff start"], "the kubelet's BackOff series")
 	assert.Positive(t, reasons["Scheduled singleton"], "the scheduler's events.k8s.io Events")
 	assert.Positive(t, reasons["ScalingReplicaSet singleton"]+reasons["ScalingReplicaSet start"], "the deployment controller's Events")
+}
+
+// eventSource names who wrote an Event: its reporting controller, or a legacy Event's source.
+func eventSource(ev corev1.Event) string {
+	if ev.ReportingController != "" {
+		return ev.ReportingController
+	}
+	return ev.Source.Component
 }
