@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,6 +152,14 @@ func setUp(ctx context.Context) (*env, error) {
 		return e, err
 	}
 	fmt.Fprintf(os.Stderr, "chart installed and Ready after %v\n", time.Since(began).Round(100*time.Millisecond))
+	// An events collector reports what happens after its first list (receiver/
+	// k8seventsreceiver/design.md rule 4), and Helm's wait does not say when that was: the
+	// scenarios start once an Event written now arrives.
+	began = time.Now()
+	if err := e.waitEventsLive(ctx); err != nil {
+		return e, err
+	}
+	fmt.Fprintf(os.Stderr, "events collector live after %v\n", time.Since(began).Round(100*time.Millisecond))
 	return e, nil
 }
 
@@ -260,4 +269,43 @@ func need(t *testing.T) *env {
 		t.Skip(envE2ENode + "=1 runs the real-node tests (make e2e-node; root, containerd and the node binaries)")
 	}
 	return the
+}
+
+// waitEventsLive writes an Event every second into the product's namespace until one of them
+// arrives at the local server as a record of the events collector.
+func (e *env) waitEventsLive(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var uids []string
+	for i := 0; ; i++ {
+		ev := &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("realnode-probe-%d", i), Namespace: namespace},
+			InvolvedObject: corev1.ObjectReference{Kind: "Namespace", Name: namespace, APIVersion: "v1"},
+			Reason:         "RealNodeProbe", Message: "the scenarios start once this arrives", Type: corev1.EventTypeNormal,
+			Source: corev1.EventSource{Component: "realnode"}, Count: 1,
+			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(),
+		}
+		created, err := e.node.Client.CoreV1().Events(namespace).Create(ctx, ev, metav1.CreateOptions{})
+		if err == nil {
+			uids = append(uids, string(created.UID))
+		}
+		for _, g := range e.srv.Groups() {
+			streams, _ := e.srv.Streams(g.Name)
+			for _, s := range streams {
+				evs, _ := e.srv.Events(g.Name, s.Name)
+				for _, stored := range evs {
+					for _, uid := range uids {
+						if strings.Contains(stored.Message, uid) {
+							return nil
+						}
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no probe Event arrived from the events collector: %w", ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
 }
