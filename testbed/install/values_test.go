@@ -39,6 +39,8 @@ var valueProbes = map[string]valueProbe{
 	"logGroups.kmsKeyArn":             {set: `logGroups: {kmsKeyArn: "arn:aws:kms:eu-west-1:123456789012:key/k"}`},
 	"logGroups.tags":                  {set: "logGroups: {tags: {team: logs}}"},
 	"traces.enabled":                  {set: "traces: {enabled: true}"},
+	"logs.namespaces.include":         {set: "logs: {namespaces: {include: [shop, \"team-*\"]}}"},
+	"logs.namespaces.exclude":         {set: "logs: {namespaces: {exclude: [kube-node-lease]}}"},
 	"metrics.port":                    {set: "metrics: {port: 9999}"},
 	"metrics.level":                   {set: "metrics: {level: detailed}"},
 	"metrics.service.enabled":         {set: "metrics: {service: {enabled: false}}"},
