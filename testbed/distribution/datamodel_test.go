@@ -54,11 +54,13 @@ var dataModelCorpus = []podLog{
 // shippedNodeConfig returns the node agent's configuration from deploy/kubernetes/configmap.yaml
 // as the e2e scenarios run it (harness.LoadShippedNodeConfig: only paths, addresses and the
 // cluster-only k8s_attributes processor changed), with the CloudWatch exporter replaced by a
-// file exporter so the records' attributes can be read, and the environment it needs.
-func shippedNodeConfig(t *testing.T, root, state, health, out string) (path string, env []string) {
+// file exporter so the records' attributes can be read, and the environment it needs. With a
+// kubeconfig, the components that watch the cluster (pod_metadata) use it; without, they are left
+// out.
+func shippedNodeConfig(t *testing.T, root, state, health, out, kubeconfig string) (path string, env []string) {
 	t.Helper()
 	sh, err := harness.LoadShippedNodeConfig(filepath.Join(repoRoot, harness.ShippedNodeConfigMap), harness.Local{
-		NodeRoot: root, StateDir: state, Endpoint: "http://127.0.0.1:1", HealthAddr: health,
+		NodeRoot: root, StateDir: state, Endpoint: "http://127.0.0.1:1", HealthAddr: health, Kubeconfig: kubeconfig,
 		Env: map[string]string{"AWS_REGION": "eu-west-1", "K8S_NODE_NAME": "node-1", "CLUSTER_NAME": "test"},
 	})
 	if err != nil {
@@ -183,7 +185,7 @@ func TestShippedPipelineDataModel(t *testing.T) {
 	root, state := t.TempDir(), t.TempDir()
 	out := filepath.Join(t.TempDir(), "records.jsonl")
 	health := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	cfg, env := shippedNodeConfig(t, root, state, health, out)
+	cfg, env := shippedNodeConfig(t, root, state, health, out, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
