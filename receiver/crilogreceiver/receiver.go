@@ -26,7 +26,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
-
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/podpath"
@@ -62,8 +61,8 @@ type criReceiver struct {
 	watcher *tracker.Watcher
 	files   map[*tracker.Reader]*fileState
 	emitter emitter
-	// gate leaves out files by namespace and Pod opt-out; pods is its metadata source (nil
-	// without pod_metadata).
+	// gate leaves out files by namespace and Pod opt-out; gate.src is the Pod metadata source
+	// (nil without pod_metadata).
 	gate podGate
 
 	// pendingBytes is the text held by refused batches, bounded by maxPendingBytes.
