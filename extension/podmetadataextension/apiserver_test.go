@@ -273,7 +273,7 @@ func podWatches(t *testing.T, c *kubecluster.Cluster) int {
 	require.NoError(t, err)
 	resp, err := hc.Get(c.Host + "/metrics")
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read-only
 	require.Equal(t, 200, resp.StatusCode)
 	n, found := 0, false
 	sc := bufio.NewScanner(resp.Body)

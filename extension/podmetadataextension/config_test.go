@@ -44,7 +44,7 @@ func TestLoadConfig(t *testing.T) {
 			if len(tc.wantErr) > 0 {
 				require.Error(t, err)
 				for _, w := range tc.wantErr {
-					assert.ErrorContains(t, err, w)
+					require.ErrorContains(t, err, w)
 				}
 				return
 			}

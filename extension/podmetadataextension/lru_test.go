@@ -27,10 +27,13 @@ func TestTTLCache(t *testing.T) {
 		{"hit within ttl", 2, []step{{op: "put", key: "a", value: 1}, {op: "get", key: "a", at: 9 * time.Second, value: 1, found: true}}, 1},
 		{"expired at ttl", 2, []step{{op: "put", key: "a", value: 1}, {op: "get", key: "a", at: 10 * time.Second}}, 0},
 		{"least recently used evicted", 2, []step{
-			{op: "put", key: "a", value: 1}, {op: "put", key: "b", value: 2},
+			{op: "put", key: "a", value: 1},
+			{op: "put", key: "b", value: 2},
 			{op: "get", key: "a", value: 1, found: true}, // a is now the most recent
 			{op: "put", key: "c", value: 3},
-			{op: "get", key: "b"}, {op: "get", key: "a", value: 1, found: true}, {op: "get", key: "c", value: 3, found: true},
+			{op: "get", key: "b"},
+			{op: "get", key: "a", value: 1, found: true},
+			{op: "get", key: "c", value: 3, found: true},
 		}, 2},
 		{"a failure lives shorter", 2, []step{{op: "fail", key: "a", value: 7}, {op: "get", key: "a", at: 999 * time.Millisecond, value: 7, found: true}, {op: "get", key: "a", at: time.Second}}, 0},
 		{"put again refreshes", 1, []step{{op: "put", key: "a", value: 1}, {op: "put", key: "a", at: 5 * time.Second, value: 2}, {op: "get", key: "a", at: 14 * time.Second, value: 2, found: true}}, 1},

@@ -89,23 +89,28 @@ func newExtractor(x ExtractConfig) *extractor {
 	e := &extractor{}
 	for _, m := range x.Metadata {
 		f := metadataFields[m]
-		e.fields = append(e.fields, extractField{f.attr, f.get})
+		e.fields = append(e.fields, extractField{name: f.attr, get: f.get})
 	}
 	for _, l := range x.Labels {
 		key := l.Key
-		switch {
-		case l.From == fromNamespace:
-			e.fields = append(e.fields, extractField{tagName(l.TagName, attr.K8sNamespaceLabelsPrefix, key),
-				func(p *podmeta.Pod) string { return p.NamespaceLabels[key] }})
-		default:
-			e.fields = append(e.fields, extractField{tagName(l.TagName, attr.K8sPodLabelsPrefix, key),
-				func(p *podmeta.Pod) string { return p.Labels[key] }})
+		if l.From == fromNamespace {
+			e.fields = append(e.fields, extractField{
+				name: tagName(l.TagName, attr.K8sNamespaceLabelsPrefix, key),
+				get:  func(p *podmeta.Pod) string { return p.NamespaceLabels[key] },
+			})
+			continue
 		}
+		e.fields = append(e.fields, extractField{
+			name: tagName(l.TagName, attr.K8sPodLabelsPrefix, key),
+			get:  func(p *podmeta.Pod) string { return p.Labels[key] },
+		})
 	}
 	for _, a := range x.Annotations {
 		key := a.Key
-		e.fields = append(e.fields, extractField{tagName(a.TagName, attr.K8sPodAnnotationsPrefix, key),
-			func(p *podmeta.Pod) string { return p.Annotations[key] }})
+		e.fields = append(e.fields, extractField{
+			name: tagName(a.TagName, attr.K8sPodAnnotationsPrefix, key),
+			get:  func(p *podmeta.Pod) string { return p.Annotations[key] },
+		})
 	}
 	return e
 }
