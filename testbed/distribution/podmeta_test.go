@@ -26,7 +26,7 @@ import (
 // pod_metadata watches node-1's Pods and cri_log takes its attributes and opt-outs from it.
 // Pods are created while the collector runs and log at once (their file is written right after
 // the Pod is created): a Deployment's Pod has k8s.deployment.name on its first line; a Pod
-// annotated otelcol-k8s.io/exclude and a Pod of a namespace labelled so are never read; a Pod
+// annotated otelcol-k8s.io/exclude and a Pod of a namespace labeled so are never read; a Pod
 // the API server does not know (a static Pod's mirror not yet there) is read after
 // metadata_wait, with its path's attributes.
 func TestShippedNodePodMetadata(t *testing.T) {
