@@ -89,6 +89,31 @@ func shippedNodeConfig(t *testing.T, root, state, health, out, kubeconfig string
 	return path, sh.Env
 }
 
+// startCollector runs bin with the configuration at cfg and the environment env (at most two
+// minutes), waits until its health check at health answers, and stops it (interrupt) when the
+// test ends, logging its output if the test failed.
+func startCollector(t *testing.T, bin, cfg string, env []string, health string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
+	cmd.Env = append(os.Environ(), env...)
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		cancel()
+		if t.Failed() {
+			t.Logf("collector output:\n%s", logs.String())
+		}
+	})
+	waitHealthy(t, health)
+}
+
 // waitHealthy waits until the collector's health check answers: its pipeline runs and
 // cri_log's first discovery (where the shipped start_at: end applies) is done.
 func waitHealthy(t *testing.T, addr string) {
@@ -186,23 +211,7 @@ func TestShippedPipelineDataModel(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "records.jsonl")
 	health := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	cfg, env := shippedNodeConfig(t, root, state, health, out, "")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
-	cmd.Env = append(os.Environ(), env...)
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("collector output:\n%s", logs.String())
-		}
-	}()
-	waitHealthy(t, health)
+	startCollector(t, bin, cfg, env, health)
 
 	// The pods start after the collector, as new containers do (the shipped start_at: end
 	// reads them from their first line).

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,21 +71,7 @@ func TestShippedNodePodMetadata(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "records.jsonl")
 	health := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	cfg, env := shippedNodeConfig(t, root, state, health, out, cluster.Kubeconfig)
-	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
-	cmd.Env = append(os.Environ(), env...)
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("collector output:\n%s", logs.String())
-		}
-	}()
-	waitHealthy(t, health)
+	startCollector(t, bin, cfg, env, health)
 
 	// createPod creates a Pod on node-1 and returns its uid; logAtOnce then writes the first
 	// lines of its container right away, as a container that logs at start does.
