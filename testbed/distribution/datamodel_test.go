@@ -53,7 +53,7 @@ var dataModelCorpus = []podLog{
 
 // shippedNodeConfig returns the node agent's configuration from deploy/kubernetes/configmap.yaml
 // as the e2e scenarios run it (harness.LoadShippedNodeConfig: only paths, addresses and the
-// cluster-only k8s_attributes processor changed), with the CloudWatch exporter replaced by a
+// components that watch the cluster given its kubeconfig or left out), with the CloudWatch exporter replaced by a
 // file exporter so the records' attributes can be read, and the environment it needs. With a
 // kubeconfig, the components that watch the cluster (pod_metadata) use it; without, they are left
 // out.

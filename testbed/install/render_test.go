@@ -131,6 +131,11 @@ func TestChartValues(t *testing.T) {
 			assert.Nil(t, dig(cfg, "exporters", "cloudwatch_groups", "namespace_uid"), "the exporter runs no namespace watch")
 			assert.NotContains(t, rules(t, find(objs, "ClusterRole", w)), "/namespaces:list")
 		}
+		_, cfg := collectorConfig(t, objs, node)
+		assert.Contains(t, dig(cfg, "receivers", "cri_log", "extract", "metadata"), "k8s.namespace.uid",
+			"the node agent writes the uid the exporter routes by (pod_metadata's namespace GETs)")
+		_, def := collectorConfig(t, objects(t, render(t, with(t, ""))), node)
+		assert.Nil(t, dig(def, "receivers", "cri_log", "extract"), "other group_by values keep cri_log's default")
 	})
 	t.Run("SELinux type", func(t *testing.T) {
 		objs := objects(t, render(t, with(t, "node: {seLinuxOptions: {type: spc_t}}")))
