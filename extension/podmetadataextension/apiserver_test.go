@@ -182,9 +182,10 @@ func TestAgainstAPIServer(t *testing.T) {
 		var mu sync.Mutex
 		var events []string
 		unsubscribe := e.Subscribe(func(ev podmeta.Event) {
+			_, held := e.PodByUID(ev.Pod.UID) // a subscriber may read the source
 			mu.Lock()
 			defer mu.Unlock()
-			events = append(events, fmt.Sprintf("%d %s excluded=%v", ev.Type, ev.Pod.Name, ev.Pod.Excluded))
+			events = append(events, fmt.Sprintf("%d %s excluded=%v held=%v", ev.Type, ev.Pod.Name, ev.Pod.Excluded, held))
 		})
 		defer unsubscribe()
 
@@ -232,7 +233,10 @@ func TestAgainstAPIServer(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		// A deletion is an update (deletionTimestamp set), then the delete.
-		assert.Equal(t, []string{"1 bare excluded=true", "1 db-2 excluded=false", "2 db-2 excluded=false", "1 web-5d8f-new excluded=false"}, events)
+		assert.Equal(t, []string{
+			"1 bare excluded=true held=true", "1 db-2 excluded=false held=true", "2 db-2 excluded=false held=false",
+			"1 web-5d8f-new excluded=false held=true",
+		}, events)
 	})
 
 	t.Run("bounded", func(t *testing.T) {

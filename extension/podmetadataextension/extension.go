@@ -253,8 +253,9 @@ func (e *podMetadataExtension) upsert(m *metav1.PartialObjectMetadata) {
 		close(ch)
 	}
 	delete(e.waiters, uid)
-	e.notifyLocked(podmeta.Event{Type: podmeta.Upserted, Pod: p})
+	subs := e.subscribersLocked()
 	e.mu.Unlock()
+	notify(subs, podmeta.Event{Type: podmeta.Upserted, Pod: p})
 	if old == nil {
 		e.tel.ExtensionPodMetadataPods.Add(context.Background(), 1)
 	}
@@ -269,17 +270,31 @@ func (e *podMetadataExtension) remove(uid string) {
 		if e.byName[p.Namespace+"/"+p.Name] == p {
 			delete(e.byName, p.Namespace+"/"+p.Name)
 		}
-		e.notifyLocked(podmeta.Event{Type: podmeta.Deleted, Pod: p})
 	}
+	subs := e.subscribersLocked()
 	e.mu.Unlock()
 	if ok {
+		notify(subs, podmeta.Event{Type: podmeta.Deleted, Pod: p})
 		e.tel.ExtensionPodMetadataPods.Add(context.Background(), -1)
 	}
 }
 
-// notifyLocked calls the subscribers; e.mu is held, so events reach them in order.
-func (e *podMetadataExtension) notifyLocked(ev podmeta.Event) {
+// subscribersLocked returns the current subscribers; e.mu is held.
+func (e *podMetadataExtension) subscribersLocked() []func(podmeta.Event) {
+	if len(e.subs) == 0 {
+		return nil
+	}
+	out := make([]func(podmeta.Event), 0, len(e.subs))
 	for _, fn := range e.subs {
+		out = append(out, fn)
+	}
+	return out
+}
+
+// notify calls the subscribers without holding e.mu, so that they may read the source. Only
+// the watch goroutine publishes: events reach every subscriber in the watch's order.
+func notify(subs []func(podmeta.Event), ev podmeta.Event) {
+	for _, fn := range subs {
 		fn(ev)
 	}
 }

@@ -99,8 +99,9 @@ type Source interface {
 	// WaitPod returns the Pod with this uid once the source holds it (owner chain and namespace
 	// looked up), or false when ctx ends first. The caller bounds the wait through ctx.
 	WaitPod(ctx context.Context, uid string) (*Pod, bool)
-	// Subscribe calls fn for every later change, in order, on one goroutine of the source; fn
-	// must not block. The returned function unsubscribes.
+	// Subscribe calls fn for every later change, in order, on one goroutine of the source, once
+	// the change is visible to the look-ups; fn must not block (it may read the source). The
+	// returned function unsubscribes.
 	Subscribe(fn func(Event)) (unsubscribe func())
 }
 
