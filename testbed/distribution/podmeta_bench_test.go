@@ -27,7 +27,7 @@ import (
 // shipped node configuration twice per round against one API server holding 110 Pods of 11
 // Deployments on node-1 and 220 more on node-2: as shipped (pod_metadata, one Pod watch of the
 // node), and with cri_log's Pod metadata replaced by the k8s_attributes processor the node
-// configuration shipped before (Pods of the node and every ReplicaSet of the cluster watched).
+// configuration shipped before (its Pod informer of the node).
 // Each run reads the same lines from the node's 110 files into a file exporter; it reports the
 // collector's CPU time per record and its peak RSS (/proc), and checks that pod_metadata gave
 // every record its k8s.deployment.name (k8s_attributes' records without one are counted).
@@ -79,13 +79,16 @@ func TestPodMetadataSideBySide(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The label the Deployment controller adds; k8s_attributes derives the Deployment's name
+		// from it and the ReplicaSet's name.
+		podLabels := map[string]string{"app": name, "pod-template-hash": "7c9d"}
 		for i := range 30 {
 			spec.NodeName = "node-1"
 			if i >= 10 {
 				spec.NodeName = "node-2"
 			}
 			p, err := kc.CoreV1().Pods("shop").Create(ctx, &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-7c9d-%02d", name, i), Namespace: "shop", Labels: sel, OwnerReferences: []metav1.OwnerReference{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-7c9d-%02d", name, i), Namespace: "shop", Labels: podLabels, OwnerReferences: []metav1.OwnerReference{
 					{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: &yes},
 				}},
 				Spec: spec,
