@@ -16,6 +16,7 @@ import (
 	tracecontext "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext"
 	awssigv4authextension "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension"
 	idlegcextension "github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension"
+	podmetadataextension "github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension"
 	filestorage "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	healthcheckextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension"
 	klogparser "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
@@ -52,6 +53,7 @@ func components() (otelcol.Factories, error) {
 		tracecontext.NewFactory(),
 		awssigv4authextension.NewFactory(),
 		idlegcextension.NewFactory(),
+		podmetadataextension.NewFactory(),
 		filestorage.NewFactory(),
 		healthcheckextension.NewFactory(),
 	)
@@ -62,6 +64,7 @@ func components() (otelcol.Factories, error) {
 		tracecontext.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0",
 		awssigv4authextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0",
 		idlegcextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0",
+		podmetadataextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension v0.1.0",
 		filestorage.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.160.0",
 		healthcheckextension.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.160.0",
 	})

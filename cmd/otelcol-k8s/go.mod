@@ -18,6 +18,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0
@@ -26,7 +27,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0
 	go.opentelemetry.io/collector/component v1.66.0
-	go.opentelemetry.io/collector/confmap v1.66.0
+	go.opentelemetry.io/collector/confmap v1.71.0
 	go.opentelemetry.io/collector/confmap/provider/envprovider v1.66.0
 	go.opentelemetry.io/collector/confmap/provider/fileprovider v1.66.0
 	go.opentelemetry.io/collector/confmap/provider/yamlprovider v1.66.0
@@ -153,7 +154,7 @@ require (
 	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
 	github.com/knadh/koanf/maps v0.1.3 // indirect
 	github.com/knadh/koanf/providers/confmap v1.0.1 // indirect
-	github.com/knadh/koanf/v2 v2.3.8 // indirect
+	github.com/knadh/koanf/v2 v2.4.1 // indirect
 	github.com/leodido/go-syslog/v4 v4.6.0 // indirect
 	github.com/leodido/ragel-machinery v0.0.0-20190525184631-5f46317e436b // indirect
 	github.com/lightstep/go-expohisto v1.0.0 // indirect
@@ -251,7 +252,7 @@ require (
 	go.opentelemetry.io/collector/extension/extensionmiddleware v0.160.0 // indirect
 	go.opentelemetry.io/collector/extension/extensiontest v0.160.0 // indirect
 	go.opentelemetry.io/collector/extension/xextension v0.160.0 // indirect
-	go.opentelemetry.io/collector/featuregate v1.66.0 // indirect
+	go.opentelemetry.io/collector/featuregate v1.71.0 // indirect
 	go.opentelemetry.io/collector/internal/componentalias v0.160.0 // indirect
 	go.opentelemetry.io/collector/internal/fanoutconsumer v0.160.0 // indirect
 	go.opentelemetry.io/collector/internal/memorylimiter v0.160.0 // indirect
@@ -313,7 +314,7 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/exp v0.0.0-20260727155853-b88d891fe743 // indirect
 	golang.org/x/net v0.60.0 // indirect
@@ -350,6 +351,8 @@ replace github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0 => ../.
 replace github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0 => ../../extension/awssigv4authextension
 
 replace github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0 => ../../extension/idlegcextension
+
+replace github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension v0.1.0 => ../../extension/podmetadataextension
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0 => ../../receiver/crilogreceiver
 

@@ -94,6 +94,18 @@ type Config struct {
 	Storage *component.ID `mapstructure:"storage"`
 	// RetryOnFailure configures the backoff when the next consumer refuses a batch.
 	RetryOnFailure RetryConfig `mapstructure:"retry_on_failure"`
+	// Namespaces selects the namespaces whose containers' files are read, by the namespace in
+	// the file's path.
+	Namespaces NamespaceFilter `mapstructure:"namespaces"`
+	// PodMetadata is the pod_metadata extension (any extension serving the podmeta contract)
+	// the resource attributes of Extract and the Pods' opt-out come from; unset: neither.
+	PodMetadata *component.ID `mapstructure:"pod_metadata"`
+	// Extract selects the resource attributes taken from the Pod's metadata, in the shape of
+	// contrib's k8s_attributes.
+	Extract ExtractConfig `mapstructure:"extract"`
+	// MetadataWait bounds how long a file whose Pod the metadata source does not know yet is
+	// held, opened but unread, before it is read without the Pod's metadata.
+	MetadataWait time.Duration `mapstructure:"metadata_wait"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -111,6 +123,37 @@ type MultilineConfig struct {
 	// Include limits recombination to files whose path matches one of these globs; empty:
 	// every file.
 	Include []string `mapstructure:"include"`
+}
+
+// NamespaceFilter selects namespaces by glob (path.Match syntax): a file is read when its
+// namespace matches one of Include (empty: every namespace) and none of Exclude.
+type NamespaceFilter struct {
+	Include []string `mapstructure:"include"`
+	Exclude []string `mapstructure:"exclude"`
+}
+
+// ExtractConfig selects what of a Pod's metadata becomes resource attributes.
+type ExtractConfig struct {
+	// Metadata lists attribute names: k8s.node.name, k8s.namespace.uid (written as
+	// otelcol_k8s.namespace.uid), and the workload names k8s.deployment.name,
+	// k8s.replicaset.name, k8s.statefulset.name, k8s.daemonset.name, k8s.job.name,
+	// k8s.cronjob.name.
+	Metadata []string `mapstructure:"metadata"`
+	// Labels are Pod or namespace labels copied to resource attributes.
+	Labels []FieldExtractConfig `mapstructure:"labels"`
+	// Annotations are Pod annotations copied to resource attributes.
+	Annotations []FieldExtractConfig `mapstructure:"annotations"`
+}
+
+// FieldExtractConfig copies one label or annotation to a resource attribute.
+type FieldExtractConfig struct {
+	// TagName is the attribute name; empty: k8s.pod.labels.<key>, k8s.pod.annotations.<key>
+	// or k8s.namespace.labels.<key> (contrib's k8s_attributes names).
+	TagName string `mapstructure:"tag_name"`
+	// Key is the label or annotation key.
+	Key string `mapstructure:"key"`
+	// From is pod (the default) or namespace (labels only).
+	From string `mapstructure:"from"`
 }
 
 // RetryConfig is the backoff applied to a file whose batch was refused.
@@ -136,6 +179,8 @@ func createDefaultConfig() component.Config {
 		FingerprintSize:    1000,
 		Multiline:          MultilineConfig{FlushTimeout: time.Second},
 		RetryOnFailure:     RetryConfig{InitialInterval: 100 * time.Millisecond, MaxInterval: 5 * time.Second},
+		Extract:            ExtractConfig{Metadata: defaultExtractMetadata()},
+		MetadataWait:       2 * time.Second,
 	}
 }
 
@@ -145,7 +190,10 @@ func (c *Config) Validate() error {
 	if len(c.Include) == 0 {
 		errs = append(errs, errors.New("include: at least one pattern is required"))
 	}
-	for key, globs := range map[string][]string{"include": c.Include, "exclude": c.Exclude, "multiline.include": c.Multiline.Include} {
+	for key, globs := range map[string][]string{
+		"include": c.Include, "exclude": c.Exclude, "multiline.include": c.Multiline.Include,
+		"namespaces.include": c.Namespaces.Include, "namespaces.exclude": c.Namespaces.Exclude,
+	} {
 		for _, p := range globs {
 			if _, err := filepath.Match(p, ""); err != nil {
 				errs = append(errs, fmt.Errorf("%s: bad glob pattern %q: %w", key, p, err))
@@ -166,6 +214,13 @@ func (c *Config) Validate() error {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive", name))
 		}
+	}
+	if c.MetadataWait < 0 || c.MetadataWait > time.Minute {
+		errs = append(errs, errors.New("metadata_wait must be between 0s and 1m"))
+	}
+	errs = append(errs, c.Extract.validate()...)
+	if c.PodMetadata == nil && (len(c.Extract.Labels) > 0 || len(c.Extract.Annotations) > 0) {
+		errs = append(errs, errors.New("extract: labels and annotations need pod_metadata"))
 	}
 	if c.DrainGrace < 0 {
 		errs = append(errs, errors.New("drain_grace must not be negative"))

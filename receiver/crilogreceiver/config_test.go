@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
@@ -43,6 +44,20 @@ func TestLoadConfig(t *testing.T) {
 	pattern := createDefaultConfig().(*Config)
 	pattern.Multiline.LineStartPattern = `^\d{4}-\d{2}-\d{2}`
 
+	podsID := component.MustNewID("pod_metadata")
+	pods := createDefaultConfig().(*Config)
+	pods.PodMetadata = &podsID
+	pods.MetadataWait = 5 * time.Second
+	pods.Namespaces = NamespaceFilter{Include: []string{"shop", "team-*"}, Exclude: []string{"team-sandbox"}}
+	pods.Extract = ExtractConfig{
+		Metadata: []string{"k8s.node.name", "k8s.deployment.name"},
+		Labels: []FieldExtractConfig{
+			{Key: "app.kubernetes.io/name"},
+			{Key: "tier", From: "namespace", TagName: "tier"},
+		},
+		Annotations: []FieldExtractConfig{{Key: "owner"}},
+	}
+
 	tests := []struct {
 		name    string
 		want    *Config
@@ -61,6 +76,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "bad_glob", wantErr: "include: bad glob pattern"},
 		{name: "bad_multiline_glob", wantErr: "multiline.include: bad glob pattern"},
 		{name: "no_include", wantErr: "include"},
+		{name: "pods", want: pods},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,5 +96,27 @@ func TestLoadConfig(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.want, cfg)
 		})
+	}
+}
+
+// TestBadExtract: every mistake is named by its key, all at once.
+func TestBadExtract(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	cfg := createDefaultConfig().(*Config)
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, "bad_extract").String())
+	require.NoError(t, err)
+	require.NoError(t, sub.Unmarshal(cfg))
+	err = cfg.Validate()
+	for _, want := range []string{
+		`namespaces.exclude: bad glob pattern "["`,
+		"metadata_wait must be between 0s and 1m",
+		`extract.metadata[0]: "k8s.pod.start_time" is not supported`,
+		"extract.labels[0]: key is required",
+		`extract.labels[0]: from "node": must be pod or namespace`,
+		`extract.annotations[0]: from "namespace" is not supported (pod only)`,
+		"extract: labels and annotations need pod_metadata",
+	} {
+		assert.ErrorContains(t, err, want)
 	}
 }

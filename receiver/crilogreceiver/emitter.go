@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/criline"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/metadata"
@@ -45,8 +46,10 @@ func (b *batch) detach() *batch {
 // emitter collects a reader's records into a batch. One emitter serves all readers in turn.
 type emitter struct {
 	includePath bool
-	cur         batch
-	buf         []byte
+	// extract writes the configured attributes of a file's Pod (nil without pod_metadata).
+	extract *extractor
+	cur     batch
+	buf     []byte
 }
 
 func (e *emitter) begin(_ *fileState, now time.Time) *batch {
@@ -79,7 +82,7 @@ func (b *batch) logs(e *emitter, fs *fileState) plog.Logs {
 	}
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
-	fs.resource.copyTo(rl.Resource().Attributes())
+	fs.resource.copyTo(rl.Resource().Attributes(), e.extract)
 	sl := rl.ScopeLogs().AppendEmpty()
 	sl.Scope().SetName(metadata.ScopeName)
 	lrs := sl.LogRecords()
@@ -148,14 +151,17 @@ func putFlags(attrs pcommon.Map, f tracker.RecordFlags) {
 type resourceAttrs struct {
 	path string
 	meta podpath.Meta // substrings of the path
+	// pod is the Pod's metadata, from the pod_metadata source (nil: not known).
+	pod *podmeta.Pod
 }
 
 func resourceFor(rd *tracker.Reader) resourceAttrs {
 	return resourceAttrs{path: rd.Path, meta: rd.Meta}
 }
 
-// copyTo writes the resource attributes into dst.
-func (r *resourceAttrs) copyTo(dst pcommon.Map) {
+// copyTo writes the resource attributes into dst: the path's, then what x extracts from the
+// Pod's metadata when it is known.
+func (r *resourceAttrs) copyTo(dst pcommon.Map, x *extractor) {
 	dst.EnsureCapacity(dst.Len() + 6)
 	put := func(k, v string) {
 		if v != "" {
@@ -170,4 +176,15 @@ func (r *resourceAttrs) copyTo(dst pcommon.Map) {
 		dst.PutInt(attr.K8sContainerRestartCount, int64(r.meta.RestartCount))
 	}
 	put(attr.ContainerID, r.meta.ContainerID)
+	if r.pod == nil || x == nil {
+		return
+	}
+	if r.meta.PodUID == "" { // the /var/log/containers layout has no uid
+		put(attr.K8sPodUID, r.pod.UID)
+	}
+	if r.meta.Namespace == "" { // the older /var/log/pods layout has only the uid
+		put(attr.K8sNamespaceName, r.pod.Namespace)
+		put(attr.K8sPodName, r.pod.Name)
+	}
+	x.copyTo(r.pod, dst)
 }

@@ -21,9 +21,11 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/podpath"
@@ -59,6 +61,9 @@ type criReceiver struct {
 	watcher *tracker.Watcher
 	files   map[*tracker.Reader]*fileState
 	emitter emitter
+	// gate leaves out files by namespace and Pod opt-out; gate.src is the Pod metadata source
+	// (nil without pod_metadata).
+	gate podGate
 
 	// pendingBytes is the text held by refused batches, bounded by maxPendingBytes.
 	pendingBytes int64
@@ -99,6 +104,9 @@ type fileState struct {
 	retryAt time.Time
 	// nextCheck delays looking at a quiet file.
 	nextCheck time.Time
+	// holdUntil is when a new file whose Pod's metadata is not known yet is read without it
+	// (zero: not held).
+	holdUntil time.Time
 	// watch is the watch descriptor of a quiet file watched for its next write (0: none,
 	// -1: watching failed, the file is polled).
 	watch   int
@@ -150,6 +158,23 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 			return err
 		}
 	}
+	r.gate = podGate{include: r.cfg.Namespaces.Include, exclude: r.cfg.Namespaces.Exclude}
+	if r.cfg.PodMetadata != nil {
+		ext, ok := host.GetExtensions()[*r.cfg.PodMetadata]
+		if !ok {
+			return fmt.Errorf("pod_metadata: extension %s not found", r.cfg.PodMetadata)
+		}
+		src, ok := ext.(podmeta.Source)
+		if !ok {
+			return fmt.Errorf("pod_metadata: extension %s does not serve Pod metadata", r.cfg.PodMetadata)
+		}
+		r.gate.src = src
+		r.emitter.extract = newExtractor(r.cfg.Extract)
+	}
+	var skip func(string) bool
+	if r.gate.active() {
+		skip = r.gate.skip
+	}
 	var isStart func([]byte) bool
 	switch {
 	case r.cfg.Multiline.Preset == PresetKlog || r.cfg.Multiline.Preset == PresetAuto:
@@ -162,6 +187,7 @@ func (r *criReceiver) Start(ctx context.Context, host component.Host) error {
 		Exclude:            r.cfg.Exclude,
 		StartAtEnd:         r.cfg.StartAt == StartAtEnd,
 		MaxConcurrentFiles: r.cfg.MaxConcurrentFiles,
+		Skip:               skip,
 		Read: tracker.ReadConfig{
 			FingerprintSize:       r.cfg.FingerprintSize,
 			MaxLogSize:            r.cfg.MaxLogSize,
@@ -418,10 +444,20 @@ func (r *criReceiver) discover(now time.Time) {
 		// A new reader: save its starting point at once, so that after a restart it is known
 		// (a start_at end position must not become "read from the beginning").
 		st := rd.State()
-		r.files[rd] = &fileState{
+		fs := &fileState{
 			key: readerKey(rd, now), resource: resourceFor(rd),
 			committed: tracker.MarshalState(st), dirty: true, savedOffset: st.Offset, readOffset: st.Offset,
 		}
+		if r.gate.src != nil && rd.MetaOK {
+			// Its Pod may be newer than the watch's latest event: the file is held, opened
+			// but unread, until the Pod is known or metadata_wait passed (design.md).
+			if p, ok := r.gate.pod(rd.Meta); ok {
+				fs.resource.pod = p
+			} else {
+				fs.holdUntil = now.Add(r.cfg.MetadataWait)
+			}
+		}
+		r.files[rd] = fs
 		r.indexDirty = true
 	}
 }
@@ -496,6 +532,9 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 		if r.pendingBytes >= maxPendingBytes {
 			continue // refused batches hold enough memory: only retry them until they drain
 		}
+		if r.gate.src != nil && !r.admit(ctx, rd, fs, now) {
+			continue
+		}
 		closing := rd.Draining && drained(rd, now.UnixNano(), grace)
 		b := r.emitter.begin(fs, now)
 		changed, done, err := rd.Read(now.UnixNano(), r.tracker.Buffer(), closing, r.emitter.sink)
@@ -537,6 +576,39 @@ func (r *criReceiver) cycle(ctx context.Context) bool {
 		r.deliver(ctx, rd, fs, b, done)
 	}
 	return progress
+}
+
+// admit takes the Pod's latest metadata for the file's next batch and reports whether the file
+// is read now: not while it is held for its Pod's metadata (until metadata_wait), never once its
+// Pod opted out (the file is closed unread from there). A Pod the source forgot (deleted while
+// its file drains) keeps the metadata last seen.
+func (r *criReceiver) admit(ctx context.Context, rd *tracker.Reader, fs *fileState, now time.Time) bool {
+	p, ok := r.gate.pod(rd.Meta)
+	if !ok {
+		if fs.holdUntil.IsZero() {
+			return true
+		}
+		if now.Before(fs.holdUntil) {
+			return false
+		}
+		fs.holdUntil = time.Time{}
+		r.tb.ReceiverCriLogMetadataWaits.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", "timeout")))
+		return true
+	}
+	if p.Excluded {
+		if !fs.holdUntil.IsZero() {
+			r.tb.ReceiverCriLogMetadataWaits.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", "excluded")))
+		}
+		r.logger.Debug("the file's Pod opted out of log collection; closing it", zap.String("path", rd.Path))
+		r.closeFile(rd, fs)
+		return false
+	}
+	if !fs.holdUntil.IsZero() {
+		fs.holdUntil = time.Time{}
+		r.tb.ReceiverCriLogMetadataWaits.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", "found")))
+	}
+	fs.resource.pod = p
+	return true
 }
 
 // parkable reports whether rd may be closed to free its slot: files are waiting, and rd has
@@ -742,6 +814,7 @@ func (r *criReceiver) report(ctx context.Context) {
 	tb.ReceiverCriLogDrainingBytes.Record(ctx, drainingBytes)
 	tb.ReceiverCriLogFilesOpen.Record(ctx, int64(r.tracker.Len()))
 	tb.ReceiverCriLogFilesWaiting.Record(ctx, int64(r.tracker.Waiting))
+	tb.ReceiverCriLogFilesExcluded.Record(ctx, r.tracker.Skipped.Load())
 }
 
 // readerKey is the storage key of a reader's checkpoint: the key it was resumed from, or a new

@@ -53,12 +53,14 @@ var dataModelCorpus = []podLog{
 
 // shippedNodeConfig returns the node agent's configuration from deploy/kubernetes/configmap.yaml
 // as the e2e scenarios run it (harness.LoadShippedNodeConfig: only paths, addresses and the
-// cluster-only k8s_attributes processor changed), with the CloudWatch exporter replaced by a
-// file exporter so the records' attributes can be read, and the environment it needs.
-func shippedNodeConfig(t *testing.T, root, state, health, out string) (path string, env []string) {
+// components that watch the cluster given its kubeconfig or left out), with the CloudWatch exporter replaced by a
+// file exporter so the records' attributes can be read, and the environment it needs. With a
+// kubeconfig, the components that watch the cluster (pod_metadata) use it; without, they are left
+// out.
+func shippedNodeConfig(t *testing.T, root, state, health, out, kubeconfig string) (path string, env []string) {
 	t.Helper()
 	sh, err := harness.LoadShippedNodeConfig(filepath.Join(repoRoot, harness.ShippedNodeConfigMap), harness.Local{
-		NodeRoot: root, StateDir: state, Endpoint: "http://127.0.0.1:1", HealthAddr: health,
+		NodeRoot: root, StateDir: state, Endpoint: "http://127.0.0.1:1", HealthAddr: health, Kubeconfig: kubeconfig,
 		Env: map[string]string{"AWS_REGION": "eu-west-1", "K8S_NODE_NAME": "node-1", "CLUSTER_NAME": "test"},
 	})
 	if err != nil {
@@ -85,6 +87,31 @@ func shippedNodeConfig(t *testing.T, root, state, health, out string) (path stri
 		t.Fatal(err)
 	}
 	return path, sh.Env
+}
+
+// startCollector runs bin with the configuration at cfg and the environment env (at most two
+// minutes), waits until its health check at health answers, and stops it (interrupt) when the
+// test ends, logging its output if the test failed.
+func startCollector(t *testing.T, bin, cfg string, env []string, health string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
+	cmd.Env = append(os.Environ(), env...)
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		cancel()
+		if t.Failed() {
+			t.Logf("collector output:\n%s", logs.String())
+		}
+	})
+	waitHealthy(t, health)
 }
 
 // waitHealthy waits until the collector's health check answers: its pipeline runs and
@@ -183,24 +210,8 @@ func TestShippedPipelineDataModel(t *testing.T) {
 	root, state := t.TempDir(), t.TempDir()
 	out := filepath.Join(t.TempDir(), "records.jsonl")
 	health := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	cfg, env := shippedNodeConfig(t, root, state, health, out)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
-	cmd.Env = append(os.Environ(), env...)
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("collector output:\n%s", logs.String())
-		}
-	}()
-	waitHealthy(t, health)
+	cfg, env := shippedNodeConfig(t, root, state, health, out, "")
+	startCollector(t, bin, cfg, env, health)
 
 	// The pods start after the collector, as new containers do (the shipped start_at: end
 	// reads them from their first line).

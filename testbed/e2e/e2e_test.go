@@ -3,7 +3,7 @@
 // Package e2e runs the node agent's build (OTELCOL_K8S_NODE_BIN, set by `make e2e`, the binary
 // the shipped DaemonSet runs) with the node agent's shipped configuration (deploy/kubernetes/configmap.yaml, localized by
 // harness.LoadShippedNodeConfig: paths, endpoint, health address and environment swapped, and
-// k8s_attributes left out because there is no cluster) between the node simulator (testbed/nodesim) and the local CloudWatch Logs
+// the components that watch the cluster left out unless a scenario starts one) between the node simulator (testbed/nodesim) and the local CloudWatch Logs
 // server (testbed/localcloudwatch), through load and fault scenarios, and ends each with an exact
 // accounting of every line written against every event stored.
 //

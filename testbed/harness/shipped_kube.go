@@ -12,7 +12,7 @@ import (
 // kubeExtensions and kubeReceivers are the component types of the node configuration that watch
 // the Kubernetes API.
 var (
-	kubeExtensions = []string{"trace_context"}
+	kubeExtensions = []string{"trace_context", "pod_metadata"}
 	kubeReceivers  = []string{"kube_lifecycle"}
 )
 
@@ -64,6 +64,14 @@ func (s *Shipped) localizeKube(cfg map[string]any, l Local) error {
 		}
 		if list, ok := service["extensions"].([]any); ok {
 			service["extensions"] = slices.DeleteFunc(list, func(v any) bool { id, _ := v.(string); return isType(id, kubeExtensions) })
+		}
+		for id, v := range recvs {
+			if c, ok := v.(map[string]any); ok && isType(id, []string{"cri_log"}) {
+				if _, has := c["pod_metadata"]; has {
+					delete(c, "pod_metadata")
+					s.note("receivers::%s::pod_metadata left out: no pod_metadata extension", id)
+				}
+			}
 		}
 		procs, _ := cfg["processors"].(map[string]any)
 		for id, v := range procs {

@@ -105,6 +105,12 @@ func TestShippedNodeConfigKeepsShippedSettings(t *testing.T) {
 	if v := dig(got, "extensions", "trace_context"); v != nil {
 		t.Errorf("trace_context kept: %v", v)
 	}
+	if v := dig(got, "extensions", "pod_metadata"); v != nil {
+		t.Errorf("pod_metadata kept: %v", v)
+	}
+	if v := dig(got, "receivers", "cri_log", "pod_metadata"); v != nil {
+		t.Errorf("cri_log's pod_metadata kept: %v", v)
+	}
 	if v := dig(got, "service", "pipelines", "traces"); v != nil {
 		t.Errorf("traces pipeline kept: %v", v)
 	}
@@ -112,6 +118,7 @@ func TestShippedNodeConfigKeepsShippedSettings(t *testing.T) {
 	// Everything else is the shipped configuration: undo the swaps and compare whole sections.
 	rc := dig(got, "receivers", "cri_log").(map[string]any)
 	rc["include"] = dig(want, "receivers", "cri_log", "include")
+	rc["pod_metadata"] = dig(want, "receivers", "cri_log", "pod_metadata")
 	dig(got, "receivers").(map[string]any)["kube_lifecycle"] = dig(want, "receivers", "kube_lifecycle")
 	dig(got, "exporters").(map[string]any)["otlp_http/xray"] = dig(want, "exporters", "otlp_http/xray")
 	dig(got, "processors", "object_ref").(map[string]any)["trace_context"] = dig(want, "processors", "object_ref", "trace_context")
@@ -246,7 +253,7 @@ func TestShippedNodeConfigWithKube(t *testing.T) {
 	l.TracesEndpoint = "http://127.0.0.1:4318"
 	_, got := loadShipped(t, l)
 	want := shippedSection(t)
-	for _, path := range [][]string{{"extensions", "trace_context"}, {"receivers", "kube_lifecycle"}} {
+	for _, path := range [][]string{{"extensions", "trace_context"}, {"extensions", "pod_metadata"}, {"receivers", "kube_lifecycle"}} {
 		c := dig(got, path...).(map[string]any)
 		if c["kubeconfig"] != l.Kubeconfig {
 			t.Errorf("%v kubeconfig = %v", path, c["kubeconfig"])

@@ -215,15 +215,16 @@ func (a access) String() string {
 // whether the release has traces.enabled.
 func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, traces bool) {
 	t.Helper()
-	// What the components do. Node agent: k8s_attributes lists and watches pods (filtered by
-	// node) and ReplicaSets (a pod's Deployment), and gets single ones on a cache miss.
+	// What the components do. Node agent: pod_metadata lists and watches pods (filtered by
+	// node) and gets single namespaces (their opt-out label), ReplicaSets (a pod's Deployment)
+	// and Jobs (a pod's CronJob) on a cache miss.
 	nodeAllowed := []access{
 		{"", "pods", "get", "", ""},
 		{"", "pods", "list", "", ""},
 		{"", "pods", "watch", "", ""},
+		{"", "namespaces", "get", "", ""},
 		{"apps", "replicasets", "get", "", ""},
-		{"apps", "replicasets", "list", "", ""},
-		{"apps", "replicasets", "watch", "", ""},
+		{"batch", "jobs", "get", "", ""},
 	}
 	// With traces, trace_context fetches the owners of the node's Pods (metadata GET, on
 	// demand); kube_lifecycle watches the node's Pods (above).
@@ -231,7 +232,6 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, traces 
 		{"apps", "deployments", "get", "", ""},
 		{"apps", "statefulsets", "get", "", ""},
 		{"apps", "daemonsets", "get", "", ""},
-		{"batch", "jobs", "get", "", ""},
 		{"batch", "cronjobs", "get", "", ""},
 	}
 	// Events collector: kube_events lists and watches Events (both API groups), holds its Lease
@@ -290,8 +290,10 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, traces 
 		{"", "serviceaccounts/token", "create", ns, ""},
 		{"rbac.authorization.k8s.io", "clusterroles", "bind", "", ""},
 	}
-	// No component reads namespaces, whatever logGroups.groupBy says.
-	denied = append(denied, access{"", "namespaces", "list", "", ""}, access{"", "namespaces", "watch", "", ""})
+	// No component lists or watches namespaces, whatever logGroups.groupBy says (pod_metadata
+	// gets single ones).
+	denied = append(denied, access{"", "namespaces", "list", "", ""}, access{"", "namespaces", "watch", "", ""},
+		access{"apps", "replicasets", "list", "", ""}, access{"apps", "replicasets", "watch", "", ""})
 	if !traces {
 		denied = append(denied, ownerGets...)
 		denied = append(denied, rollouts...)

@@ -107,10 +107,10 @@ func TestChartValues(t *testing.T) {
 		assert.Nil(t, dig(cfg, "exporters", "cloudwatch_groups", "namespace_uid"))
 		assert.Equal(t, 8888, dig(cfg, "service", "telemetry", "metrics", "readers").([]any)[0].(map[string]any)["pull"].(map[string]any)["exporter"].(map[string]any)["prometheus"].(map[string]any)["port"])
 		assert.Equal(t, []string{
-			"/pods:get", "/pods:list", "/pods:watch",
-			"apps/replicasets:get", "apps/replicasets:list", "apps/replicasets:watch",
+			"/namespaces:get", "/pods:get", "/pods:list", "/pods:watch",
+			"apps/replicasets:get", "batch/jobs:get",
 		},
-			rules(t, find(objs, "ClusterRole", node)), "no namespaces, no owners without traces")
+			rules(t, find(objs, "ClusterRole", node)), "pod_metadata: the node's Pods, and single namespaces, ReplicaSets and Jobs")
 		assert.Equal(t, []string{
 			"/configmaps:get@otelcol-k8s-events-checkpoint", "/configmaps:update@otelcol-k8s-events-checkpoint",
 			"coordination.k8s.io/leases:get@otelcol-k8s-events", "coordination.k8s.io/leases:update@otelcol-k8s-events",
@@ -131,6 +131,11 @@ func TestChartValues(t *testing.T) {
 			assert.Nil(t, dig(cfg, "exporters", "cloudwatch_groups", "namespace_uid"), "the exporter runs no namespace watch")
 			assert.NotContains(t, rules(t, find(objs, "ClusterRole", w)), "/namespaces:list")
 		}
+		_, cfg := collectorConfig(t, objs, node)
+		assert.Contains(t, dig(cfg, "receivers", "cri_log", "extract", "metadata"), "k8s.namespace.uid",
+			"the node agent writes the uid the exporter routes by (pod_metadata's namespace GETs)")
+		_, def := collectorConfig(t, objects(t, render(t, with(t, ""))), node)
+		assert.Nil(t, dig(def, "receivers", "cri_log", "extract"), "other group_by values keep cri_log's default")
 	})
 	t.Run("SELinux type", func(t *testing.T) {
 		objs := objects(t, render(t, with(t, "node: {seLinuxOptions: {type: spc_t}}")))

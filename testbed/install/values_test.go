@@ -40,6 +40,8 @@ var valueProbes = map[string]valueProbe{
 	"logGroups.tags":                  {set: "logGroups: {tags: {team: logs}}"},
 	"traces.enabled":                  {set: "traces: {enabled: true}"},
 	"traces.endpoint":                 {set: "traces: {endpoint: \"https://vpce-1.xray.eu-west-1.vpce.amazonaws.com\"}", context: "traces: {enabled: true}"},
+	"logs.namespaces.include":         {set: "logs: {namespaces: {include: [shop, \"team-*\"]}}"},
+	"logs.namespaces.exclude":         {set: "logs: {namespaces: {exclude: [kube-node-lease]}}"},
 	"metrics.port":                    {set: "metrics: {port: 9999}"},
 	"metrics.level":                   {set: "metrics: {level: detailed}"},
 	"metrics.service.enabled":         {set: "metrics: {service: {enabled: false}}"},

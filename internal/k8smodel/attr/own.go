@@ -74,14 +74,14 @@ func init() {
 			Doc: "log type a record is routed as: application, infrastructure or audit",
 		},
 		Entry{
-			Name: NamespaceUID, Origin: Own, Place: Resource, Type: "string", Writers: []string{"users"},
+			Name: NamespaceUID, Origin: Own, Place: Resource, Type: "string", Writers: []string{"users", "cri_log"},
 			Doc: "uid of the namespace the data came from",
 		},
 	)
 }
 
 // Families are attribute names made of a registered prefix and a part taken from the data.
-var families = []string{KlogPairPrefix}
+var families = []string{KlogPairPrefix, K8sPodLabelsPrefix, K8sPodAnnotationsPrefix, K8sNamespaceLabelsPrefix}
 
 // RegisteredOrFamily reports whether name is registered or belongs to a registered family.
 func RegisteredOrFamily(name string) bool {

@@ -30,6 +30,12 @@ var pinned = map[string]attribute.Key{
 	ExceptionMessage:         semconv.ExceptionMessageKey,
 	ProcessPID:               semconv.ProcessPIDKey,
 	HostID:                   semconv.HostIDKey,
+	K8sDeploymentName:        semconv.K8SDeploymentNameKey,
+	K8sReplicaSetName:        semconv.K8SReplicaSetNameKey,
+	K8sStatefulSetName:       semconv.K8SStatefulSetNameKey,
+	K8sDaemonSetName:         semconv.K8SDaemonSetNameKey,
+	K8sJobName:               semconv.K8SJobNameKey,
+	K8sCronJobName:           semconv.K8SCronJobNameKey,
 }
 
 func TestSemconvNamesExistInThePinnedVersion(t *testing.T) {

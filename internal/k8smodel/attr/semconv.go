@@ -62,7 +62,7 @@ func init() {
 		},
 		Entry{
 			Name: K8sNodeName, Origin: Semconv, Place: Resource, Type: "string",
-			Writers: []string{"k8s_attributes"}, Doc: "node the data came from",
+			Writers: []string{"cri_log", "k8s_attributes"}, Doc: "node the data came from",
 		},
 		Entry{
 			Name: K8sClusterName, Origin: Semconv, Place: Resource, Type: "string",

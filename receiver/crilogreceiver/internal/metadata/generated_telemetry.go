@@ -41,6 +41,8 @@ type TelemetryBuilder struct {
 	ReceiverCriLogDrainingBytes metric.Int64Gauge
 	// ReceiverCriLogFilesDraining: Open files that were rotated or deleted and are being read to their end. [{files}]
 	ReceiverCriLogFilesDraining metric.Int64Gauge
+	// ReceiverCriLogFilesExcluded: Matched log files left unopened in the latest scan because their Pod opted out or their namespace is not selected. [{files}]
+	ReceiverCriLogFilesExcluded metric.Int64Gauge
 	// ReceiverCriLogFilesOpen: Log files currently open (being read or drained after rotation or deletion). [{files}]
 	ReceiverCriLogFilesOpen metric.Int64Gauge
 	// ReceiverCriLogFilesVanished: Matched log files gone (rotated away or deleted) before they could be opened; their lines could not be read. [{files}]
@@ -55,6 +57,8 @@ type TelemetryBuilder struct {
 	ReceiverCriLogLinesRead metric.Int64Counter
 	// ReceiverCriLogLongLines: Physical lines longer than max_log_size plus 64 KiB, cut and flagged. [{lines}]
 	ReceiverCriLogLongLines metric.Int64Counter
+	// ReceiverCriLogMetadataWaits: New files held until their Pod's metadata was known, by attribute outcome (found; timeout - read without it after metadata_wait; excluded - the Pod opted out, the file was closed unread). [{files}]
+	ReceiverCriLogMetadataWaits metric.Int64Counter
 	// ReceiverCriLogOpenErrors: Matched log files that could not be opened (permissions, I/O errors). [{files}]
 	ReceiverCriLogOpenErrors metric.Int64Counter
 	// ReceiverCriLogParseFailures: Lines in neither CRI nor Docker json-file format, passed through flagged otelcol_k8s.cri.parse_error. [{lines}]
@@ -145,6 +149,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{files}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogFilesExcluded, err = builder.meter.Int64Gauge(
+		"otelcol_receiver_cri_log_files_excluded",
+		metric.WithDescription("Matched log files left unopened in the latest scan because their Pod opted out or their namespace is not selected."),
+		metric.WithUnit("{files}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogFilesOpen, err = builder.meter.Int64Gauge(
 		"otelcol_receiver_cri_log_files_open",
 		metric.WithDescription("Log files currently open (being read or drained after rotation or deletion)."),
@@ -185,6 +195,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_receiver_cri_log_long_lines",
 		metric.WithDescription("Physical lines longer than max_log_size plus 64 KiB, cut and flagged."),
 		metric.WithUnit("{lines}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverCriLogMetadataWaits, err = builder.meter.Int64Counter(
+		"otelcol_receiver_cri_log_metadata_waits",
+		metric.WithDescription("New files held until their Pod's metadata was known, by attribute outcome (found; timeout - read without it after metadata_wait; excluded - the Pod opted out, the file was closed unread)."),
+		metric.WithUnit("{files}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverCriLogOpenErrors, err = builder.meter.Int64Counter(

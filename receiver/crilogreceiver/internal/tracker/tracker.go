@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver/internal/joiner"
@@ -25,7 +26,11 @@ type Config struct {
 	StartAtEnd bool
 	// MaxConcurrentFiles bounds open descriptors.
 	MaxConcurrentFiles int
-	Read               ReadConfig
+	// Skip, when set, leaves out a matched path that is not to be read (its Pod opted out, its
+	// namespace is not selected): it is never opened and gets no checkpoint. It is called from
+	// the scanning goroutine.
+	Skip func(path string) bool
+	Read ReadConfig
 }
 
 // Tracker owns the set of readers.
@@ -52,6 +57,8 @@ type Tracker struct {
 	waitingSince map[string]int64
 	// Waiting is the number of matched files not opened because of MaxConcurrentFiles.
 	Waiting int
+	// Skipped is the number of matched files Config.Skip left out in the latest scan.
+	Skipped atomic.Int64
 	Stats   Stats
 	// buf is the read buffer the readers share: one turn's read and room for a fingerprint
 	// past it. large is for a longer line, made when first needed (Reader.largeBuffer).
@@ -144,15 +151,21 @@ func (t *Tracker) Remove(r *Reader) {
 func (t *Tracker) Match(dirs map[string]bool) []string {
 	var out []string
 	seen := map[string]bool{}
+	skipped := int64(0)
 	for _, inc := range t.cfg.Include {
 		for _, p := range expand(inc, dirs) {
 			if seen[p] || podpath.IsRotated(filepath.Base(p)) || t.excluded(p) {
 				continue
 			}
 			seen[p] = true
+			if t.cfg.Skip != nil && t.cfg.Skip(p) {
+				skipped++
+				continue
+			}
 			out = append(out, p)
 		}
 	}
+	t.Skipped.Store(skipped)
 	sort.Strings(out)
 	return out
 }
