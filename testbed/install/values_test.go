@@ -71,6 +71,11 @@ var valueProbes = map[string]valueProbe{
 	"node.extraEnv":                      {set: "node: {extraEnv: [{name: EXTRA, value: x}]}"},
 	"node.build":                         {set: "node: {build: full}"},
 
+	"journal.enabled":            {set: "journal: {enabled: false}"},
+	"journal.units":              {set: "journal: {units: [kubelet.service]}"},
+	"journal.identifiers":        {set: "journal: {identifiers: []}"},
+	"journal.supplementalGroups": {set: "journal: {supplementalGroups: [190]}"},
+
 	"events.enabled":                       {set: "events: {enabled: false}"},
 	"events.replicas":                      {set: "events: {replicas: 3}"},
 	"events.serviceAccount.annotations":    {set: "events: {serviceAccount: {annotations: {a: b}}}"},
