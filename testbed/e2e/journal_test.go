@@ -116,7 +116,8 @@ func journalBatch(first, n int, skipped map[int]bool) []journalEntry {
 // checkpoints) and arrive in the infrastructure group of the local CloudWatch Logs server:
 // every entry of a listed unit or of the kernel exactly once, across a live append and a
 // graceful restart with entries written while the collector was down; no entry of an unlisted
-// unit; one stream per journal file; nothing in any other group.
+// unit; one stream per unit of a journal file (kernel messages in the file's own); nothing in
+// any other group.
 func TestJournalToInfrastructure(t *testing.T) {
 	t.Parallel()
 	bin := journalRemote(t)
@@ -205,13 +206,17 @@ func TestJournalToInfrastructure(t *testing.T) {
 	if missing > 0 || dup > 0 || unlisted > 0 {
 		t.Errorf("missing %d, duplicated %d, unlisted units stored %d", missing, dup, unlisted)
 	}
-	wantStreams := map[string]bool{
-		"node-1/" + strings.TrimPrefix(persistent, "/"): true,
-		"node-1/" + strings.TrimPrefix(volatile, "/"):   true,
+	// One stream per unit of a journal file and node; kernel messages in the file's own.
+	wantStreams := map[string]bool{}
+	for _, f := range []string{persistent, volatile} {
+		base := "node-1/" + strings.TrimPrefix(f, "/")
+		wantStreams[base] = true
+		wantStreams[base+"%unit/kubelet.service"] = true
+		wantStreams[base+"%unit/containerd.service"] = true
 	}
 	for s := range streams {
 		if !wantStreams[s] {
-			t.Errorf("unexpected stream %s: one stream per journal file and node", s)
+			t.Errorf("unexpected stream %s: one stream per unit of a journal file and node", s)
 		}
 	}
 	if len(streams) != len(wantStreams) {
