@@ -329,7 +329,7 @@ func TestRestartAndRotation(t *testing.T) {
 	s1 := &sink{}
 	r1, _ := start(t, cfg, s1.consumer(t), st)
 	s1.waitFor(t, 50)
-	require.Eventually(t, func() bool { return st.data[checkpointKey] != nil }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { b, _ := (memClient{st}).Get(context.Background(), checkpointKey); return b != nil }, 10*time.Second, 5*time.Millisecond)
 	require.NoError(t, r1.Shutdown(context.Background()))
 	require.Len(t, s1.all(), 50)
 
