@@ -42,7 +42,7 @@ var chartCombinations = []struct{ name, values string }{
 		logGroups: {kmsKeyArn: "arn:aws:kms:eu-west-1:123456789012:key/k", tags: {team: logs}, groupBy: log_type},
 		metrics: {serviceMonitor: {enabled: true}, podMonitor: {enabled: true}}}`},
 	{"node-only-extra-config", `{events: {enabled: false}, journal: {enabled: false}, node: {build: full, extraConfig: {exporters: {debug: {}}, service: {pipelines: {logs/debug: {receivers: [cri_log], exporters: [debug]}}}}}}`},
-	{"traces-docker", `{traces: {enabled: true}, node: {dockerContainers: true}}`},
+	{"traces-docker-audit", `{traces: {enabled: true}, node: {dockerContainers: true}, audit: {auditd: {enabled: true}, apiServer: {enabled: true}}}`},
 }
 
 // TestAgainstAPIServer applies every rendered manifest to a real kube-apiserver: the plain

@@ -464,3 +464,71 @@ func TestJournalSwitch(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditSwitch checks the audit inputs: off by default (no receiver, pipeline or mount);
+// each on renders its audit_log receiver with its format and checkpoint, the logs/audit
+// pipeline straight to the exporter, and its folder mounted read-only.
+func TestAuditSwitch(t *testing.T) {
+	const node = "otelcol-k8s-node"
+	for _, tc := range []struct {
+		name, values string
+		receivers    []any
+		mounts       []string
+	}{
+		{"default", "", nil, nil},
+		{"auditd", "audit: {auditd: {enabled: true}}", []any{"audit_log/auditd"}, []string{"/var/log/audit"}},
+		{"apiserver", "audit: {apiServer: {enabled: true, directory: /var/log/kube-apiserver}}", []any{"audit_log/apiserver"}, []string{"/var/log/kube-apiserver"}},
+		{"both", "audit: {auditd: {enabled: true}, apiServer: {enabled: true}}", []any{"audit_log/auditd", "audit_log/apiserver"}, []string{"/var/log/audit", "/var/log/kubernetes/audit"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := objects(t, render(t, with(t, tc.values)))
+			_, cfg := collectorConfig(t, objs, node)
+			got, _ := dig(cfg, "service", "pipelines", "logs/audit", "receivers").([]any)
+			assert.Equal(t, tc.receivers, got)
+			if tc.receivers != nil {
+				assert.Equal(t, []any{"memory_limiter"}, dig(cfg, "service", "pipelines", "logs/audit", "processors"))
+				assert.Equal(t, []any{"cloudwatch_groups"}, dig(cfg, "service", "pipelines", "logs/audit", "exporters"))
+			}
+			for _, id := range []string{"audit_log/auditd", "audit_log/apiserver"} {
+				r, _ := dig(cfg, "receivers", id).(map[string]any)
+				assert.Equal(t, slices.Contains(tc.receivers, any(id)), r != nil, id)
+				if r == nil {
+					continue
+				}
+				assert.Equal(t, "file_storage", r["storage"])
+				if id == "audit_log/auditd" {
+					assert.Equal(t, "auditd", r["format"])
+					assert.Equal(t, []any{"/var/log/audit/audit.log*"}, r["include"])
+				} else {
+					assert.Equal(t, "kubernetes", r["format"])
+					assert.Equal(t, []any{tc.mounts[len(tc.mounts)-1] + "/*.log"}, r["include"])
+				}
+			}
+			recv, _ := dig(cfg, "service", "pipelines", "logs", "receivers").([]any)
+			assert.Equal(t, []any{"cri_log", "journal"}, recv, "audit records skip the container logs' processors")
+			ds := find(objs, "DaemonSet", node)
+			ms, _ := container(t, ds)["volumeMounts"].([]any)
+			vols, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "volumes")
+			for _, p := range []string{"/var/log/audit", "/var/log/kubernetes/audit", "/var/log/kube-apiserver"} {
+				want := slices.Contains(tc.mounts, p)
+				mounted := false
+				for _, m := range ms {
+					mm := m.(map[string]any)
+					if mm["mountPath"] == p {
+						mounted = true
+						assert.Equal(t, true, mm["readOnly"], p)
+					}
+				}
+				assert.Equal(t, want, mounted, p)
+				hostPath := false
+				for _, v := range vols {
+					if hp, ok := v.(map[string]any)["hostPath"].(map[string]any); ok && hp["path"] == p {
+						hostPath = true
+						assert.Equal(t, "DirectoryOrCreate", hp["type"], p)
+					}
+				}
+				assert.Equal(t, want, hostPath, p)
+			}
+		})
+	}
+}
