@@ -148,6 +148,7 @@ func (s *Shipped) localize(cfg map[string]any, l Local) error {
 		}
 	}
 	journalDirs := s.localizeJournal(cfg, l.NodeRoot)
+	s.localizeAudit(cfg, l.NodeRoot)
 	for id, c := range components("exporters", "cloudwatch_groups") {
 		c["endpoint"] = l.Endpoint
 		s.note("exporters::%s::endpoint = the local CloudWatch Logs server", id)
@@ -199,6 +200,34 @@ func (s *Shipped) localizeJournal(cfg map[string]any, root string) []string {
 		s.note("receivers::%s::directories moved under the node root", id)
 	}
 	return shipped
+}
+
+// localizeAudit moves the include patterns of every audit_log receiver (there may be none)
+// under the node root: a local run must never read the machine's audit logs. Their records are
+// marked audit by the receiver itself, so the exporter needs no change.
+func (s *Shipped) localizeAudit(cfg map[string]any, root string) {
+	recv, _ := cfg["receivers"].(map[string]any)
+	for _, id := range slices.Sorted(maps.Keys(recv)) {
+		if id != "audit_log" && !strings.HasPrefix(id, "audit_log/") {
+			continue
+		}
+		c, _ := recv[id].(map[string]any)
+		if c == nil {
+			c = map[string]any{}
+			recv[id] = c
+		}
+		list, _ := c["include"].([]any)
+		if len(list) == 0 { // the receiver's default
+			list = []any{"/var/log/audit/audit.log*"}
+		}
+		for i, p := range list {
+			if ps, ok := p.(string); ok && filepath.IsAbs(ps) {
+				list[i] = filepath.Join(root, ps)
+			}
+		}
+		c["include"] = list
+		s.note("receivers::%s::include moved under the node root", id)
+	}
 }
 
 // localizeJournalMatchers keeps journal records infrastructure logs once their files are under
