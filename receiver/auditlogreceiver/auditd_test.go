@@ -31,16 +31,24 @@ func TestParseAuditd(t *testing.T) {
 		n      int               // number of fields
 		err    bool
 	}{
-		{name: "syscall", line: lineSyscall, want: auditdRecord{Type: "SYSCALL", Sec: 1700000000, Milli: 123, Serial: 4242},
-			fields: map[string]string{"arch": "c000003e", "syscall": "59", "comm": "runc", "exe": "/usr/bin/runc", "tty": "(none)", "key": "exec"}, n: 26},
-		{name: "execve hex argument", line: lineExecve, want: auditdRecord{Type: "EXECVE", Sec: 1700000000, Milli: 123, Serial: 4242},
-			fields: map[string]string{"argc": "3", "a1": "--version", "a2": "2D2D6C6F67"}, n: 4},
+		{
+			name: "syscall", line: lineSyscall, want: auditdRecord{Type: "SYSCALL", Sec: 1700000000, Milli: 123, Serial: 4242},
+			fields: map[string]string{"arch": "c000003e", "syscall": "59", "comm": "runc", "exe": "/usr/bin/runc", "tty": "(none)", "key": "exec"}, n: 26,
+		},
+		{
+			name: "execve hex argument", line: lineExecve, want: auditdRecord{Type: "EXECVE", Sec: 1700000000, Milli: 123, Serial: 4242},
+			fields: map[string]string{"argc": "3", "a1": "--version", "a2": "2D2D6C6F67"}, n: 4,
+		},
 		{name: "eoe, no fields", line: lineEOE, want: auditdRecord{Type: "EOE", Sec: 1700000000, Milli: 123, Serial: 4242}, n: 0},
-		{name: "user record: msg='...' split, enriched part after 0x1d", line: lineUserLogin,
+		{
+			name: "user record: msg='...' split, enriched part after 0x1d", line: lineUserLogin,
 			want:   auditdRecord{Type: "USER_LOGIN", Sec: 1700000001, Milli: 500, Serial: 4243},
-			fields: map[string]string{"pid": "2000", "op": "login", "exe": "/usr/sbin/sshd", "terminal": "/dev/pts/0", "res": "success", "UID": "root", "AUID": "ec2-user"}, n: 15},
-		{name: "node= prefix", line: lineNode, want: auditdRecord{Node: "ip-10-0-1-23", Type: "SERVICE_START", Sec: 1700000002, Milli: 7, Serial: 4250},
-			fields: map[string]string{"unit": "kubelet", "comm": "systemd", "hostname": "?"}, n: 11},
+			fields: map[string]string{"pid": "2000", "op": "login", "exe": "/usr/sbin/sshd", "terminal": "/dev/pts/0", "res": "success", "UID": "root", "AUID": "ec2-user"}, n: 15,
+		},
+		{
+			name: "node= prefix", line: lineNode, want: auditdRecord{Node: "ip-10-0-1-23", Type: "SERVICE_START", Sec: 1700000002, Milli: 7, Serial: 4250},
+			fields: map[string]string{"unit": "kubelet", "comm": "systemd", "hostname": "?"}, n: 11,
+		},
 		{name: "unterminated quote keeps the rest", line: `type=X msg=audit(1.000:1): a="b c`, want: auditdRecord{Type: "X", Sec: 1, Serial: 1}, fields: map[string]string{"a": "b c"}, n: 1},
 		{name: "word without =", line: `type=X msg=audit(1.000:1): lone a=b`, want: auditdRecord{Type: "X", Sec: 1, Serial: 1}, fields: map[string]string{"": "lone", "a": "b"}, n: 2},
 		{name: "not audit", line: `Nov 27 12:00:00 host sshd[1]: Accepted publickey`, err: true},

@@ -269,7 +269,7 @@ func (r *auditReceiver) discover(ctx context.Context) {
 }
 
 func readPrefix(path string, n int) []byte {
-	fh, err := os.Open(path) //nolint:gosec // a file the configuration names
+	fh, err := os.Open(path)
 	if err != nil {
 		return nil
 	}

@@ -60,7 +60,7 @@ func writeJournal(t *testing.T, bin, path string, monotonic *uint64, entries []j
 		}
 		b.WriteByte('\n')
 	}
-	cmd := exec.Command(bin, "--output="+path, "-") //nolint:gosec // systemd's own tool on the test's own file
+	cmd := exec.Command(bin, "--output="+path, "-")
 	cmd.Stdin = &b
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("systemd-journal-remote: %v: %s", err, out)
@@ -86,22 +86,46 @@ func journalBatch(first, n int, skipped map[int]bool) []journalEntry {
 		e := journalEntry{realtime: now.Add(time.Duration(i-first) * time.Microsecond)}
 		switch i % 5 {
 		case 0:
-			e.fields = [][2]string{{"_SYSTEMD_UNIT", "kubelet.service"}, {"SYSLOG_IDENTIFIER", "kubelet"}, {"_PID", "1201"}, {"PRIORITY", "6"},
-				{"MESSAGE", fmt.Sprintf(`I1127 12:00:00.000000    1201 kubelet.go:2412] "SyncLoop ADD" source="api" pods=["ns1/web-%d"] id=jtok-%d-end`, i, i)}}
+			e.fields = [][2]string{
+				{"_SYSTEMD_UNIT", "kubelet.service"},
+				{"SYSLOG_IDENTIFIER", "kubelet"},
+				{"_PID", "1201"},
+				{"PRIORITY", "6"},
+				{"MESSAGE", fmt.Sprintf(`I1127 12:00:00.000000    1201 kubelet.go:2412] "SyncLoop ADD" source="api" pods=["ns1/web-%d"] id=jtok-%d-end`, i, i)},
+			}
 		case 1:
-			e.fields = [][2]string{{"_SYSTEMD_UNIT", "containerd.service"}, {"SYSLOG_IDENTIFIER", "containerd"}, {"_PID", "980"}, {"PRIORITY", "6"},
-				{"MESSAGE", fmt.Sprintf(`time="2026-11-27T12:00:00Z" level=info msg="StartContainer jtok-%d-end returns successfully"`, i)}}
+			e.fields = [][2]string{
+				{"_SYSTEMD_UNIT", "containerd.service"},
+				{"SYSLOG_IDENTIFIER", "containerd"},
+				{"_PID", "980"},
+				{"PRIORITY", "6"},
+				{"MESSAGE", fmt.Sprintf(`time="2026-11-27T12:00:00Z" level=info msg="StartContainer jtok-%d-end returns successfully"`, i)},
+			}
 		case 2:
-			e.fields = [][2]string{{"_TRANSPORT", "kernel"}, {"SYSLOG_IDENTIFIER", "kernel"}, {"PRIORITY", "4"},
-				{"MESSAGE", fmt.Sprintf("eth0: link up jtok-%d-end", i)}}
+			e.fields = [][2]string{
+				{"_TRANSPORT", "kernel"},
+				{"SYSLOG_IDENTIFIER", "kernel"},
+				{"PRIORITY", "4"},
+				{"MESSAGE", fmt.Sprintf("eth0: link up jtok-%d-end", i)},
+			}
 		case 3:
 			// A kubelet line that claims to be an audit record and names a file: content never
 			// chooses the group.
-			e.fields = [][2]string{{"_SYSTEMD_UNIT", "kubelet.service"}, {"SYSLOG_IDENTIFIER", "kubelet"}, {"_PID", "1201"}, {"PRIORITY", "3"},
-				{"MESSAGE", fmt.Sprintf(`E1127 12:00:00.000000    1201 pod_workers.go:1301] "Error syncing pod" otelcol_k8s.log.type="audit" log.file.path="/var/log/audit/audit.log" id=jtok-%d-end`, i)}}
+			e.fields = [][2]string{
+				{"_SYSTEMD_UNIT", "kubelet.service"},
+				{"SYSLOG_IDENTIFIER", "kubelet"},
+				{"_PID", "1201"},
+				{"PRIORITY", "3"},
+				{"MESSAGE", fmt.Sprintf(`E1127 12:00:00.000000    1201 pod_workers.go:1301] "Error syncing pod" otelcol_k8s.log.type="audit" log.file.path="/var/log/audit/audit.log" id=jtok-%d-end`, i)},
+			}
 		case 4:
-			e.fields = [][2]string{{"_SYSTEMD_UNIT", "sshd.service"}, {"SYSLOG_IDENTIFIER", "sshd"}, {"_PID", "77"}, {"PRIORITY", "6"},
-				{"MESSAGE", fmt.Sprintf("Accepted publickey jtok-%d-end", i)}}
+			e.fields = [][2]string{
+				{"_SYSTEMD_UNIT", "sshd.service"},
+				{"SYSLOG_IDENTIFIER", "sshd"},
+				{"_PID", "77"},
+				{"PRIORITY", "6"},
+				{"MESSAGE", fmt.Sprintf("Accepted publickey jtok-%d-end", i)},
+			}
 			skipped[i] = true
 		}
 		e.fields = append(e.fields, [2]string{"_HOSTNAME", "node-1"})

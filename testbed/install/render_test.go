@@ -454,7 +454,7 @@ func TestJournalSwitch(t *testing.T) {
 				}
 			}
 			sc, _, _ := unstructured.NestedMap(ds.Object, "spec", "template", "spec", "securityContext")
-			assert.Equal(t, float64(0), sc["runAsUser"])
+			assert.Equal(t, "0", fmt.Sprint(sc["runAsUser"]), "uid 0: the journal files' owner")
 			groups, _ := sc["supplementalGroups"].([]any)
 			assert.Equal(t, tc.groups, groups)
 			csc, _ := container(t, ds)["securityContext"].(map[string]any)

@@ -276,8 +276,12 @@ func children() (time.Duration, int64) {
 		if err != nil {
 			continue
 		}
-		for _, pid := range strings.Fields(string(raw)) {
-			if stat, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil {
+		for _, field := range strings.Fields(string(raw)) {
+			pid, err := strconv.Atoi(field)
+			if err != nil {
+				continue
+			}
+			if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
 				// Fields after the command (which may hold spaces) start after the last ')'.
 				f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 				if len(f) > 12 {
@@ -286,7 +290,7 @@ func children() (time.Duration, int64) {
 					cpu += time.Duration(ut+st) * 10 * time.Millisecond // clock ticks of 1/100 s
 				}
 			}
-			if f, err := os.Open("/proc/" + pid + "/status"); err == nil {
+			if f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
 				sc := bufio.NewScanner(f)
 				for sc.Scan() {
 					if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
