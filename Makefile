@@ -265,7 +265,7 @@ kubenode: node-deps kube-bin kube-node-bin ## start a real one-node Kubernetes c
 # test flags, e.g. E2E_NODE_ARGS='-run TestRotation'.
 E2E_NODE_ARGS ?=
 .PHONY: e2e-node
-e2e-node: node-deps kube-bin kube-node-bin image ## tests on a real one-node cluster: kubelet rotation, then the chart and image installed and the scenarios with exact accounting (root)
+e2e-node: node-deps kube-bin kube-node-bin image journal-tools ## tests on a real one-node cluster: kubelet rotation, then the chart and image installed and the scenarios with exact accounting (root)
 	cd testbed/kubenode && OTELCOL_K8S_E2E_NODE=1 OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) OTELCOL_K8S_KUBE_NODE_BIN=$(KUBE_NODE_BIN) \
 		$(GO) test -count=1 -timeout 20m -v ./... $(E2E_NODE_ARGS)
 	cd testbed/install && OTELCOL_K8S_E2E_NODE=1 OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) OTELCOL_K8S_KUBE_NODE_BIN=$(KUBE_NODE_BIN) \
@@ -282,7 +282,7 @@ test-dist: build-only ## the built distribution lists every component and runs t
 E2E_ARGS ?=
 
 .PHONY: e2e
-e2e: test-dist build-node kube-bin ## end-to-end scenarios of the built distribution with exact accounting of every line
+e2e: test-dist build-node kube-bin journal-tools ## end-to-end scenarios of the built distribution with exact accounting of every line
 	cd testbed && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_NODE_BIN=$(NODE_BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) $(GO) test -count=1 -timeout 20m -v ./e2e/... $(E2E_ARGS)
 
 # make bench-e2e: the system benchmark (testbed/cmd/benche2e): one simulated corpus read by

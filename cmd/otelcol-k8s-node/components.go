@@ -26,6 +26,7 @@ import (
 	k8sattributesprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor"
 	crilogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver"
 	journalreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver"
+	auditlogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver"
 	k8slifecyclereceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver"
 )
 
@@ -72,6 +73,7 @@ func components() (otelcol.Factories, error) {
 	factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
 		crilogreceiver.NewFactory(),
 		journalreceiver.NewFactory(),
+		auditlogreceiver.NewFactory(),
 		k8slifecyclereceiver.NewFactory(),
 	)
 	if err != nil {
@@ -80,6 +82,7 @@ func components() (otelcol.Factories, error) {
 	factories.ReceiverModules = makeModulesMap(factories.Receivers, map[component.Type]string{
 		crilogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0",
 		journalreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0",
+		auditlogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver v0.1.0",
 		k8slifecyclereceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0",
 	})
 

@@ -35,6 +35,7 @@ import (
 	resourcedetectionprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourcedetectionprocessor"
 	crilogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver"
 	journalreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver"
+	auditlogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver"
 	k8seventsreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver"
 	k8slifecyclereceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver"
 	otlpreceiver "go.opentelemetry.io/collector/receiver/otlpreceiver"
@@ -88,6 +89,7 @@ func components() (otelcol.Factories, error) {
 	factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
 		crilogreceiver.NewFactory(),
 		journalreceiver.NewFactory(),
+		auditlogreceiver.NewFactory(),
 		k8seventsreceiver.NewFactory(),
 		k8slifecyclereceiver.NewFactory(),
 		otlpreceiver.NewFactory(),
@@ -99,6 +101,7 @@ func components() (otelcol.Factories, error) {
 	factories.ReceiverModules = makeModulesMap(factories.Receivers, map[component.Type]string{
 		crilogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0",
 		journalreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0",
+		auditlogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver v0.1.0",
 		k8seventsreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0",
 		k8slifecyclereceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0",
 		otlpreceiver.NewFactory().Type(): "go.opentelemetry.io/collector/receiver/otlpreceiver v0.160.0",

@@ -22,6 +22,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0
@@ -357,6 +358,8 @@ replace github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension v0.1.0
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0 => ../../receiver/crilogreceiver
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0 => ../../receiver/journalreceiver
+
+replace github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver v0.1.0 => ../../receiver/auditlogreceiver
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0 => ../../receiver/k8seventsreceiver
 

@@ -369,7 +369,7 @@ func (r *journalReceiver) collect(ctx context.Context) (plog.Logs, int, map[jour
 			continue
 		}
 		h := best.r.Header()
-		k := resKey{series: best.series, machine: h.MachineID, host: string(field(e, "_HOSTNAME"))}
+		k := resKey{series: best.series, machine: h.MachineID, host: string(field(e, "_HOSTNAME")), unit: string(field(e, "_SYSTEMD_UNIT"))}
 		recs, ok := res[k]
 		if !ok {
 			rl := logs.ResourceLogs().AppendEmpty()
@@ -378,6 +378,9 @@ func (r *journalReceiver) collect(ctx context.Context) (plog.Logs, int, map[jour
 			ra.PutStr(attr.HostID, k.machine.String())
 			if k.host != "" {
 				ra.PutStr(attr.HostName, k.host)
+			}
+			if k.unit != "" {
+				ra.PutStr(attr.JournalUnit, k.unit)
 			}
 			sl := rl.ScopeLogs().AppendEmpty()
 			sl.Scope().SetName(metadata.ScopeName)
@@ -394,6 +397,7 @@ type resKey struct {
 	series  string
 	machine journalfile.ID128
 	host    string
+	unit    string // _SYSTEMD_UNIT, written by journald itself: with the file, the stream
 }
 
 func field(e *journalfile.Entry, name string) []byte {
@@ -460,7 +464,6 @@ func toRecord(e *journalfile.Entry, lr plog.LogRecord, observed pcommon.Timestam
 	}
 	a := lr.Attributes()
 	for _, m := range []struct{ field, name string }{
-		{"_SYSTEMD_UNIT", attr.JournalUnit},
 		{"SYSLOG_IDENTIFIER", attr.JournalIdentifier},
 		{"_TRANSPORT", attr.JournalTransport},
 	} {

@@ -4,6 +4,7 @@ package journalreceiver
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,23 +45,21 @@ func TestDifferentialRecords(t *testing.T) {
 	waitFor(t, s, len(want))
 	recs := s.all()
 	require.Len(t, recs, len(want))
-	var prevA, prevB uint64
+	// Order: within each resource (a journal's unit: its stream), entries keep the file's order.
+	prev := map[string]uint64{}
 	for _, g := range recs {
 		w, ok := want[g.cursor]
 		require.True(t, ok, "cursor %s not in journalctl's output", g.cursor)
 		delete(want, g.cursor)
-		// Order: seqnums increase within each file's sequence.
 		seq := w.Uint("__REALTIME_TIMESTAMP")
 		if g.res[attr.HostID] == "" {
 			t.Fatal("no host.id")
 		}
-		if filepath.Dir(g.res[attr.LogFilePath].(string)) == filepath.Dir(a) {
-			require.Greater(t, seq, prevA)
-			prevA = seq
-		} else {
-			require.Greater(t, seq, prevB)
-			prevB = seq
-		}
+		path := g.res[attr.LogFilePath].(string)
+		require.Contains(t, []string{a, b}, path)
+		key := fmt.Sprint(path, g.res[attr.JournalUnit])
+		require.Greater(t, seq, prev[key])
+		prev[key] = seq
 		msg := w["MESSAGE"][0]
 		if utf8.Valid(msg) {
 			require.Equal(t, string(msg), g.body)
@@ -76,9 +75,15 @@ func TestDifferentialRecords(t *testing.T) {
 		pri, _ := strconv.Atoi(w.String("PRIORITY"))
 		require.Equal(t, severities[pri].n, g.lr.SeverityNumber())
 		require.Equal(t, severities[pri].text, g.lr.SeverityText())
+		if v, ok := w["_SYSTEMD_UNIT"]; ok {
+			require.Equal(t, string(v[0]), g.res[attr.JournalUnit])
+		} else {
+			require.NotContains(t, g.res, attr.JournalUnit)
+		}
+		require.NotContains(t, g.rec, attr.JournalUnit)
 		for f, name := range map[string]string{
-			"_SYSTEMD_UNIT": attr.JournalUnit, "SYSLOG_IDENTIFIER": attr.JournalIdentifier,
-			"_TRANSPORT": attr.JournalTransport, "_BOOT_ID": attr.JournalBootID,
+			"SYSLOG_IDENTIFIER": attr.JournalIdentifier,
+			"_TRANSPORT":        attr.JournalTransport, "_BOOT_ID": attr.JournalBootID,
 		} {
 			if v, ok := w[f]; ok {
 				require.Equal(t, string(v[0]), g.rec[name], f)

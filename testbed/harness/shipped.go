@@ -5,6 +5,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -146,9 +147,14 @@ func (s *Shipped) localize(cfg map[string]any, l Local) error {
 			}
 		}
 	}
+	journalDirs := s.localizeJournal(cfg, l.NodeRoot)
+	s.localizeAudit(cfg, l.NodeRoot)
 	for id, c := range components("exporters", "cloudwatch_groups") {
 		c["endpoint"] = l.Endpoint
 		s.note("exporters::%s::endpoint = the local CloudWatch Logs server", id)
+		if len(journalDirs) > 0 {
+			s.localizeJournalMatchers(id, c, l.NodeRoot, journalDirs)
+		}
 	}
 	s.dropClusterOnly(cfg)
 	if err := s.localizeKube(cfg, l); err != nil {
@@ -163,6 +169,91 @@ func (s *Shipped) localize(cfg map[string]any, l Local) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// localizeJournal moves the directories of every journal receiver (there may be none) under
+// the node root and returns the shipped ones: a local run must never read the machine's own
+// journal.
+func (s *Shipped) localizeJournal(cfg map[string]any, root string) []string {
+	recv, _ := cfg["receivers"].(map[string]any)
+	var shipped []string
+	for _, id := range slices.Sorted(maps.Keys(recv)) {
+		if id != "journal" && !strings.HasPrefix(id, "journal/") {
+			continue
+		}
+		c, _ := recv[id].(map[string]any)
+		if c == nil {
+			c = map[string]any{}
+			recv[id] = c
+		}
+		dirs, _ := c["directories"].([]any)
+		if len(dirs) == 0 { // the receiver's default
+			dirs = []any{"/var/log/journal", "/run/log/journal"}
+		}
+		moved := make([]any, len(dirs))
+		for i, d := range dirs {
+			ds, _ := d.(string)
+			shipped = append(shipped, ds)
+			moved[i] = filepath.Join(root, ds)
+		}
+		c["directories"] = moved
+		s.note("receivers::%s::directories moved under the node root", id)
+	}
+	return shipped
+}
+
+// localizeAudit moves the include patterns of every audit_log receiver (there may be none)
+// under the node root: a local run must never read the machine's audit logs. Their records are
+// marked audit by the receiver itself, so the exporter needs no change.
+func (s *Shipped) localizeAudit(cfg map[string]any, root string) {
+	recv, _ := cfg["receivers"].(map[string]any)
+	for _, id := range slices.Sorted(maps.Keys(recv)) {
+		if id != "audit_log" && !strings.HasPrefix(id, "audit_log/") {
+			continue
+		}
+		c, _ := recv[id].(map[string]any)
+		if c == nil {
+			c = map[string]any{}
+			recv[id] = c
+		}
+		list, _ := c["include"].([]any)
+		if len(list) == 0 { // the receiver's default
+			list = []any{"/var/log/audit/audit.log*"}
+		}
+		for i, p := range list {
+			if ps, ok := p.(string); ok && filepath.IsAbs(ps) {
+				list[i] = filepath.Join(root, ps)
+			}
+		}
+		c["include"] = list
+		s.note("receivers::%s::include moved under the node root", id)
+	}
+}
+
+// localizeJournalMatchers keeps journal records infrastructure logs once their files are under
+// the node root: cloudwatch_groups decides the type from the path (log_type.journal_matchers,
+// by default the journal directories followed by "/*"), so the patterns move with the
+// directories. Shipped matchers are moved; without them the defaults are written, moved.
+func (s *Shipped) localizeJournalMatchers(id string, c map[string]any, root string, dirs []string) {
+	lt, _ := c["log_type"].(map[string]any)
+	if lt == nil {
+		lt = map[string]any{}
+		c["log_type"] = lt
+	}
+	ms, _ := lt["journal_matchers"].([]any)
+	if len(ms) == 0 {
+		for _, d := range dirs {
+			ms = append(ms, map[string]any{"key": "log.file.path", "pattern": d + "/*"})
+		}
+	}
+	for _, m := range ms {
+		mm, _ := m.(map[string]any)
+		if p, ok := mm["pattern"].(string); ok && filepath.IsAbs(p) {
+			mm["pattern"] = root + p
+		}
+	}
+	lt["journal_matchers"] = ms
+	s.note("exporters::%s::log_type::journal_matchers moved under the node root with the journal", id)
 }
 
 // localizeMetrics moves the collector's own metrics to addr, or turns them off when addr is

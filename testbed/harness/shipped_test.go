@@ -91,6 +91,16 @@ func TestShippedNodeConfigKeepsShippedSettings(t *testing.T) {
 	if v := dig(got, "exporters", "cloudwatch_groups", "endpoint"); v != "http://127.0.0.1:4590" {
 		t.Errorf("exporter endpoint = %v", v)
 	}
+	if v := dig(got, "receivers", "journal", "directories"); !reflect.DeepEqual(v, []any{filepath.Join(dir, "node", "var/log/journal"), filepath.Join(dir, "node", "run/log/journal")}) {
+		t.Errorf("journal directories = %v", v)
+	}
+	wantMatchers := []any{
+		map[string]any{"key": "log.file.path", "pattern": filepath.Join(dir, "node") + "/var/log/journal/*"},
+		map[string]any{"key": "log.file.path", "pattern": filepath.Join(dir, "node") + "/run/log/journal/*"},
+	}
+	if v := dig(got, "exporters", "cloudwatch_groups", "log_type", "journal_matchers"); !reflect.DeepEqual(v, wantMatchers) {
+		t.Errorf("exporter journal_matchers = %v", v)
+	}
 	if v := dig(got, "processors", "k8s_attributes"); v != nil {
 		t.Errorf("k8s_attributes kept: %v", v)
 	}
@@ -122,8 +132,10 @@ func TestShippedNodeConfigKeepsShippedSettings(t *testing.T) {
 	dig(got, "receivers").(map[string]any)["kube_lifecycle"] = dig(want, "receivers", "kube_lifecycle")
 	dig(got, "exporters").(map[string]any)["otlp_http/xray"] = dig(want, "exporters", "otlp_http/xray")
 	dig(got, "processors", "object_ref").(map[string]any)["trace_context"] = dig(want, "processors", "object_ref", "trace_context")
+	dig(got, "receivers", "journal").(map[string]any)["directories"] = dig(want, "receivers", "journal", "directories")
 	ex := dig(got, "exporters", "cloudwatch_groups").(map[string]any)
 	delete(ex, "endpoint")
+	delete(ex, "log_type") // the shipped exporter keeps the default matchers
 	for _, sec := range []string{"receivers", "exporters"} {
 		if !reflect.DeepEqual(got[sec], want[sec]) {
 			t.Errorf("%s differ from the shipped ones:\n got %v\nwant %v", sec, got[sec], want[sec])

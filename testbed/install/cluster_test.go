@@ -37,12 +37,12 @@ import (
 // each into its own namespace (and, for the cluster-scoped objects, its own release name).
 var chartCombinations = []struct{ name, values string }{
 	{"defaults", ""},
-	{"namespace-uid-selinux", "{logGroups: {groupBy: namespace_uid}, node: {seLinuxOptions: {type: spc_t}}}"},
+	{"namespace-uid-selinux", "{logGroups: {groupBy: namespace_uid}, node: {seLinuxOptions: {type: spc_t}}, journal: {supplementalGroups: [190]}}"},
 	{"irsa-kms-tags-monitors", `{node: {roleArn: "arn:aws:iam::123456789012:role/n"}, events: {roleArn: "arn:aws:iam::123456789012:role/e"},
 		logGroups: {kmsKeyArn: "arn:aws:kms:eu-west-1:123456789012:key/k", tags: {team: logs}, groupBy: log_type},
 		metrics: {serviceMonitor: {enabled: true}, podMonitor: {enabled: true}}}`},
-	{"node-only-extra-config", `{events: {enabled: false}, node: {build: full, extraConfig: {exporters: {debug: {}}, service: {pipelines: {logs/debug: {receivers: [cri_log], exporters: [debug]}}}}}}`},
-	{"traces-docker", `{traces: {enabled: true}, node: {dockerContainers: true}}`},
+	{"node-only-extra-config", `{events: {enabled: false}, journal: {enabled: false}, node: {build: full, extraConfig: {exporters: {debug: {}}, service: {pipelines: {logs/debug: {receivers: [cri_log], exporters: [debug]}}}}}}`},
+	{"traces-docker-audit", `{traces: {enabled: true}, node: {dockerContainers: true}, audit: {auditd: {enabled: true}, apiServer: {enabled: true}}}`},
 }
 
 // TestAgainstAPIServer applies every rendered manifest to a real kube-apiserver: the plain

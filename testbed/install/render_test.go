@@ -454,3 +454,144 @@ func TestHostNetwork(t *testing.T) {
 		})
 	}
 }
+
+// TestJournalSwitch checks journal.enabled: on (the default), the journal receiver is in the
+// node agent's logs pipeline with the listed units and identifiers, checkpointed in
+// file_storage, the journal's host paths are mounted read-only and never created, and the pod's
+// security context gains nothing but the groups asked for; off, none of it is rendered.
+func TestJournalSwitch(t *testing.T) {
+	const node = "otelcol-k8s-node"
+	for _, tc := range []struct {
+		name, values string
+		on           bool
+		groups       []any // nil: none
+	}{
+		{"default", "", true, nil},
+		{"off", "journal: {enabled: false, supplementalGroups: [190]}", false, nil},
+		{"units and groups", "journal: {units: [kubelet.service], identifiers: [], supplementalGroups: [190, 4]}", true, []any{float64(190), float64(4)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := objects(t, render(t, with(t, tc.values)))
+			_, cfg := collectorConfig(t, objs, node)
+			recv, _ := dig(cfg, "service", "pipelines", "logs", "receivers").([]any)
+			assert.Equal(t, tc.on, slices.Contains(recv, any("journal")), "logs receivers %v", recv)
+			jr, _ := dig(cfg, "receivers", "journal").(map[string]any)
+			assert.Equal(t, tc.on, jr != nil)
+			if tc.on {
+				assert.Equal(t, "file_storage", jr["storage"])
+				assert.Equal(t, []any{"/var/log/journal", "/run/log/journal"}, jr["directories"])
+				if tc.values == "" {
+					assert.Equal(t, []any{"kubelet.service", "containerd.service", "docker.service", "sandbox-image.service"}, jr["units"])
+					assert.Equal(t, []any{"kernel"}, jr["identifiers"])
+				} else {
+					assert.Equal(t, []any{"kubelet.service"}, jr["units"])
+					assert.Equal(t, []any{}, jr["identifiers"])
+				}
+			}
+
+			ds := find(objs, "DaemonSet", node)
+			mounts := map[string]map[string]any{}
+			ms, _ := container(t, ds)["volumeMounts"].([]any)
+			for _, m := range ms {
+				mm := m.(map[string]any)
+				mounts[mm["mountPath"].(string)] = mm
+			}
+			vols, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "volumes")
+			hostPaths := map[string]map[string]any{}
+			for _, v := range vols {
+				if hp, ok := v.(map[string]any)["hostPath"].(map[string]any); ok {
+					hostPaths[hp["path"].(string)] = hp
+				}
+			}
+			for _, p := range []string{"/var/log/journal", "/run/log"} {
+				if !tc.on {
+					assert.NotContains(t, mounts, p)
+					assert.NotContains(t, hostPaths, p)
+					continue
+				}
+				if assert.Contains(t, mounts, p) {
+					assert.Equal(t, true, mounts[p]["readOnly"], p)
+				}
+				if assert.Contains(t, hostPaths, p) {
+					assert.Equal(t, "Directory", hostPaths[p]["type"], "%s is never created", p)
+				}
+			}
+			sc, _, _ := unstructured.NestedMap(ds.Object, "spec", "template", "spec", "securityContext")
+			assert.Equal(t, "0", fmt.Sprint(sc["runAsUser"]), "uid 0: the journal files' owner")
+			groups, _ := sc["supplementalGroups"].([]any)
+			assert.Equal(t, tc.groups, groups)
+			csc, _ := container(t, ds)["securityContext"].(map[string]any)
+			assert.Equal(t, false, csc["allowPrivilegeEscalation"])
+			assert.Equal(t, true, csc["readOnlyRootFilesystem"])
+			assert.Equal(t, map[string]any{"drop": []any{"ALL"}}, csc["capabilities"], "no capability added for the journal")
+		})
+	}
+}
+
+// TestAuditSwitch checks the audit inputs: off by default (no receiver, pipeline or mount);
+// each on renders its audit_log receiver with its format and checkpoint, the logs/audit
+// pipeline straight to the exporter, and its folder mounted read-only.
+func TestAuditSwitch(t *testing.T) {
+	const node = "otelcol-k8s-node"
+	for _, tc := range []struct {
+		name, values string
+		receivers    []any
+		mounts       []string
+	}{
+		{"default", "", nil, nil},
+		{"auditd", "audit: {auditd: {enabled: true}}", []any{"audit_log/auditd"}, []string{"/var/log/audit"}},
+		{"apiserver", "audit: {apiServer: {enabled: true, directory: /var/log/kube-apiserver}}", []any{"audit_log/apiserver"}, []string{"/var/log/kube-apiserver"}},
+		{"both", "audit: {auditd: {enabled: true}, apiServer: {enabled: true}}", []any{"audit_log/auditd", "audit_log/apiserver"}, []string{"/var/log/audit", "/var/log/kubernetes/audit"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := objects(t, render(t, with(t, tc.values)))
+			_, cfg := collectorConfig(t, objs, node)
+			got, _ := dig(cfg, "service", "pipelines", "logs/audit", "receivers").([]any)
+			assert.Equal(t, tc.receivers, got)
+			if tc.receivers != nil {
+				assert.Equal(t, []any{"memory_limiter"}, dig(cfg, "service", "pipelines", "logs/audit", "processors"))
+				assert.Equal(t, []any{"cloudwatch_groups"}, dig(cfg, "service", "pipelines", "logs/audit", "exporters"))
+			}
+			for _, id := range []string{"audit_log/auditd", "audit_log/apiserver"} {
+				r, _ := dig(cfg, "receivers", id).(map[string]any)
+				assert.Equal(t, slices.Contains(tc.receivers, any(id)), r != nil, id)
+				if r == nil {
+					continue
+				}
+				assert.Equal(t, "file_storage", r["storage"])
+				if id == "audit_log/auditd" {
+					assert.Equal(t, "auditd", r["format"])
+					assert.Equal(t, []any{"/var/log/audit/audit.log*"}, r["include"])
+				} else {
+					assert.Equal(t, "kubernetes", r["format"])
+					assert.Equal(t, []any{tc.mounts[len(tc.mounts)-1] + "/*.log"}, r["include"])
+				}
+			}
+			recv, _ := dig(cfg, "service", "pipelines", "logs", "receivers").([]any)
+			assert.Equal(t, []any{"cri_log", "journal"}, recv, "audit records skip the container logs' processors")
+			ds := find(objs, "DaemonSet", node)
+			ms, _ := container(t, ds)["volumeMounts"].([]any)
+			vols, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "volumes")
+			for _, p := range []string{"/var/log/audit", "/var/log/kubernetes/audit", "/var/log/kube-apiserver"} {
+				want := slices.Contains(tc.mounts, p)
+				mounted := false
+				for _, m := range ms {
+					mm := m.(map[string]any)
+					if mm["mountPath"] == p {
+						mounted = true
+						assert.Equal(t, true, mm["readOnly"], p)
+					}
+				}
+				assert.Equal(t, want, mounted, p)
+				hostPath := false
+				for _, v := range vols {
+					if hp, ok := v.(map[string]any)["hostPath"].(map[string]any); ok && hp["path"] == p {
+						hostPath = true
+						assert.Equal(t, "DirectoryOrCreate", hp["type"], p)
+					}
+				}
+				assert.Equal(t, want, hostPath, p)
+			}
+		})
+	}
+}

@@ -79,6 +79,14 @@ var valueProbes = map[string]valueProbe{
 	"node.extraEnv":                      {set: "node: {extraEnv: [{name: EXTRA, value: x}]}"},
 	"node.build":                         {set: "node: {build: full}"},
 
+	"audit.auditd.enabled":       {set: "audit: {auditd: {enabled: true}}"},
+	"audit.apiServer.enabled":    {set: "audit: {apiServer: {enabled: true}}"},
+	"audit.apiServer.directory":  {set: "audit: {apiServer: {directory: /var/log/kube-apiserver}}", context: "audit: {apiServer: {enabled: true}}"},
+	"journal.enabled":            {set: "journal: {enabled: false}"},
+	"journal.units":              {set: "journal: {units: [kubelet.service]}"},
+	"journal.identifiers":        {set: "journal: {identifiers: []}"},
+	"journal.supplementalGroups": {set: "journal: {supplementalGroups: [190]}"},
+
 	"events.enabled":                       {set: "events: {enabled: false}"},
 	"events.replicas":                      {set: "events: {replicas: 3}"},
 	"events.serviceAccount.annotations":    {set: "events: {serviceAccount: {annotations: {a: b}}}"},

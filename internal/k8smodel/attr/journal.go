@@ -11,7 +11,7 @@ const (
 	// HostID is, on a resource, the machine id of the host whose journal the data came from.
 	HostID = "host.id"
 
-	// JournalUnit is the systemd unit that wrote an entry (_SYSTEMD_UNIT).
+	// JournalUnit is, on a resource, the systemd unit that wrote the entries (_SYSTEMD_UNIT).
 	JournalUnit = Prefix + "journal.unit"
 	// JournalIdentifier is an entry's syslog identifier (SYSLOG_IDENTIFIER).
 	JournalIdentifier = Prefix + "journal.identifier"
@@ -38,7 +38,10 @@ func init() {
 			Name: HostID, Origin: Semconv, Place: Resource, Type: "string",
 			Writers: []string{"journal"}, Doc: "machine id of the journal the data came from",
 		},
-		rec(JournalUnit, "string", "systemd unit that wrote the entry (_SYSTEMD_UNIT)"),
+		Entry{
+			Name: JournalUnit, Origin: Own, Place: Resource, Type: "string",
+			Writers: []string{"journal"}, Doc: "systemd unit that wrote the entries (_SYSTEMD_UNIT): with the file, their stream",
+		},
 		rec(JournalIdentifier, "string", "syslog identifier of the entry (SYSLOG_IDENTIFIER)"),
 		rec(JournalTransport, "string", "how the entry reached journald (_TRANSPORT)"),
 		rec(JournalBootID, "string", "boot the entry was written in (_BOOT_ID)"),

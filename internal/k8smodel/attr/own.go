@@ -70,7 +70,7 @@ func init() {
 			Doc: "the text from where parsing stopped",
 		},
 		Entry{
-			Name: LogType, Origin: Own, Place: Resource, Type: "string", Writers: []string{"users"},
+			Name: LogType, Origin: Own, Place: Resource, Type: "string", Writers: []string{"users", "audit_log"},
 			Doc: "log type a record is routed as: application, infrastructure or audit",
 		},
 		Entry{

@@ -23,7 +23,7 @@ func TestNamesAreDisjoint(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 14))
 	pieces := []string{
 		"a", "b", ".", "/", "_", "-", "%", "%25", "%2F", "#", ":", "0", "f", "application", "audit",
-		"namespace", "custom/", "%pod/", "%rel/", "%type/", "7f0c1d2e-0000-4000-8000-000000000001",
+		"namespace", "custom/", "%pod/", "%rel/", "%type/", "%unit/", "7f0c1d2e-0000-4000-8000-000000000001",
 	}
 	word := func() string {
 		var b strings.Builder
@@ -58,6 +58,7 @@ func TestNamesAreDisjoint(t *testing.T) {
 				host = "\x00fallback"
 			}
 			path := put(attr.LogFilePath)
+			unit := put(attr.JournalUnit)
 			var parts []string
 			for _, k := range containerKeys {
 				parts = append(parts, put(k))
@@ -69,7 +70,7 @@ func TestNamesAreDisjoint(t *testing.T) {
 			var source string
 			switch {
 			case path != "":
-				source = fmt.Sprintf("%q path %q", host, path)
+				source = fmt.Sprintf("%q path %q unit %q", host, path, unit)
 			case strings.Join(parts, "") != "":
 				source = fmt.Sprintf("%q parts %q", host, parts)
 			default:

@@ -50,6 +50,9 @@ const (
 	kindRelativePath = "%rel/"
 	kindContainer    = "%pod/"
 	kindType         = "%type/"
+	// unitSuffix follows a path key when the resource names the systemd unit its records came
+	// from (the journal: one stream per unit of a journal file and node).
+	unitSuffix = "%unit/"
 )
 
 // Fallback reasons, reported when a rule could not be used for a record.
@@ -299,14 +302,22 @@ func (r *Router) Key(res, rec pcommon.Map) (string, bool) { return r.routingKey(
 
 // routingKey is injective over its inputs: an absolute path maps to itself without the
 // leading "/" and with "%" escaped, so it contains no "%" that is not "%25"; every other kind
-// starts with its own "%" marker. The container kind always has all five parts, each with
+// starts with its own "%" marker, and a unit follows a path after the "%unit/" marker, which
+// no escaped path or unit contains. The container kind always has all five parts, each with
 // "%" and "_" escaped, so a missing part cannot shift another into its place.
 func (r *Router) routingKey(res pcommon.Map, rec recAttrs) (string, bool) {
 	if p, ok := r.lookup(res, rec, attr.LogFilePath); ok && p != "" {
+		key := kindRelativePath + pathEscaper.Replace(p)
 		if rest, abs := strings.CutPrefix(p, "/"); abs {
-			return pathEscaper.Replace(rest), true
+			key = pathEscaper.Replace(rest)
 		}
-		return kindRelativePath + pathEscaper.Replace(p), true
+		// The unit is read from the resource only: the journal receiver sets it from the
+		// entry's _SYSTEMD_UNIT, a field journald writes itself; a record attribute of that
+		// name is content.
+		if u, ok := res.Get(attr.JournalUnit); ok && u.Type() == pcommon.ValueTypeStr && u.Str() != "" {
+			key += unitSuffix + pathEscaper.Replace(u.Str())
+		}
+		return key, true
 	}
 	var parts [len(containerKeys)]string
 	found := false
