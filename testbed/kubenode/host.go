@@ -32,7 +32,8 @@ var kubeletSysctls = []string{
 // to whatever their configuration says: the kubelet's device plug-in socket
 // (/var/lib/kubelet/device-plugins), the Pod log folders and their symlinks, the containerd
 // shims' sockets (/run/containerd/s), network namespaces of Pods that are not on the host
-// network, and the CNI plug-ins' cache. Stop removes what was not there at Start.
+// network, the CNI plug-ins' cache, and the journal folder a Config.Journal file may need.
+// Stop removes what was not there at Start.
 var fixedPaths = []string{
 	"/var/lib/kubelet",
 	"/var/log/pods",
@@ -42,6 +43,7 @@ var fixedPaths = []string{
 	"/var/lib/cni",
 	"/usr/libexec/kubernetes",
 	"/etc/kubernetes",
+	"/run/log/journal",
 }
 
 // cgroupRoot is where the cgroup hierarchies are mounted.

@@ -167,3 +167,43 @@ func journalRemoteBin() string {
 	}
 	return ""
 }
+
+// JournalRemoteBin returns systemd-journal-remote's path (`make journal-tools`), or "" when it
+// is not installed.
+func JournalRemoteBin() string { return journalRemoteBin() }
+
+// pendingWriter holds what is written until its destination is set (a program's first lines,
+// written before the writer that needs its pid exists), then writes through.
+type pendingWriter struct {
+	mu   sync.Mutex
+	to   io.Writer
+	held []byte
+}
+
+// maxHeld bounds what a pendingWriter holds before its destination is set.
+const maxHeld = 1 << 20
+
+func (p *pendingWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.to == nil {
+		if len(p.held)+len(b) <= maxHeld {
+			p.held = append(p.held, b...)
+		}
+		return len(b), nil
+	}
+	if _, err := p.to.Write(b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (p *pendingWriter) set(w io.Writer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.to = w
+	if len(p.held) > 0 {
+		_, _ = w.Write(p.held)
+		p.held = nil
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -49,6 +50,12 @@ type Config struct {
 
 	// ReadyTimeout bounds Start (default 3 minutes).
 	ReadyTimeout time.Duration
+
+	// Journal, when set, also writes the kubelet's output to a systemd journal file as
+	// journald would store a service's (unit kubelet.service), so that the product's journal
+	// receiver reads the real kubelet's lines. A file under /run/log/journal is removed by Stop
+	// with the folders it needed.
+	Journal *JournalOptions
 }
 
 // Node is a running one-node cluster.
@@ -344,10 +351,23 @@ serializeImagePulls: false
 	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
 		return err
 	}
-	if _, err := n.start("kubelet", n.cfg.NodeBin, "kubelet",
+	var toJournal *pendingWriter
+	if n.cfg.Journal != nil {
+		toJournal = &pendingWriter{}
+	}
+	kubelet, err := n.startOut("kubelet", nil, toJournal, n.cfg.NodeBin, "kubelet",
 		"--config="+cfgPath, "--kubeconfig="+n.Kubeconfig, "--root-dir="+kubeletDir,
-		"--hostname-override="+NodeName, "--v=1"); err != nil {
+		"--hostname-override="+NodeName, "--v=1")
+	if err != nil {
 		return err
+	}
+	if toJournal != nil {
+		w, err := NewJournalWriter(*n.cfg.Journal, "kubelet.service", kubelet.cmd.Process.Pid)
+		if err != nil {
+			return err
+		}
+		kubelet.journal = w
+		toJournal.set(w)
 	}
 	if _, err := n.start("kube-scheduler", n.cfg.NodeBin, "kube-scheduler",
 		"--kubeconfig="+n.Kubeconfig, "--authentication-kubeconfig="+n.Kubeconfig, "--authorization-kubeconfig="+n.Kubeconfig,
@@ -416,6 +436,8 @@ type proc struct {
 	done chan struct{}
 	err  error
 	log  *os.File
+	// journal, when set, receives the output too; it is closed once the program ended.
+	journal *JournalWriter
 }
 
 func (n *Node) start(name, bin string, args ...string) (*proc, error) {
@@ -423,6 +445,11 @@ func (n *Node) start(name, bin string, args ...string) (*proc, error) {
 }
 
 func (n *Node) startEnv(name string, env []string, bin string, args ...string) (*proc, error) {
+	return n.startOut(name, env, nil, bin, args...)
+}
+
+// startOut starts a program with its output in its log file and, when also is set, in also.
+func (n *Node) startOut(name string, env []string, also *pendingWriter, bin string, args ...string) (*proc, error) {
 	log, err := os.OpenFile(filepath.Join(n.dir, "logs", name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -430,6 +457,10 @@ func (n *Node) startEnv(name string, env []string, bin string, args ...string) (
 	cmd := exec.Command(bin, args...) //nolint:gosec // the node's own programs
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = log, log
+	if also != nil {
+		out := io.MultiWriter(log, also)
+		cmd.Stdout, cmd.Stderr = out, out
+	}
 	// Its own process group, so that a Ctrl-C at the terminal reaches only this program's
 	// parent, which stops the node in order.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -441,6 +472,11 @@ func (n *Node) startEnv(name string, env []string, bin string, args ...string) (
 	go func() {
 		p.err = cmd.Wait()
 		_ = log.Close()
+		if p.journal != nil {
+			if err := p.journal.Close(); err != nil && p.err == nil {
+				p.err = err
+			}
+		}
 		close(p.done)
 	}()
 	n.procs = append(n.procs, p)

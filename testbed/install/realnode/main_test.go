@@ -49,6 +49,13 @@ const (
 	secretKey = "realnode-secret"
 )
 
+// The kubelet's journal: the runtime journal's folder (mounted by the chart) and a machine id
+// of the test node's own.
+const (
+	journalDir       = "/run/log/journal"
+	journalMachineID = "6b75626e6f64652d7265616c6e6f6465"
+)
+
 // root is the repository root, seen from this package.
 var root = filepath.Join("..", "..", "..")
 
@@ -121,7 +128,13 @@ func setUp(ctx context.Context) (*env, error) {
 	}
 	kubenodeDir := filepath.Join(root, "testbed", "kubenode")
 	began := time.Now()
-	n, err := kubenode.Start(ctx, kubenode.Config{KubeLocalBin: kubeBin, NodeBin: nodeBin, ModuleDir: kubenodeDir})
+	cfg := kubenode.Config{KubeLocalBin: kubeBin, NodeBin: nodeBin, ModuleDir: kubenodeDir}
+	// The kubelet's output also goes to a journal file, as journald stores a service's, in
+	// the runtime journal folder the chart mounts: the shipped journal receiver reads it.
+	if remote := kubenode.JournalRemoteBin(); remote != "" {
+		cfg.Journal = &kubenode.JournalOptions{RemoteBin: remote, File: filepath.Join(journalDir, journalMachineID, "system.journal")}
+	}
+	n, err := kubenode.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
