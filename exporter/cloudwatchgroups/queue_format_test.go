@@ -402,7 +402,7 @@ func TestQueueUnreadableItemIsCounted(t *testing.T) {
 		{"version 0", withVersion(0), "version 0,"},
 		{"a newer version", withVersion(6), "version 6,"},
 		{"OTLP logs", otlp, "not of this build's format"},
-		{"the magic only", []byte(queueMagic), "corrupt queued request"},
+		{"the magic only", queueMagic, "corrupt queued request"},
 		{"a short magic", []byte("cwg"), "not of this build's format"},
 		{"empty", nil, "not of this build's format"},
 	}
