@@ -23,7 +23,7 @@ import (
 
 // queueMagic starts every request the exporter writes to a persistent queue; its last byte
 // is the format version and changes with every change of the format (TestQueueFormatVersions
-// pins the bytes of each version in testdata/queue). Version 5 is the magic, the CRC-32C
+// pins the bytes of the current version in testdata/queue). Version 5 is the magic, the CRC-32C
 // (Castagnoli, little-endian) of everything after it, and then the index and the messages:
 //
 //	the index's mode byte (queueS2, or queuePlain when it compresses more than
