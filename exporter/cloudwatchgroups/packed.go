@@ -5,39 +5,20 @@ package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/
 import (
 	"errors"
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
-	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/bufpool"
 )
 
-// packed is the messages of a request read back from the persistent queue (or the whole body
-// of a version 3 item), kept as the queue stored them (frames of S2 blocks, or one block)
+// packed is the messages of a request read back from the persistent queue, kept as the queue
+// stored them (frames of S2 blocks, or of the messages as they are)
 // while its events wait in the batcher's partitions and for a consumer: JSON messages
 // compress several times, and a partition holds up to a whole batch per stream until it is
 // full or flush_timeout passes.
 // Sending decodes it (design.md, section 5a, "Packed while waiting").
 type packed struct {
-	block  []byte // the S2 block, or the frames of a version 5 item
-	n      int    // its decoded length
-	framed bool   // block is frames (checkFrames found them to make n bytes)
-}
-
-// body decodes all of the block into a buffer of the pool.
-func (p *packed) body() ([]byte, error) {
-	if p.framed {
-		return decodeFrames(p.block, p.n)
-	}
-	b, err := decodeBlock(p.block, p.n)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) != p.n {
-		bufpool.Put(b)
-		return nil, errCorruptRequest
-	}
-	return b, nil
+	block []byte // the frames of an item (checkFrames found them to make n bytes)
+	n     int    // their decoded length
 }
 
 // A packed event's Ref holds its message's span in the decoded block: offset in the high 32
@@ -50,33 +31,6 @@ const canPack = strconv.IntSize == 64
 func spanOf(off, n int) int { return off<<spanBits | n }
 func spanOff(ref int) int   { return ref >> spanBits }
 func spanLen(ref int) int   { return ref & (1<<spanBits - 1) }
-
-// pack turns the events of a version 3 item's req, whose messages are substrings of body,
-// into packed segments of block (body compressed), and reports whether it did: then nothing
-// of req refers to body any more. It leaves req as it is when spans do not fit.
-func pack(req *eventsRequest, body []byte, block []byte) bool {
-	if !canPack || uint64(len(body)) >= 1<<spanBits {
-		return false
-	}
-	p := &packed{block: block, n: len(body)}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(body))) //nolint:gosec // only compared with the addresses of substrings of body
-	for i := range req.streams {
-		s := &req.streams[i]
-		// The names are substrings of body too: copies, so nothing keeps body alive.
-		s.id = streamID{group: strings.Clone(s.id.group), stream: strings.Clone(s.id.stream)}
-		for j := range s.events {
-			ev := &s.events[j]
-			off := 0
-			if len(ev.Message) > 0 {
-				off = int(uintptr(unsafe.Pointer(unsafe.StringData(ev.Message))) - base) //nolint:gosec // a substring of body: 0 <= off < len(body)
-			}
-			ev.Ref = spanOf(off, len(ev.Message))
-			ev.Message = ""
-		}
-		s.packed = p
-	}
-	return true
-}
 
 // unpack returns the request with every packed segment decoded and the segments of each
 // stream joined, in order: what sending and the queue encoding work on. A request without
@@ -119,23 +73,14 @@ func (r *eventsRequest) unpack() (*eventsRequest, [][]byte, error) {
 		if d.lo < 0 {
 			continue // only empty messages
 		}
-		if p.framed {
-			frames, err := decodeFrameSpan(p.block, d.lo, d.hi)
-			if err != nil {
-				return fail(err)
-			}
-			for _, f := range frames {
-				decoded = append(decoded, f.b)
-			}
-			d.frames = frames
-			continue
-		}
-		b, err := p.body()
+		frames, err := decodeFrameSpan(p.block, d.lo, d.hi)
 		if err != nil {
 			return fail(err)
 		}
-		decoded = append(decoded, b)
-		d.frames = []decodedFrame{{b: b}}
+		for _, f := range frames {
+			decoded = append(decoded, f.b)
+		}
+		d.frames = frames
 	}
 	out := &eventsRequest{firstFailure: r.firstFailure, streams: make([]streamEvents, 0, len(r.streams))}
 	for _, s := range r.streams {

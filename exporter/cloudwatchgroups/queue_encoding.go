@@ -3,6 +3,7 @@
 package cloudwatchgroups // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -15,16 +16,14 @@ import (
 	"go.uber.org/zap"
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
-	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/bufpool"
-	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/encoding"
 )
 
 // queueMagic starts every request the exporter writes to a persistent queue; its last byte
 // is the format version and changes with every change of the format (TestQueueFormatVersions
-// pins the bytes of each version in testdata/queue). Version 5 is the magic, the CRC-32C
+// pins the bytes of the current version in testdata/queue). Version 5 is the magic, the CRC-32C
 // (Castagnoli, little-endian) of everything after it, and then the index and the messages:
 //
 //	the index's mode byte (queueS2, or queuePlain when it compresses more than
@@ -47,25 +46,23 @@ import (
 // and its block at a time, not the messages joined and a block of their whole size (for a
 // full request, two buffers of a megabyte or more).
 //
-// Version 4 was version 5 with the messages as one S2 block (or as they are), whose mode
-// byte came right after the magic, before the sum. Version 3 was one mode byte and one body
-// (S2 or plain) of the index with each message inline after its fields. Version 2 was version
-// 3 without the unescaped sizes, with messages as they are (unescaped); version 1 had no mode
-// byte either: first the plain body, later one S2 block under the same byte. All are still
-// read; the messages of versions 1 and 2 are escaped on reading.
+// Only this version is read. No earlier one was ever released (versions 1 to 4 lived only
+// between commits before the first tag), so an item with another version byte, or without the
+// magic (OTLP logs, say), is refused as unreadable: Unmarshal counts and logs it, and the
+// queue drops it.
 //
 // Compression matters more than its CPU: JSON messages shrink several times, and the
 // storage rewrites each queued value several times (bbolt copies neighboring values when a
 // leaf page changes), so every stored byte is paid for again and again.
 var queueMagic = []byte("cwg\x05")
 
-// queueChunk is how many bytes of messages a frame of a version 5 item holds at most, unless
+// queueChunk is how many bytes of messages a frame of an item holds at most, unless
 // it is one longer message. Container log messages repeat within a few hundred bytes (the
 // resource, the attribute names), so 64 KiB compresses them about as well as the whole
 // request does.
 const queueChunk = 64 << 10
 
-// Mode bytes (versions 2 to 5).
+// Mode bytes of the index and of each frame.
 const (
 	queuePlain = 'p'
 	queueS2    = 's'
@@ -77,15 +74,12 @@ const (
 // than maxQueueRatio times its own size.
 const maxQueueRatio = 64
 
-// maxQueuedBody bounds the decoded size a queued item of version 1 may claim, on top of
-// maxQueueRatioV1 times its size (version 1 wrote no mode byte and no ratio guarantee).
-const (
-	maxQueuedBody   = 1 << 30
-	maxQueueRatioV1 = 1024
-)
+// maxQueuedBody bounds the total length of the messages (and each unescaped size) an item's
+// index may claim.
+const maxQueuedBody = 1 << 30
 
 // queueEncoding writes requests to a persistent queue (sending_queue.storage) and reads
-// them back. Items an earlier version queued as OTLP logs are read and converted.
+// them back.
 type queueEncoding struct{ e *cwExporter }
 
 // Marshal encodes the request; the context is not kept.
@@ -110,30 +104,19 @@ func (queueEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]by
 // Unmarshal decodes a queued request. An item it cannot read is counted and logged here:
 // exporterhelper's persistent queue drops it without a word.
 func (q queueEncoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
-	ctx, req, err := q.unmarshal(b)
-	if r, ok := req.(*eventsRequest); ok && r != nil && q.e != nil {
-		r.gate = q.e.partials
-	}
-	if err != nil && q.e != nil {
-		q.e.telemetry.ExporterCloudwatchGroupsQueueItemsUnreadable.Add(ctx, 1)
-		q.e.logger.Error("A queued item cannot be read; the queue drops it", zap.Int("bytes", len(b)), zap.Error(err))
-	}
-	return ctx, req, err
-}
-
-func (q queueEncoding) unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
 	ctx := context.Background()
-	if len(b) >= len(queueMagic) && string(b[:len(queueMagic)-1]) == string(queueMagic[:len(queueMagic)-1]) &&
-		b[len(queueMagic)-1] >= 1 && b[len(queueMagic)-1] <= queueMagic[len(queueMagic)-1] {
-		req, err := unmarshalRequest(b)
-		return ctx, req, err
-	}
-	ctx, ld, err := pdatareq.UnmarshalLogs(b)
+	req, err := unmarshalRequest(b)
 	if err != nil {
-		return context.Background(), nil, fmt.Errorf("cloudwatch_groups: queued item is neither a request nor OTLP logs: %w", err)
+		if q.e != nil {
+			q.e.telemetry.ExporterCloudwatchGroupsQueueItemsUnreadable.Add(ctx, 1)
+			q.e.logger.Error("A queued item cannot be read; the queue drops it", zap.Int("bytes", len(b)), zap.Error(err))
+		}
+		return ctx, nil, err
 	}
-	req, err := q.e.convert(ctx, ld)
-	return ctx, req, err
+	if q.e != nil {
+		req.gate = q.e.partials
+	}
+	return ctx, req, nil
 }
 
 func marshalRequest(r *eventsRequest) []byte {
@@ -264,65 +247,23 @@ func appendString(b []byte, s string) []byte {
 
 var errCorruptRequest = errors.New("cloudwatch_groups: corrupt queued request")
 
-// unmarshalRequest decodes b, which starts with "cwg" and a version byte. Messages of the
-// current version share the decoded body, which nothing else references; those of earlier
-// versions are escaped into a buffer of their own.
+// errUnknownFormat is the error for an item without the current magic: another version of
+// the format, or something else entirely (OTLP logs, say).
+var errUnknownFormat = errors.New("cloudwatch_groups: queued item is not of this build's format")
+
+// unmarshalRequest decodes b, an item of the current version (queueMagic). The events keep
+// their messages packed in b's frames until they are sent.
 func unmarshalRequest(b []byte) (*eventsRequest, error) {
-	if len(b) < len(queueMagic)+1 {
-		return nil, errCorruptRequest
+	if !bytes.HasPrefix(b, queueMagic) {
+		if len(b) >= len(queueMagic) && bytes.HasPrefix(b, queueMagic[:len(queueMagic)-1]) {
+			return nil, fmt.Errorf("%w: version %d, this build reads only version %d", errUnknownFormat, b[len(queueMagic)-1], queueMagic[len(queueMagic)-1])
+		}
+		return nil, errUnknownFormat
 	}
-	rest := b[len(queueMagic):]
-	switch version := b[len(queueMagic)-1]; version {
-	case 1:
-		// Version 1: an S2 block, or (before compression) the plain body.
-		if body, err := decodeBlock(rest, min(maxQueuedBody, maxQueueRatioV1*len(rest))); err == nil {
-			if req, err := decodeBody(body, version); err == nil {
-				return escapeMessages(req), nil
-			}
-		}
-		req, err := decodeBody(append([]byte(nil), rest...), version)
-		if err != nil {
-			return nil, err
-		}
-		return escapeMessages(req), nil
-	case 5:
-		return unmarshalV5(rest)
-	case 4:
-		return unmarshalV4(rest)
-	case 2, 3:
-		switch rest[0] {
-		case queuePlain:
-			req, err := decodeBody(append([]byte(nil), rest[1:]...), version)
-			if err != nil || version == 3 {
-				return req, err
-			}
-			return escapeMessages(req), nil
-		case queueS2:
-			body, err := decodeBlock(rest[1:], maxQueueRatio*len(rest[1:]))
-			if err != nil {
-				return nil, err
-			}
-			req, err := decodeBody(body, version)
-			if err != nil {
-				bufpool.Put(body)
-				return nil, err
-			}
-			if version == 2 {
-				req = escapeMessages(req)
-				bufpool.Put(body) // escaped into a buffer of their own
-				return req, nil
-			}
-			// Checked in full above; the events wait compressed until they are sent.
-			if pack(req, body, rest[1:]) {
-				bufpool.Put(body)
-			}
-			return req, nil
-		}
-	}
-	return nil, errCorruptRequest
+	return unmarshalV5(b[len(queueMagic):])
 }
 
-// unmarshalV5 decodes a version 5 item after the magic: it checks the sum, parses the index
+// unmarshalV5 decodes an item after the magic: it checks the sum, parses the index
 // and the frames' headers, and keeps the frames packed as they are, without decoding them.
 func unmarshalV5(rest []byte) (*eventsRequest, error) {
 	if len(rest) < 4 {
@@ -339,39 +280,10 @@ func unmarshalV5(rest []byte) (*eventsRequest, error) {
 	if err := checkFrames(payload, total, streams); err != nil {
 		return nil, err
 	}
-	return packOrDecode(streams, &packed{block: payload, n: total, framed: true})
+	return packOrDecode(streams, &packed{block: payload, n: total})
 }
 
-// unmarshalV4 decodes a version 4 item after the magic: it checks the sum, parses the index
-// and keeps an S2 block of messages packed as it is, without decoding it.
-func unmarshalV4(rest []byte) (*eventsRequest, error) {
-	if len(rest) < 5 {
-		return nil, errCorruptRequest
-	}
-	mode, sum, body := rest[0], binary.LittleEndian.Uint32(rest[1:5]), rest[5:]
-	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, errCorruptRequest
-	}
-	streams, total, payload, err := readIndex(body)
-	if err != nil {
-		return nil, err
-	}
-	switch mode {
-	case queueS2:
-		if dl, err := s2.DecodedLen(payload); err != nil || dl != total || dl > maxQueueRatio*len(payload) {
-			return nil, errCorruptRequest
-		}
-		return packOrDecode(streams, &packed{block: payload, n: total})
-	case queuePlain:
-		if len(payload) != total {
-			return nil, errCorruptRequest
-		}
-		return withMessages(streams, payload), nil
-	}
-	return nil, errCorruptRequest
-}
-
-// readIndex reads the index of a version 4 or 5 item (its mode byte, length and data) from
+// readIndex reads the index of an item (its mode byte, length and data) from
 // the start of body, and returns its streams, the messages' total length, and the rest of
 // body: the messages.
 func readIndex(body []byte) ([]streamEvents, int, []byte, error) {
@@ -406,7 +318,7 @@ func readIndex(body []byte) ([]streamEvents, int, []byte, error) {
 // their messages in p: packed, or decoded at once where spans do not fit in an int.
 func packOrDecode(streams []streamEvents, p *packed) (*eventsRequest, error) {
 	if !canPack || p.n >= 1<<spanBits {
-		msgs, err := p.body()
+		msgs, err := decodeFrames(p.block, p.n)
 		if err != nil {
 			return nil, err
 		}
@@ -426,7 +338,7 @@ func packOrDecode(streams []streamEvents, p *packed) (*eventsRequest, error) {
 	return req, nil
 }
 
-// checkFrames checks, from their headers only, that the frames of a version 5 item decode to
+// checkFrames checks, from their headers only, that the frames of an item decode to
 // total bytes, that none claims more than maxQueueRatio times its own size, and that each
 // ends where a message of streams (lengths in Ref, in order) ends: no message is cut in two.
 func checkFrames(payload []byte, total int, streams []streamEvents) error {
@@ -564,7 +476,7 @@ func decodeFrame(mode byte, data, dst []byte) (int, error) {
 	return dl, nil
 }
 
-// decodeIndex decodes a version 4 index into the streams' events, each without its text and
+// decodeIndex decodes an item's index into the streams' events, each without its text and
 // with its message's length in Ref, and returns the messages' total length.
 func decodeIndex(index string) ([]streamEvents, int, error) {
 	d := decoder{s: index}
@@ -624,32 +536,6 @@ func withMessages(streams []streamEvents, msgs []byte) *eventsRequest {
 	return req
 }
 
-// escapeMessages rewrites the unescaped messages of an item an earlier version queued in the
-// form events carry now (escaped, with their sizes), in one buffer of their own.
-func escapeMessages(req *eventsRequest) *eventsRequest {
-	n := 0
-	for _, s := range req.streams {
-		for _, ev := range s.events {
-			n += len(ev.Message) + len(ev.Message)/4
-		}
-	}
-	buf := make([]byte, 0, n)
-	streams := make([]streamEvents, 0, len(req.streams))
-	for _, s := range req.streams {
-		evs := make([]batching.Event, len(s.events))
-		for j, ev := range s.events {
-			off := len(buf)
-			var size int
-			buf, size = encoding.Escape(buf, ev.Message)
-			evs[j] = batching.Event{Timestamp: ev.Timestamp, Ref: len(buf) - off, Unescaped: size}
-		}
-		streams = append(streams, streamEvents{id: streamID{group: strings.Clone(s.id.group), stream: strings.Clone(s.id.stream)}, events: evs})
-	}
-	out := withMessages(streams, buf)
-	out.firstFailure = req.firstFailure
-	return out
-}
-
 // decodeBlock decompresses one S2 block whose decoded length may be at most limit, into a
 // buffer of the pool.
 func decodeBlock(block []byte, limit int) ([]byte, error) {
@@ -664,45 +550,6 @@ func decodeBlock(block []byte, limit int) ([]byte, error) {
 		return nil, errCorruptRequest
 	}
 	return body, nil
-}
-
-// decodeBody decodes the uncompressed body of a queued item of the given version; the
-// messages share body, which the caller must not change afterwards.
-func decodeBody(body []byte, version byte) (*eventsRequest, error) {
-	d := decoder{s: unsafe.String(unsafe.SliceData(body), len(body))} //nolint:gosec // body is owned here and never written again
-	ns := d.uvarint()
-	if d.err != nil || ns > uint64(len(d.s)) {
-		return nil, errCorruptRequest
-	}
-	req := &eventsRequest{streams: make([]streamEvents, 0, ns)}
-	for range ns {
-		id := streamID{group: d.str(), stream: d.str()}
-		ne := d.uvarint()
-		if d.err != nil || ne > uint64(len(d.s)-d.off) { //nolint:gosec // off never passes len
-			return nil, errCorruptRequest
-		}
-		evs := make([]batching.Event, ne)
-		for i := range evs {
-			evs[i].Timestamp = d.varint()
-			if version >= 3 {
-				evs[i].Unescaped = d.size()
-			}
-			evs[i].Message = d.str()
-			if evs[i].Unescaped >= len(evs[i].Message) && evs[i].Unescaped > 0 {
-				// Escapes make a message longer than it is unescaped; the size is
-				// written only then.
-				return nil, errCorruptRequest
-			}
-		}
-		if d.err != nil {
-			return nil, errCorruptRequest
-		}
-		req.append(id, evs)
-	}
-	if d.off != len(d.s) {
-		return nil, errCorruptRequest
-	}
-	return req, nil
 }
 
 // decoder reads the fields of a queued request; the first error sticks.

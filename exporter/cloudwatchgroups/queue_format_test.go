@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/klauspost/compress/s2"
@@ -20,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
 	"go.uber.org/zap"
 	zapobserver "go.uber.org/zap/zaptest/observer"
 
@@ -27,8 +29,8 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
 )
 
-// formatRequest is the fixed request of the queue format files in testdata, with its messages
-// as events carry them (escaped; the earlier versions stored them unescaped).
+// formatRequest is the fixed request of the queue format file in testdata, with its messages
+// as events carry them (escaped).
 func formatRequest() *eventsRequest {
 	r := &eventsRequest{}
 	r.append(streamID{"k8s.namespace/shop", "node-1/var/log/pods/shop_web_0a1b/web/0.log"}, []batching.Event{
@@ -55,8 +57,10 @@ func eventsOf(r *eventsRequest) []string {
 
 // TestQueueFormatVersions pins the persistent queue's format: the current version byte's file
 // in testdata is exactly what Marshal writes today, so changing the format without a new
-// version byte (and a new file) fails here; every earlier version's file still decodes.
-// Regenerate the current file only together with a new queueMagic version.
+// version byte (and a new file) fails here, and the file decodes. Regenerate it only together
+// with a new queueMagic version. No earlier version was released, so none is read
+// (TestQueueUnreadableItemIsCounted); once a version has been released, its file stays here
+// and decodes.
 func TestQueueFormatVersions(t *testing.T) {
 	want := formatRequest()
 	current := filepath.Join("testdata", "queue", "v5.bin")
@@ -68,20 +72,9 @@ func TestQueueFormatVersions(t *testing.T) {
 	assert.Equal(t, got, marshalRequest(want), "the queue format changed: give it a new version byte (queueMagic) and a new file")
 	assert.Equal(t, byte(5), queueMagic[len(queueMagic)-1])
 
-	for _, name := range []string{"v1-plain.bin", "v1-s2.bin", "v2.bin", "v3.bin", "v4.bin", "v5.bin"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "queue", name))
-		require.NoError(t, err)
-		_, back, err := queueEncoding{}.Unmarshal(b)
-		require.NoError(t, err, name)
-		assert.Equal(t, eventsOf(want), eventsOf(back.(*eventsRequest)), name)
-	}
-}
-
-// v4WithSum returns a version 4 item of mode and body (everything after the sum), with its sum.
-func v4WithSum(mode byte, body []byte) []byte {
-	item := append([]byte("cwg\x04"), mode, 0, 0, 0, 0)
-	binary.LittleEndian.PutUint32(item[len(item)-4:], crc32.Checksum(body, castagnoli))
-	return append(item, body...)
+	_, back, err := queueEncoding{}.Unmarshal(got)
+	require.NoError(t, err)
+	assert.Equal(t, eventsOf(want), eventsOf(back.(*eventsRequest)))
 }
 
 // withSum returns a version 5 item of body (everything after the sum), with its sum.
@@ -91,7 +84,7 @@ func withSum(body []byte) []byte {
 	return append(item, body...)
 }
 
-// indexPart returns the index at the start of a version 4 or 5 item's body (its mode byte,
+// indexPart returns the index at the start of an item's body (its mode byte,
 // length and data) and the rest of body.
 func indexPart(t *testing.T, body []byte) ([]byte, []byte) {
 	t.Helper()
@@ -101,22 +94,13 @@ func indexPart(t *testing.T, body []byte) ([]byte, []byte) {
 	return body[:k+int(n)], body[k+int(n):]
 }
 
-// v4Parts splits the version 4 format file into its mode, index part and payload.
-func v4Parts(t *testing.T) (byte, []byte, []byte) {
-	t.Helper()
-	item, err := os.ReadFile(filepath.Join("testdata", "queue", "v4.bin"))
-	require.NoError(t, err)
-	index, payload := indexPart(t, item[len(queueMagic)+5:])
-	return item[len(queueMagic)], index, payload
-}
-
-// frame is one frame of a version 5 item's messages.
+// frame is one frame of an item's messages.
 type frame struct {
 	mode byte
 	data []byte
 }
 
-// v5Parts splits a version 5 item into its index part and its frames.
+// v5Parts splits an item into its index part and its frames.
 func v5Parts(t *testing.T, item []byte) ([]byte, []byte, []frame) {
 	t.Helper()
 	require.Equal(t, queueMagic, item[:len(queueMagic)])
@@ -134,7 +118,7 @@ func v5Parts(t *testing.T, item []byte) ([]byte, []byte, []frame) {
 // is right (a bug that wrote it, not the disk).
 func TestQueueCorruptLengthIsBounded(t *testing.T) {
 	gib := binary.AppendUvarint(nil, 1<<30)
-	// Version 5: the frame's S2 block with its decoded-length header replaced by 1 GiB.
+	// The frame's S2 block with its decoded-length header replaced by 1 GiB.
 	index, _, frames := v5Parts(t, marshalRequest(formatRequest()))
 	require.Len(t, frames, 1)
 	require.Equal(t, byte(queueS2), frames[0].mode)
@@ -142,17 +126,19 @@ func TestQueueCorruptLengthIsBounded(t *testing.T) {
 	require.Positive(t, n)
 	corrupt := append(append([]byte(nil), gib...), frames[0].data[n:]...)
 	v5 := append(append(append([]byte(nil), index...), queueS2), binary.AppendUvarint(nil, uint64(len(corrupt)))...)
-	// Version 4: the messages' block, likewise.
-	mode, index4, block := v4Parts(t)
-	require.Equal(t, byte(queueS2), mode)
+	// The index's S2 block, likewise (the item's first frame follows it unchanged).
+	_, k := binary.Uvarint(index[1:])
+	require.Positive(t, k)
+	require.Equal(t, byte(queueS2), index[0])
+	block := index[1+k:]
 	_, n = binary.Uvarint(block)
 	require.Positive(t, n)
-	corrupt4 := append(append([]byte(nil), gib...), block[n:]...)
+	corruptIndex := append(append([]byte(nil), gib...), block[n:]...)
+	index2 := append(append([]byte{queueS2}, binary.AppendUvarint(nil, uint64(len(corruptIndex)))...), corruptIndex...)
+	frame := append(append([]byte{queueS2}, binary.AppendUvarint(nil, uint64(len(frames[0].data)))...), frames[0].data...)
 	for _, item := range [][]byte{
 		withSum(append(v5, corrupt...)),
-		v4WithSum(queueS2, append(append([]byte(nil), index4...), corrupt4...)),
-		append([]byte("cwg\x01"), corrupt4...),
-		append([]byte("cwg\x03s"), corrupt4...),
+		withSum(append(index2, frame...)),
 	} {
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -384,28 +370,67 @@ func TestQueueCompressionRatioIsBounded(t *testing.T) {
 	assert.Equal(t, byte(queueS2), frames[0].mode, "ordinary requests are compressed")
 }
 
-// An item the queue hands back that cannot be read is counted and logged: the persistent
-// queue itself drops it without a word.
+// An item the queue hands back that cannot be read is counted and logged, never a crash: the
+// persistent queue itself drops it without a word. Items of another format are unreadable
+// like corrupt ones: versions 1 to 4 were never released, a newer one is a downgrade, and
+// OTLP logs (what exporterhelper queues without a queue encoding) are no request of ours.
 func TestQueueUnreadableItemIsCounted(t *testing.T) {
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	set := exportertest.NewNopSettings(metadata.Type)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	core, logs := zapobserver.New(zap.ErrorLevel)
-	set.Logger = zap.New(core)
-	e, err := newExporter(NewFactory().CreateDefaultConfig().(*Config), set)
+	good := marshalRequest(formatRequest())
+	withVersion := func(v byte) []byte {
+		item := append([]byte(nil), good...)
+		item[len(queueMagic)-1] = v
+		return item
+	}
+	flipped := append([]byte(nil), good...)
+	flipped[len(flipped)-1] ^= 1
+	otlp, err := pdatareq.MarshalLogs(context.Background(), makeLogs(testSources[:2], 3, time.Now(), "node-1"))
 	require.NoError(t, err)
+	// A version 3 item as that version wrote it: "cwg\x03", a plain mode byte, and the body
+	// of one stream g/s with one event {1, "abc"}.
+	v3 := []byte("cwg\x03p\x01\x01g\x01s\x01\x02\x00\x03abc")
 
-	item := marshalRequest(formatRequest())
-	item[len(item)-1] ^= 1
-	_, _, err = queueEncoding{e}.Unmarshal(item)
-	require.Error(t, err)
-	_, _, err = queueEncoding{e}.Unmarshal(marshalRequest(formatRequest()))
-	require.NoError(t, err)
+	cases := []struct {
+		name string
+		item []byte
+		want string // in the logged error
+	}{
+		{"a flipped bit", flipped, "corrupt queued request"},
+		{"version 1", withVersion(1), "version 1, this build reads only version 5"},
+		{"version 2", withVersion(2), "version 2,"},
+		{"version 3", v3, "version 3,"},
+		{"version 4", withVersion(4), "version 4,"},
+		{"version 0", withVersion(0), "version 0,"},
+		{"a newer version", withVersion(6), "version 6,"},
+		{"OTLP logs", otlp, "not of this build's format"},
+		{"the magic only", queueMagic, "corrupt queued request"},
+		{"a short magic", []byte("cwg"), "not of this build's format"},
+		{"empty", nil, "not of this build's format"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tel := componenttest.NewTelemetry()
+			t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+			set := exportertest.NewNopSettings(metadata.Type)
+			set.TelemetrySettings = tel.NewTelemetrySettings()
+			core, logs := zapobserver.New(zap.ErrorLevel)
+			set.Logger = zap.New(core)
+			e, err := newExporter(NewFactory().CreateDefaultConfig().(*Config), set)
+			require.NoError(t, err)
 
-	m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_queue_items_unreadable")
-	require.NoError(t, err)
-	assert.Equal(t, int64(1), sumOf(m))
-	require.Equal(t, 1, logs.Len())
-	assert.Equal(t, len(item), int(logs.All()[0].ContextMap()["bytes"].(int64)))
+			_, req, err := queueEncoding{e}.Unmarshal(c.item)
+			require.Error(t, err)
+			assert.Nil(t, req)
+			_, req, err = queueEncoding{e}.Unmarshal(good)
+			require.NoError(t, err)
+			assert.Equal(t, eventsOf(formatRequest()), eventsOf(req.(*eventsRequest)))
+
+			m, err := tel.GetMetric("otelcol_exporter_cloudwatch_groups_queue_items_unreadable")
+			require.NoError(t, err)
+			assert.Equal(t, int64(1), sumOf(m))
+			require.Equal(t, 1, logs.Len())
+			entry := logs.All()[0]
+			assert.Equal(t, len(c.item), int(entry.ContextMap()["bytes"].(int64)))
+			assert.Contains(t, entry.ContextMap()["error"], c.want)
+		})
+	}
 }

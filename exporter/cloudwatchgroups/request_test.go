@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -20,8 +18,6 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
-	"go.opentelemetry.io/collector/exporter/exportertest"
-	pdatareq "go.opentelemetry.io/collector/pdata/xpdata/request"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/batching"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups/internal/metadata"
@@ -206,53 +202,27 @@ func TestQueueEncodingRoundTrip(t *testing.T) {
 	}
 }
 
-// Items an earlier version queued as OTLP logs are read and routed.
-func TestQueueEncodingReadsOTLPItems(t *testing.T) {
-	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	cfg.Hostname = "node-1"
-	e, err := newExporter(cfg, exportertest.NewNopSettings(metadata.Type))
-	require.NoError(t, err)
-	ld := makeLogs(testSources[:2], 3, time.Now(), "node-1")
-	b, err := pdatareq.MarshalLogs(context.Background(), ld)
-	require.NoError(t, err)
-	_, req, err := queueEncoding{e}.Unmarshal(b)
-	require.NoError(t, err)
-	assert.Equal(t, 6, req.ItemsCount())
-	assert.Len(t, req.(*eventsRequest).streams, 2)
-
-	_, _, err = queueEncoding{e}.Unmarshal([]byte("garbage"))
-	assert.Error(t, err)
-}
-
 func FuzzUnmarshalRequest(f *testing.F) {
 	r := reqOf(streamID{"g", "s"}, 3, 0, 7)
 	item := marshalRequest(r)
 	f.Add(item[len(queueMagic):], uint8(0))
-	f.Add(item[len(queueMagic)+4:], uint8(3))
-	if v4, err := os.ReadFile(filepath.Join("testdata", "queue", "v4.bin")); err == nil {
-		f.Add(append([]byte{v4[4]}, v4[9:]...), uint8(2))
-	}
-	f.Add([]byte("\x01\x01g\x01s\x01\x02\x00\x03abc"), uint8(1))  // version 3: one stream g/s, one event {1, "abc"}
-	f.Add([]byte("\x01\x01g\x01s\x01\x02\x01\x02\\\""), uint8(1)) // version 3: one event {1, `\"`, unescaped 1}
-	f.Add([]byte{0}, uint8(1))
+	f.Add(item[len(queueMagic)+4:], uint8(1))
+	f.Add([]byte{0}, uint8(0))
 	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"), uint8(1))
+	f.Add(item, uint8(2))
+	f.Add(append([]byte("cwg\x04"), item[len(queueMagic):]...), uint8(2)) // an unreleased version
 	f.Fuzz(func(t *testing.T, in []byte, kind uint8) {
 		var (
 			r   *eventsRequest
 			err error
 		)
-		switch kind % 4 {
+		switch kind % 3 {
 		case 0: // an item after the magic, sum included
 			r, err = unmarshalRequest(append(append([]byte(nil), queueMagic...), in...))
-		case 1: // a version 3 body
-			r, err = decodeBody(append([]byte(nil), in...), 3)
-		case 2: // a version 4 item after the magic: the mode byte, then the body, with its sum
-			if len(in) == 0 {
-				return
-			}
-			r, err = unmarshalRequest(v4WithSum(in[0], append([]byte(nil), in[1:]...)))
-		default: // a version 5 item's body, with its sum
+		case 1: // an item's body (index and frames), with its sum
 			r, err = unmarshalRequest(withSum(append([]byte(nil), in...)))
+		default: // anything at all: another format is an error, like a corrupt item
+			r, err = unmarshalRequest(append([]byte(nil), in...))
 		}
 		if err != nil {
 			return
