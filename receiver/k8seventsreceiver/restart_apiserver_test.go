@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,6 +60,20 @@ const (
 )
 
 var disruptions = []disruption{byRestart, byLease, byGone}
+
+// eachDisruption runs fn as one subtest per disruption, all at once: their time is spent
+// waiting on the scaled timers, and t.Parallel would queue them behind -parallel (GOMAXPROCS).
+func eachDisruption(t *testing.T, fn func(t *testing.T, how disruption)) {
+	var wg sync.WaitGroup
+	for _, how := range disruptions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(string(how), func(t *testing.T) { fn(t, how) })
+		}()
+	}
+	wg.Wait()
+}
 
 // momentRig runs the receiver in namespace ns of one API server and disrupts it at will;
 // every replica writes into one sink.
@@ -272,6 +287,7 @@ func waitPast(t *testing.T, since time.Time, d time.Duration) {
 // ongoing records only for counts written, one finished with the final count, never a second
 // start.
 func TestRestartMomentsNewRecorder(t *testing.T) {
+	t.Parallel()
 	cluster, client := apiServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -281,78 +297,75 @@ func TestRestartMomentsNewRecorder(t *testing.T) {
 	rec := nb.NewRecorder(scheme.Scheme, "test/new-recorder")
 	final := func() time.Time { return time.Now().Add(-scaledFinishWindow - 1500*time.Millisecond) }
 
-	for _, how := range disruptions {
-		t.Run(string(how), func(t *testing.T) {
-			t.Parallel()
-			g := newMomentRig(t, cluster, client, how)
-			ns := g.ns
+	eachDisruption(t, func(t *testing.T, how disruption) {
+		g := newMomentRig(t, cluster, client, how)
+		ns := g.ns
 
-			// 1. Right after a write.
-			e := newSeries(g, rec, "AfterWrite")
-			seriesPatch(t, client, ns, e.Name, 5, time.Now())
-			g.waitHistory("AfterWrite", "singleton:1", "start:2", "ongoing:5")
-			g.stop()
-			g.start()
-			seriesPatch(t, client, ns, e.Name, 7, time.Now())
-			g.waitHistory("AfterWrite", "singleton:1", "start:2", "ongoing:5", "ongoing:7")
-			seriesPatch(t, client, ns, e.Name, 8, final())
-			g.waitHistory("AfterWrite", "singleton:1", "start:2", "ongoing:5", "ongoing:7", "finished:8")
+		// 1. Right after a write.
+		e := newSeries(g, rec, "AfterWrite")
+		seriesPatch(t, client, ns, e.Name, 5, time.Now())
+		g.waitHistory("AfterWrite", "singleton:1", "start:2", "ongoing:5")
+		g.stop()
+		g.start()
+		seriesPatch(t, client, ns, e.Name, 7, time.Now())
+		g.waitHistory("AfterWrite", "singleton:1", "start:2", "ongoing:5", "ongoing:7")
+		seriesPatch(t, client, ns, e.Name, 8, final())
+		g.waitHistory("AfterWrite", "singleton:1", "start:2", "ongoing:5", "ongoing:7", "finished:8")
 
-			// 2. Between two heartbeats, more than the finish window after the last write:
-			// disrupted while one heartbeat is written (found above the checkpoint), back later.
-			e = newSeries(g, rec, "Between")
-			g.stop()
-			seriesPatch(t, client, ns, e.Name, 6, time.Now())
-			wrote := time.Now()
-			waitPast(t, wrote, scaledFinishWindow+1500*time.Millisecond)
-			g.start()
-			g.waitHistory("Between", "singleton:1", "start:2", "ongoing:6")
-			// and disrupted again, now at or below the checkpoint, still more than the window after
-			g.stop()
-			waitPast(t, wrote, scaledFinishWindow+2500*time.Millisecond)
-			g.start()
-			seriesPatch(t, client, ns, e.Name, 9, time.Now())
-			g.waitHistory("Between", "singleton:1", "start:2", "ongoing:6", "ongoing:9")
-			seriesPatch(t, client, ns, e.Name, 10, final())
-			g.waitHistory("Between", "singleton:1", "start:2", "ongoing:6", "ongoing:9", "finished:10")
+		// 2. Between two heartbeats, more than the finish window after the last write:
+		// disrupted while one heartbeat is written (found above the checkpoint), back later.
+		e = newSeries(g, rec, "Between")
+		g.stop()
+		seriesPatch(t, client, ns, e.Name, 6, time.Now())
+		wrote := time.Now()
+		waitPast(t, wrote, scaledFinishWindow+1500*time.Millisecond)
+		g.start()
+		g.waitHistory("Between", "singleton:1", "start:2", "ongoing:6")
+		// and disrupted again, now at or below the checkpoint, still more than the window after
+		g.stop()
+		waitPast(t, wrote, scaledFinishWindow+2500*time.Millisecond)
+		g.start()
+		seriesPatch(t, client, ns, e.Name, 9, time.Now())
+		g.waitHistory("Between", "singleton:1", "start:2", "ongoing:6", "ongoing:9")
+		seriesPatch(t, client, ns, e.Name, 10, final())
+		g.waitHistory("Between", "singleton:1", "start:2", "ongoing:6", "ongoing:9", "finished:10")
 
-			// 3. After the final write, before the silence timer: the recorder's final write
-			// repeats its last heartbeat (no change, no notification), so only the silence timer
-			// finishes it, counting from the last write, across the disruption.
-			e = newSeries(g, rec, "Invisible")
-			seriesPatch(t, client, ns, e.Name, 4, time.Now())
-			g.waitHistory("Invisible", "singleton:1", "start:2", "ongoing:4")
-			g.stop()
-			g.start()
-			g.waitHistory("Invisible", "singleton:1", "start:2", "ongoing:4", "finished:4")
-			// and a visible final write made during the disruption
-			e = newSeries(g, rec, "FinalWhileDown")
-			g.stop()
-			seriesPatch(t, client, ns, e.Name, 3, final())
-			g.start()
-			g.waitHistory("FinalWhileDown", "singleton:1", "start:2", "finished:3")
+		// 3. After the final write, before the silence timer: the recorder's final write
+		// repeats its last heartbeat (no change, no notification), so only the silence timer
+		// finishes it, counting from the last write, across the disruption.
+		e = newSeries(g, rec, "Invisible")
+		seriesPatch(t, client, ns, e.Name, 4, time.Now())
+		g.waitHistory("Invisible", "singleton:1", "start:2", "ongoing:4")
+		g.stop()
+		g.start()
+		g.waitHistory("Invisible", "singleton:1", "start:2", "ongoing:4", "finished:4")
+		// and a visible final write made during the disruption
+		e = newSeries(g, rec, "FinalWhileDown")
+		g.stop()
+		seriesPatch(t, client, ns, e.Name, 3, final())
+		g.start()
+		g.waitHistory("FinalWhileDown", "singleton:1", "start:2", "finished:3")
 
-			// 4. While the final write happens: the disruption and the write race; whichever
-			// term sees it, it is finished once.
-			e = newSeries(g, rec, "During")
-			done := make(chan error, 1)
-			go func() {
-				patch := fmt.Sprintf(`{"series":{"count":5,"lastObservedTime":%q}}`, final().UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
-				_, err := client.EventsV1().Events(ns).Patch(context.Background(), e.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
-				done <- err
-			}()
-			g.stop()
-			require.NoError(t, <-done)
-			g.start()
-			g.waitHistory("During", "singleton:1", "start:2", "finished:5")
+		// 4. While the final write happens: the disruption and the write race; whichever
+		// term sees it, it is finished once.
+		e = newSeries(g, rec, "During")
+		done := make(chan error, 1)
+		go func() {
+			patch := fmt.Sprintf(`{"series":{"count":5,"lastObservedTime":%q}}`, final().UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
+			_, err := client.EventsV1().Events(ns).Patch(context.Background(), e.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+			done <- err
+		}()
+		g.stop()
+		require.NoError(t, <-done)
+		g.start()
+		g.waitHistory("During", "singleton:1", "start:2", "finished:5")
 
-			g.settle("AfterWrite", "Between", "Invisible", "FinalWhileDown", "During")
-			if how == byGone {
-				assert.Equal(t, int64(6), counter(t, g.reader, "otelcol_receiver_kube_events_gone"), "one 410 per disruption")
-				assert.Equal(t, int64(7), counter(t, g.reader, "otelcol_receiver_kube_events_relists"), "the start and one per 410")
-			}
-		})
-	}
+		g.settle("AfterWrite", "Between", "Invisible", "FinalWhileDown", "During")
+		if how == byGone {
+			assert.Equal(t, int64(6), counter(t, g.reader, "otelcol_receiver_kube_events_gone"), "one 410 per disruption")
+			assert.Equal(t, int64(7), counter(t, g.reader, "otelcol_receiver_kube_events_relists"), "the start and one per 410")
+		}
+	})
 }
 
 // TestRestartMomentsLegacyRecorder disrupts the receiver at the same moments, in the same three
@@ -360,66 +373,64 @@ func TestRestartMomentsNewRecorder(t *testing.T) {
 // every occurrence; finished by series.finish_after of silence, counted from its own last
 // occurrence).
 func TestRestartMomentsLegacyRecorder(t *testing.T) {
+	t.Parallel()
 	cluster, client := apiServer(t)
 	lb := record.NewBroadcaster()
 	lb.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	t.Cleanup(lb.Shutdown)
 	rec := lb.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: "node-1"})
 
-	for _, how := range disruptions {
-		t.Run(string(how), func(t *testing.T) {
-			t.Parallel()
-			g := newMomentRig(t, cluster, client, how)
-			occur := func(reason string, n int, wantCount int32) {
-				p := pod(g.ns, strings.ToLower(reason))
-				for i := 0; i < n; i++ {
-					rec.Event(p, corev1.EventTypeWarning, reason, "Back-off restarting failed container")
-				}
-				require.Eventually(t, func() bool {
-					l, err := client.CoreV1().Events(g.ns).List(context.Background(), metav1.ListOptions{FieldSelector: "reason=" + reason})
-					return err == nil && len(l.Items) == 1 && l.Items[0].Count == wantCount
-				}, 20*time.Second, 20*time.Millisecond)
+	eachDisruption(t, func(t *testing.T, how disruption) {
+		g := newMomentRig(t, cluster, client, how)
+		occur := func(reason string, n int, wantCount int32) {
+			p := pod(g.ns, strings.ToLower(reason))
+			for i := 0; i < n; i++ {
+				rec.Event(p, corev1.EventTypeWarning, reason, "Back-off restarting failed container")
 			}
-			start := func(reason string) {
-				occur(reason, 1, 1)
-				g.waitHistory(reason, "singleton:1")
-				occur(reason, 1, 2)
-				g.waitHistory(reason, "singleton:1", "start:2")
-			}
+			require.Eventually(t, func() bool {
+				l, err := client.CoreV1().Events(g.ns).List(context.Background(), metav1.ListOptions{FieldSelector: "reason=" + reason})
+				return err == nil && len(l.Items) == 1 && l.Items[0].Count == wantCount
+			}, 20*time.Second, 20*time.Millisecond)
+		}
+		start := func(reason string) {
+			occur(reason, 1, 1)
+			g.waitHistory(reason, "singleton:1")
+			occur(reason, 1, 2)
+			g.waitHistory(reason, "singleton:1", "start:2")
+		}
 
-			// 1. Right after a write, then more occurrences: no second start, finished at the last.
-			start("LAfterWrite")
-			g.stop()
-			g.start()
-			occur("LAfterWrite", 2, 4)
-			g.waitHistory("LAfterWrite", "singleton:1", "start:2", "finished:4")
+		// 1. Right after a write, then more occurrences: no second start, finished at the last.
+		start("LAfterWrite")
+		g.stop()
+		g.start()
+		occur("LAfterWrite", 2, 4)
+		g.waitHistory("LAfterWrite", "singleton:1", "start:2", "finished:4")
 
-			// 2. Occurrences during the disruption (above the checkpoint), back within finish_after.
-			start("LBetween")
-			g.stop()
-			occur("LBetween", 3, 5)
-			g.start()
-			g.waitHistory("LBetween", "singleton:1", "start:2", "finished:5")
+		// 2. Occurrences during the disruption (above the checkpoint), back within finish_after.
+		start("LBetween")
+		g.stop()
+		occur("LBetween", 3, 5)
+		g.start()
+		g.waitHistory("LBetween", "singleton:1", "start:2", "finished:5")
 
-			// 3. After the last occurrence, finish_after passing during the disruption: finished once.
-			start("LSilent")
-			occur("LSilent", 1, 3)
-			g.stop()
-			waitPast(t, time.Now(), scaledFinishAfter+time.Second)
-			g.start()
-			g.waitHistory("LSilent", "singleton:1", "start:2", "finished:3")
+		// 3. After the last occurrence, finish_after passing during the disruption: finished once.
+		start("LSilent")
+		occur("LSilent", 1, 3)
+		g.stop()
+		waitPast(t, time.Now(), scaledFinishAfter+time.Second)
+		g.start()
+		g.waitHistory("LSilent", "singleton:1", "start:2", "finished:3")
 
-			// 4. While the sweep finishes it: disrupted around the end of finish_after.
-			start("LDuring")
-			began := time.Now()
-			waitPast(t, began, scaledFinishAfter-200*time.Millisecond)
-			g.stop()
-			g.start()
-			g.waitHistory("LDuring", "singleton:1", "start:2", "finished:2")
+		// 4. While the sweep finishes it: disrupted around the end of finish_after.
+		start("LDuring")
+		began := time.Now()
+		waitPast(t, began, scaledFinishAfter-200*time.Millisecond)
+		g.stop()
+		g.start()
+		g.waitHistory("LDuring", "singleton:1", "start:2", "finished:2")
 
-			g.settle("LAfterWrite", "LBetween", "LSilent", "LDuring")
-		})
-	}
+		g.settle("LAfterWrite", "LBetween", "LSilent", "LDuring")
+	})
 }
 
 // TestCheckpointDeposedLeaderLateWrite is rule 5.7 against the API server: the leader of term 1
