@@ -21,15 +21,35 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localxray"
 )
 
-// switchedTraces is the events collector's traces endpoint: the span-counting sink, or, while
-// down is set, 503 Service Unavailable to every request (X-Ray unavailable or throttling, as
-// the exporter sees either: a retryable error).
+// switchedTraces is the events collector's traces endpoint: the local X-Ray server (SigV4
+// verified), or, while down is set, 503 Service Unavailable to every request (X-Ray unavailable
+// or throttling, as the exporter sees either: a retryable error).
 type switchedTraces struct {
-	sink    *traceSink
+	xray    *localxray.Server
 	down    atomic.Bool
 	refused atomic.Int64
+}
+
+// spanUIDs counts the stored spans by the Event uid they carry.
+func (s *switchedTraces) spanUIDs() map[string]int {
+	out := map[string]int{}
+	for _, b := range s.xray.Batches() {
+		rss := b.Traces.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			for j := 0; j < rss.At(i).ScopeSpans().Len(); j++ {
+				spans := rss.At(i).ScopeSpans().At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					if uid, ok := spans.At(k).Attributes().Get("otelcol_k8s.event.uid"); ok {
+						out[uid.AsString()]++
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 func (s *switchedTraces) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -38,7 +58,7 @@ func (s *switchedTraces) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	s.sink.ServeHTTP(w, r)
+	s.xray.ServeHTTP(w, r)
 }
 
 // onTime is how late an Event's log record may reach CloudWatch Logs during the X-Ray outage:
@@ -70,7 +90,7 @@ func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
 		t.Fatal(err)
 	}
 	defer func() { _ = srv.Close() }()
-	traces := &switchedTraces{sink: &traceSink{spans: map[string]int{}}}
+	traces := &switchedTraces{xray: localxray.New(localxray.Config{Credentials: map[string]string{"local": "local"}})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -148,10 +168,10 @@ func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
 		return total
 	}
 	arrived := func() int {
-		got := traces.sink.snapshot()
+		got := traces.spanUIDs()
 		c := 0
 		for _, uid := range uids {
-			if got[uid+" singleton"] > 0 {
+			if got[uid] > 0 {
 				c++
 			}
 		}
@@ -165,6 +185,9 @@ func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
 		if byUID[uid+" singleton"] != 1 {
 			t.Errorf("Event %s: %d records, want 1", uid, byUID[uid+" singleton"])
 		}
+	}
+	if st := traces.xray.Stats(); len(st.Errors) > 0 {
+		t.Errorf("the X-Ray endpoint refused requests: %v", st.Errors)
 	}
 	t.Logf("X-Ray down %s: %d Events, each record stored within %s (worst); %d export attempts refused; after recovery %d spans arrived, %.0f counted dropped",
 		down, len(uids), worst.Round(time.Millisecond), refused, arrived(), dropped())
