@@ -32,7 +32,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver/internal/metadata"
 )
 
-// The scaled clock of the restart tests (configuration, not a fake clock): the recorder's 6m
+// The scaled clock of the restart-moment tests (configuration, not a fake clock): the recorder's 6m
 // finish window is 2s here, its 30m heartbeat a write the test makes, the 40m silence timer
 // 12s (room for two restarts between two heartbeats on a loaded machine), the legacy 15m
 // finish_after 8s.

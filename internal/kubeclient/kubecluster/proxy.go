@@ -23,8 +23,10 @@ import (
 
 // Proxy is a plain-HTTP reverse proxy on loopback in front of a Cluster's API server that can
 // fail the way an overloaded or restarting API server fails: answer 429 Too Many Requests with
-// Retry-After, and cut open watches (as a server restart or a load balancer does). It adds the
-// administrator's token to every request.
+// Retry-After, cut open watches (as a server restart or a load balancer does), answer a resumed
+// watch with 410 Expired (as after etcd compacted its resource version) and refuse one kind of
+// request (503 to a path, for example only the Lease's). It adds the administrator's token to
+// every request.
 type Proxy struct {
 	// Kubeconfig is a kubeconfig (JSON) whose server is the proxy.
 	Kubeconfig string
