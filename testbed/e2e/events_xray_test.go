@@ -148,7 +148,8 @@ func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
 		uid := create("DuringXRayOutage")
 		uids = append(uids, uid)
 		worst = max(worst, waitFor("an Event's log record during the X-Ray outage", onTime, func() bool { return stored(uid) }))
-		waitFor("the next write", 5*time.Second, func() bool { return time.Since(began) >= time.Duration(len(uids)-1)*down/60 })
+		// one Event every down/60 (10 s for the 10-minute outage)
+		waitFor("the next write", down/60+5*time.Second, func() bool { return time.Since(began) >= time.Duration(len(uids)-1)*down/60 })
 	}
 	refused := traces.refused.Load()
 	traces.down.Store(false)
