@@ -4,8 +4,10 @@ package k8seventsreceiver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -214,4 +217,78 @@ func TestRelistContinueExpired(t *testing.T) {
 	assert.Len(t, got.counts(), 1, "only the Paged Events: %v", got.counts())
 	assert.Positive(t, counter(t, reader, "otelcol_receiver_kube_events_relist_fallbacks"), "the continue token expired")
 	assert.Equal(t, int64(2), counter(t, reader, "otelcol_receiver_kube_events_relists"), "the start and the 410, never started over")
+}
+
+// failingLogs refuses every batch (a retryable error, as an exporter without a queue returns
+// during a CloudWatch outage) while down is set, and passes the others to next.
+type failingLogs struct {
+	*consumertest.LogsSink
+	down    atomic.Bool
+	refused atomic.Int64
+}
+
+func (f *failingLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	if f.down.Load() {
+		f.refused.Add(1)
+		return errors.New("logs exporter down")
+	}
+	return f.LogsSink.ConsumeLogs(ctx, ld)
+}
+
+// TestEventsThroughLogsOutage is the "logs exporter outage" row of design.md rule 11: while the
+// logs consumer refuses, the term retries the batch with backoff and the checkpoint does not
+// move; after recovery every Event written meanwhile arrives once, none is lost or repeated.
+func TestEventsThroughLogsOutage(t *testing.T) {
+	cluster, client := apiServer(t)
+	storeID, mem, host := memHost(nil)
+	reader := sdkmetric.NewManualReader()
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	sink := &failingLogs{LogsSink: &consumertest.LogsSink{}}
+	got := seen{sink.LogsSink}
+	r, err := newReceiver(set, testReceiverConfig(cluster.Kubeconfig, &storeID))
+	require.NoError(t, err)
+	r.nextLogs = sink
+	require.NoError(t, r.Start(context.Background(), host))
+	defer func() { require.NoError(t, r.Shutdown(context.Background())) }()
+	waitCheckpoint(t, mem)
+	stored := func() string {
+		v, err := memClient{mem}.Get(context.Background(), checkpointKey)
+		require.NoError(t, err)
+		cp, err := decodeCheckpoint(v)
+		require.NoError(t, err)
+		return cp.ResourceVersions[""]
+	}
+
+	createEvents(t, client, "Before", 5)
+	require.Eventually(t, func() bool { return got.counts()["Before singleton"] == 5 }, 20*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return !rvAbove(newestEventRV(t, client), stored()) }, 20*time.Second, 20*time.Millisecond)
+	at := stored()
+
+	sink.down.Store(true)
+	createEvents(t, client, "During", 10)
+	require.Eventually(t, func() bool { return sink.refused.Load() >= 3 }, 30*time.Second, 20*time.Millisecond, "retried")
+	assert.Equal(t, at, stored(), "the checkpoint waits for the logs consumer")
+	assert.Zero(t, got.counts()["During singleton"])
+	sink.down.Store(false)
+
+	want := map[string]int{"Before singleton": 5, "During singleton": 10}
+	require.Eventually(t, func() bool { return equalCounts(got.counts(), want) }, 30*time.Second, 20*time.Millisecond, "counts %v", got.counts())
+	require.Never(t, func() bool { return !equalCounts(got.counts(), want) }, time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return !rvAbove(newestEventRV(t, client), stored()) }, 20*time.Second, 20*time.Millisecond, "the checkpoint moves on")
+	assert.GreaterOrEqual(t, counter(t, reader, "otelcol_receiver_kube_events_consumer_errors"), sink.refused.Load())
+}
+
+// newestEventRV is the highest resource version among the Events in default.
+func newestEventRV(t *testing.T, client kubernetes.Interface) string {
+	t.Helper()
+	l, err := client.EventsV1().Events("default").List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	newest := "0"
+	for i := range l.Items {
+		if rvAbove(l.Items[i].ResourceVersion, newest) {
+			newest = l.Items[i].ResourceVersion
+		}
+	}
+	return newest
 }

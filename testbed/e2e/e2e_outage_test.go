@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -14,13 +15,28 @@ import (
 // runs with t.Parallel() and the outage (ten minutes by default, most of it waiting) takes one
 // of the -parallel slots while the other scenarios run one after another in the rest.
 
-// TestServerOutage takes the local server down (connections refused) for -e2e.outage while the
-// node keeps writing, then brings it back.
+// TestServerOutage runs the two outages side by side in one -parallel slot (subtests started
+// together, not queued behind -parallel): "cloudwatch" takes the local CloudWatch Logs server
+// down (connections refused) for -e2e.outage while the node keeps writing, then brings it
+// back; "xray" takes the events collector's X-Ray endpoint down for as long while Events keep
+// coming (TestEventsThroughXRayOutage's scenario).
 func TestServerOutage(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, localcloudwatch.Config{Seed: 7})
-	n := steadyNode()
-	n.Seed = 7
-	n.Phases = []nodesim.Phase{{Duration: *outage + 10*time.Second, LinesPerSecond: 300}}
-	run(t, e, scenario{node: n, during: downFor(*outage)})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		t.Run("cloudwatch", func(t *testing.T) {
+			e := newEnv(t, localcloudwatch.Config{Seed: 7})
+			n := steadyNode()
+			n.Seed = 7
+			n.Phases = []nodesim.Phase{{Duration: *outage + 10*time.Second, LinesPerSecond: 300}}
+			run(t, e, scenario{node: n, during: downFor(*outage)})
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		t.Run("xray", func(t *testing.T) { eventsThroughXRayOutage(t, *outage) })
+	}()
+	wg.Wait()
 }

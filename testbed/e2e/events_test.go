@@ -432,9 +432,16 @@ func TestEventsLeaderKilled(t *testing.T) {
 // server and OTLP traces endpoint at traceAddr; logChanges logs the swaps.
 func startEventsCollector(t *testing.T, bin, dir, name, kubeconfig, endpoint, traceAddr string, series map[string]any, logChanges bool) *harness.Collector {
 	t.Helper()
+	return startEventsCollectorMetrics(t, bin, dir, name, kubeconfig, endpoint, traceAddr, "", series, logChanges)
+}
+
+// startEventsCollectorMetrics is startEventsCollector with the collector's own metrics served
+// at metricsAddr ("" turns them off).
+func startEventsCollectorMetrics(t *testing.T, bin, dir, name, kubeconfig, endpoint, traceAddr, metricsAddr string, series map[string]any, logChanges bool) *harness.Collector {
+	t.Helper()
 	shipped, err := harness.LoadShippedEventsConfig(eventsConfigMapPath, harness.EventsLocal{
 		Kubeconfig: kubeconfig, Endpoint: endpoint, Series: series,
-		TracesEndpoint: "http://" + traceAddr + "/v1/traces", HealthAddr: freeAddr(t),
+		TracesEndpoint: "http://" + traceAddr + "/v1/traces", HealthAddr: freeAddr(t), MetricsAddr: metricsAddr,
 		Env: map[string]string{
 			"POD_NAME": name, "CLUSTER_NAME": "local", "AWS_REGION": "us-east-1",
 			"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_EC2_METADATA_DISABLED": "true",

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,8 +23,10 @@ import (
 
 // Proxy is a plain-HTTP reverse proxy on loopback in front of a Cluster's API server that can
 // fail the way an overloaded or restarting API server fails: answer 429 Too Many Requests with
-// Retry-After, and cut open watches (as a server restart or a load balancer does). It adds the
-// administrator's token to every request.
+// Retry-After, cut open watches (as a server restart or a load balancer does), answer a resumed
+// watch with 410 Expired (as after etcd compacted its resource version) and refuse one kind of
+// request (503 to a path, for example only the Lease's). It adds the administrator's token to
+// every request.
 type Proxy struct {
 	// Kubeconfig is a kubeconfig (JSON) whose server is the proxy.
 	Kubeconfig string
@@ -32,11 +35,14 @@ type Proxy struct {
 
 	requests   atomic.Int64
 	throttled  atomic.Int64
+	expired    atomic.Int64
 	throttle   atomic.Int64 // requests still to answer 429
 	retryAfter atomic.Int64 // seconds
+	expire     atomic.Bool  // answer the next watch with 410 Expired
 
 	mu      sync.Mutex
 	watches map[*watchConn]struct{}
+	refuse  string // answer 503 to requests whose path contains it ("" refuses none)
 }
 
 type watchConn struct{ cancel context.CancelFunc }
@@ -83,8 +89,17 @@ func ServeProxy(host string, ca []byte, token, kubeconfig string) (p *Proxy, sto
 			})
 			return
 		}
+		if p.refused(r.URL.Path) {
+			writeStatus(w, http.StatusServiceUnavailable, "ServiceUnavailable", "refused by the test proxy")
+			return
+		}
 		r.Header.Set("Authorization", "Bearer "+token)
 		if r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1" {
+			if r.URL.Query().Get("resourceVersion") != "" && p.expire.CompareAndSwap(true, false) {
+				p.expired.Add(1)
+				writeExpired(w, r.URL.Query().Get("resourceVersion"))
+				return
+			}
 			ctx, cancel := context.WithCancel(r.Context())
 			wc := &watchConn{cancel: cancel}
 			p.mu.Lock()
@@ -123,6 +138,50 @@ func ServeProxy(host string, ca []byte, token, kubeconfig string) (p *Proxy, sto
 		return nil, nil, err
 	}
 	return p, srv.Close, nil
+}
+
+// ExpireNextWatch answers the next watch request that resumes from a resource version the way
+// the API server answers one whose resource version was compacted: 200 and a single ERROR
+// notification carrying a 410 Expired Status (the watch cache's answer), then the end of the
+// stream. Requests before and after it pass through.
+func (p *Proxy) ExpireNextWatch() { p.expire.Store(true) }
+
+// Expired is the number of watches answered 410 Expired.
+func (p *Proxy) Expired() int64 { return p.expired.Load() }
+
+// Refuse answers 503 Service Unavailable to every request whose URL path contains part (for
+// example "/leases/": the holder of a Lease cannot renew it while the rest of its traffic
+// passes); "" lifts it.
+func (p *Proxy) Refuse(part string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refuse = part
+}
+
+func (p *Proxy) refused(path string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refuse != "" && strings.Contains(path, p.refuse)
+}
+
+func writeStatus(w http.ResponseWriter, code int, reason, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "message": message, "code": code,
+	})
+}
+
+func writeExpired(w http.ResponseWriter, rv string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"type": "ERROR",
+		"object": map[string]any{
+			"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{}, "status": "Failure",
+			"message": "too old resource version: " + rv, "reason": "Expired", "code": http.StatusGone,
+		},
+	})
 }
 
 // Throttle answers the next n requests with 429 and Retry-After: retryAfter seconds.

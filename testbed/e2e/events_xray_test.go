@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localxray"
+)
+
+// switchedTraces is the events collector's traces endpoint: the local X-Ray server (SigV4
+// verified), or, while down is set, 503 Service Unavailable to every request (X-Ray unavailable
+// or throttling, as the exporter sees either: a retryable error).
+type switchedTraces struct {
+	xray    *localxray.Server
+	down    atomic.Bool
+	refused atomic.Int64
+}
+
+// spanUIDs counts the stored spans by the Event uid they carry.
+func (s *switchedTraces) spanUIDs() map[string]int {
+	out := map[string]int{}
+	for _, b := range s.xray.Batches() {
+		rss := b.Traces.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			for j := 0; j < rss.At(i).ScopeSpans().Len(); j++ {
+				spans := rss.At(i).ScopeSpans().At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					if uid, ok := spans.At(k).Attributes().Get("otelcol_k8s.event.uid"); ok {
+						out[uid.AsString()]++
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (s *switchedTraces) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.down.Load() {
+		s.refused.Add(1)
+		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	s.xray.ServeHTTP(w, r)
+}
+
+// onTime is how late an Event's log record may reach CloudWatch Logs during the X-Ray outage:
+// the records never wait for the traces pipeline (design.md rule 9.7), so this is the
+// pipeline's own latency (the watch batch, the exporter's flush) with room for a loaded machine.
+const onTime = 30 * time.Second
+
+// eventsThroughXRayOutage runs the events collector (shipped traces configuration: kube_events'
+// spans through otlp_http to the X-Ray endpoint, without a sending queue) with its X-Ray
+// endpoint down for the given time while a controller keeps writing Events. Every Event's log
+// record reaches CloudWatch Logs within onTime of its creation throughout the outage; after
+// recovery every Event's span arrives or is counted in kube_events' spans_dropped. It runs
+// inside TestServerOutage ("xray"); alone: E2E_ARGS='-run TestServerOutage/xray -e2e.outage=1m'.
+func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
+	bin := binary(t)
+	cluster := kubecluster.Start(t)
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	srv := localcloudwatch.New(localcloudwatch.Config{})
+	endpoint, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Close() }()
+	traces := &switchedTraces{xray: localxray.New(localxray.Config{Credentials: map[string]string{"local": "local"}})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	traceSrv := &http.Server{Handler: traces, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = traceSrv.Serve(ln) }()
+	defer func() { _ = traceSrv.Close() }()
+	metricsAddr := freeAddr(t)
+	col := startEventsCollectorMetrics(t, bin, t.TempDir(), "events-x", cluster.Kubeconfig, endpoint, ln.Addr().String(), metricsAddr, eventsSeries, false)
+	defer col.Kill()
+
+	waitFor := func(what string, timeout time.Duration, cond func() bool) time.Duration {
+		t.Helper()
+		began := time.Now()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for !cond() {
+			if time.Since(began) > timeout {
+				t.Fatalf("%s: not within %s", what, timeout)
+			}
+			<-tick.C
+		}
+		return time.Since(began)
+	}
+	waitFor("the collector leads and has listed", 90*time.Second, func() bool {
+		_, err := client.CoreV1().ConfigMaps("default").Get(ctx, "otelcol-k8s-events-checkpoint", metav1.GetOptions{})
+		return err == nil
+	})
+	n := 0
+	create := func(reason string) string {
+		t.Helper()
+		n++
+		e, err := client.EventsV1().Events("default").Create(ctx, &eventsv1.Event{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "xray-", Namespace: "default"},
+			EventTime:  metav1.NowMicro(), ReportingController: "e2e/xray", ReportingInstance: "xray-1",
+			Action: "Act", Reason: reason, Type: "Normal", Note: fmt.Sprintf("%s %d", reason, n),
+			Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: fmt.Sprintf("p-%d", n), UID: types.UID(fmt.Sprintf("00000000-0000-4000-9000-%012d", n))},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(e.UID)
+	}
+	stored := func(uid string) bool {
+		byUID, _, _ := eventRecords(t, srv)
+		return byUID[uid+" singleton"] == 1
+	}
+	uids := []string{create("Before")}
+	waitFor("the first record", 60*time.Second, func() bool { return stored(uids[0]) })
+
+	traces.down.Store(true)
+	began := time.Now()
+	var worst time.Duration
+	for time.Since(began) < down {
+		uid := create("DuringXRayOutage")
+		uids = append(uids, uid)
+		worst = max(worst, waitFor("an Event's log record during the X-Ray outage", onTime, func() bool { return stored(uid) }))
+		// one Event every down/60 (10 s for the 10-minute outage)
+		waitFor("the next write", down/60+5*time.Second, func() bool { return time.Since(began) >= time.Duration(len(uids)-1)*down/60 })
+	}
+	refused := traces.refused.Load()
+	traces.down.Store(false)
+	if refused == 0 {
+		t.Fatal("the X-Ray endpoint was never called during the outage")
+	}
+	uids = append(uids, create("After"))
+
+	// After recovery every span arrives or is counted dropped.
+	dropped := func() float64 {
+		var total float64
+		for k, v := range scrape(t, "http://"+metricsAddr+"/metrics") {
+			if strings.HasPrefix(k, "otelcol_receiver_kube_events_spans_dropped") {
+				total += v
+			}
+		}
+		return total
+	}
+	arrived := func() int {
+		got := traces.spanUIDs()
+		c := 0
+		for _, uid := range uids {
+			if got[uid] > 0 {
+				c++
+			}
+		}
+		return c
+	}
+	waitFor("every span after recovery, or counted dropped", 2*time.Minute, func() bool {
+		return float64(arrived())+dropped() >= float64(len(uids))
+	})
+	byUID, _, _ := eventRecords(t, srv)
+	for _, uid := range uids {
+		if byUID[uid+" singleton"] != 1 {
+			t.Errorf("Event %s: %d records, want 1", uid, byUID[uid+" singleton"])
+		}
+	}
+	if st := traces.xray.Stats(); len(st.Errors) > 0 {
+		t.Errorf("the X-Ray endpoint refused requests: %v", st.Errors)
+	}
+	t.Logf("X-Ray down %s: %d Events, each record stored within %s (worst); %d export attempts refused; after recovery %d spans arrived, %.0f counted dropped",
+		down, len(uids), worst.Round(time.Millisecond), refused, arrived(), dropped())
+}
