@@ -107,6 +107,7 @@ func runAll(m *testing.M) (code int) {
 		fmt.Fprintln(os.Stderr, "setting up the real node:", err)
 		if e != nil && e.node != nil {
 			fmt.Fprintln(os.Stderr, "kubelet log ends with:\n"+e.node.Log("kubelet"))
+			e.dumpProduct()
 		}
 		return 1
 	}
@@ -290,16 +291,19 @@ func (e *env) waitEventsLive(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	var uids []string
+	var createErr error
 	for i := 0; ; i++ {
 		ev := &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("realnode-probe-%d", i), Namespace: namespace},
-			InvolvedObject: corev1.ObjectReference{Kind: "Namespace", Name: namespace, APIVersion: "v1"},
+			InvolvedObject: corev1.ObjectReference{Kind: "ServiceAccount", Namespace: namespace, Name: "default", APIVersion: "v1"},
 			Reason:         "RealNodeProbe", Message: "the scenarios start once this arrives", Type: corev1.EventTypeNormal,
 			Source: corev1.EventSource{Component: "realnode"}, Count: 1,
 			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(),
 		}
 		created, err := e.node.Client.CoreV1().Events(namespace).Create(ctx, ev, metav1.CreateOptions{})
-		if err == nil {
+		if err != nil {
+			createErr = err
+		} else {
 			uids = append(uids, string(created.UID))
 		}
 		for _, g := range e.srv.Groups() {
@@ -317,8 +321,29 @@ func (e *env) waitEventsLive(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("no probe Event arrived from the events collector: %w", ctx.Err())
+			return fmt.Errorf("no probe Event arrived from the events collector (%d written; last write error: %v): %w", len(uids), createErr, ctx.Err())
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// dumpProduct prints the product's Pods and the end of their containers' logs.
+func (e *env) dumpProduct() {
+	pods, err := e.node.Client.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "listing the product's Pods:", err)
+		return
+	}
+	for _, p := range pods.Items {
+		fmt.Fprintf(os.Stderr, "Pod %s: %s %v\n", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
+	}
+	files, _ := filepath.Glob(filepath.Join("/var/log/pods", namespace+"_*", "*", "*.log"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		fmt.Fprintf(os.Stderr, "%s ends with:\n%s\n", f, strings.Join(lines[max(0, len(lines)-15):], "\n"))
 	}
 }
