@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -18,51 +19,65 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// journalMessages reads the MESSAGE of every entry of the kubelet's journal file with
-// journalctl (systemd's own reader), as a multiset.
-func journalMessages(t *testing.T) map[string]int {
+// cursorEntry names a journal entry by its cursor's sequence number id and sequence number
+// (the "s=" and "i=" fields), which identify it within the file's sequence.
+func cursorEntry(cursor string) string {
+	var s, i string
+	for _, f := range strings.Split(cursor, ";") {
+		if v, ok := strings.CutPrefix(f, "s="); ok {
+			s = v
+		}
+		if v, ok := strings.CutPrefix(f, "i="); ok {
+			i = v
+		}
+	}
+	if s == "" || i == "" {
+		return ""
+	}
+	return s + "/" + i
+}
+
+// journalEntries reads the kubelet's journal file with journalctl (systemd's own reader) and
+// returns its kubelet entries by cursor.
+func journalEntries(t *testing.T) map[string]bool {
 	t.Helper()
 	file := filepath.Join(journalDir, journalMachineID, "system.journal")
-	out, err := exec.CommandContext(context.Background(), "journalctl", "--file", file, "-o", "json", "--no-pager").Output() //nolint:gosec // the test node's own file
+	out, err := exec.CommandContext(context.Background(), "journalctl", "--file", file, "-o", "json", "--no-pager").Output()
 	require.NoError(t, err, "journalctl --file %s", file)
-	msgs := map[string]int{}
+	entries := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 4<<20)
 	for sc.Scan() {
 		var e struct {
-			Message any    `json:"MESSAGE"`
-			Unit    string `json:"_SYSTEMD_UNIT"`
+			Cursor string `json:"__CURSOR"`
+			Unit   string `json:"_SYSTEMD_UNIT"`
 		}
 		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Unit != "kubelet.service" {
 			continue
 		}
-		if m, ok := e.Message.(string); ok && m != "" {
-			msgs[m]++
+		if k := cursorEntry(e.Cursor); k != "" {
+			entries[k] = true
 		}
 	}
-	return msgs
+	return entries
 }
 
 // TestKubeletJournal: the real kubelet's lines, written to the node's journal as journald
-// stores a service's output, arrive through the shipped journal receiver in the
-// infrastructure group, in the kubelet unit's stream, each line as often as the journal holds
-// it (lines of the same text are counted as a multiset), and nowhere else.
+// stores a service's output, arrive through the shipped journal receiver and klog_parser in
+// the infrastructure group, in the kubelet unit's stream: every entry journalctl reads,
+// identified by its cursor, exactly once, and nothing that is not in the journal.
 func TestKubeletJournal(t *testing.T) {
 	e := need(t)
 	diagnoseOnFailure(t, e)
 	if _, err := os.Stat(filepath.Join(journalDir, journalMachineID)); err != nil {
 		t.Skip("the kubelet's output is not in a journal (systemd-journal-remote is missing: make journal-tools)")
 	}
-	want := journalMessages(t)
+	want := journalEntries(t)
 	require.NotEmpty(t, want, "the kubelet wrote nothing to its journal")
-	total := 0
-	for _, n := range want {
-		total += n
-	}
-	var got map[string]int
+	var got map[string]int // entry -> copies stored
 	var where map[string]int
-	var missing int
-	require.Eventually(t, func() bool {
+	var missing []string
+	delivered := assert.Eventually(t, func() bool {
 		got, where = map[string]int{}, map[string]int{}
 		for _, g := range e.srv.Groups() {
 			streams, err := e.srv.Streams(g.Name)
@@ -71,44 +86,49 @@ func TestKubeletJournal(t *testing.T) {
 				evs, err := e.srv.Events(g.Name, s.Name)
 				require.NoError(t, err)
 				for _, ev := range evs {
-					for m := range want {
-						if strings.Contains(ev.Message, m) || strings.Contains(ev.Message, jsonText(m)) {
-							got[m]++
-							where[g.Name+" "+s.Name]++
-							break
-						}
+					var m struct {
+						Attributes map[string]any `json:"attributes"`
+						Resource   map[string]any `json:"resource"`
 					}
+					if json.Unmarshal([]byte(ev.Message), &m) != nil || m.Resource["otelcol_k8s.journal.unit"] != "kubelet.service" {
+						continue
+					}
+					cursor, _ := m.Attributes["otelcol_k8s.journal.cursor"].(string)
+					got[cursorEntry(cursor)]++
+					where[g.Name+" "+s.Name]++
 				}
 			}
 		}
-		missing = 0
-		for m, n := range want {
-			if got[m] < n {
-				missing += n - got[m]
+		missing = missing[:0]
+		for k := range want {
+			if got[k] == 0 {
+				missing = append(missing, k)
 			}
 		}
-		return missing == 0
-	}, 2*time.Minute, 2*time.Second, "kubelet journal lines not delivered")
+		return len(missing) == 0
+	}, 2*time.Minute, 2*time.Second, "kubelet journal entries not delivered")
+	if !delivered {
+		sort.Strings(missing)
+		t.Fatalf("%d of %d kubelet journal entries not delivered (first %v); delivered by stream %v", len(missing), len(want), missing[:min(5, len(missing))], where)
+	}
 	// The kubelet goes on writing: what was delivered is compared with the journal as it is
 	// now, which holds everything that could have been.
-	now := journalMessages(t)
-	extra := 0
-	for m, n := range got {
-		if n > now[m] {
-			extra += n - now[m]
+	now := journalEntries(t)
+	repeated, unknown := 0, 0
+	for k, n := range got {
+		if n > 1 {
+			repeated += n - 1
+		}
+		if !now[k] {
+			unknown++
 		}
 	}
-	t.Logf("%d kubelet journal entries (%d distinct) read back by journalctl; delivered by stream: %v; extra copies %d", total, len(want), where, extra)
-	assert.Zero(t, extra, "kubelet lines repeated")
+	t.Logf("%d kubelet journal entries read by journalctl, each delivered; %d records by stream %v; %d repeated, %d not in the journal", len(want), len(got), where, repeated, unknown)
+	assert.Zero(t, repeated, "kubelet entries repeated")
+	assert.Zero(t, unknown, "records of entries the journal does not hold")
 	for w := range where {
 		group, stream, _ := strings.Cut(w, " ")
-		assert.True(t, strings.HasSuffix(group, ".infrastructure"), "a kubelet line in %s", group)
-		assert.Contains(t, stream, "kubelet.service", "a kubelet line in stream %s", stream)
+		assert.True(t, strings.HasSuffix(group, ".infrastructure"), "a kubelet entry in %s", group)
+		assert.Contains(t, stream, "kubelet.service", "a kubelet entry in stream %s", stream)
 	}
-}
-
-// jsonText is s as it appears inside a JSON string (the exporter's messages are JSON).
-func jsonText(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b[1 : len(b)-1])
 }

@@ -4,6 +4,7 @@ package realnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,22 +79,29 @@ func TestSteadyLoadWithRotation(t *testing.T) {
 // agentPod returns the running node agent Pod.
 func agentPod(t *testing.T, e *env) *corev1.Pod {
 	t.Helper()
-	var pod *corev1.Pod
-	require.Eventually(t, func() bool {
+	p, err := findAgentPod(e)
+	require.NoError(t, err)
+	return p
+}
+
+// findAgentPod waits up to two minutes for a Ready node agent Pod (for goroutines other than
+// the test's: it returns an error instead of failing the test).
+func findAgentPod(e *env) (*corev1.Pod, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
 		list, err := e.node.Client.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + release + "-node"})
-		if err != nil {
-			return false
-		}
-		for i := range list.Items {
-			p := &list.Items[i]
-			if p.DeletionTimestamp == nil && podReady(p) {
-				pod = p
-				return true
+		if err == nil {
+			for i := range list.Items {
+				if p := &list.Items[i]; p.DeletionTimestamp == nil && podReady(p) {
+					return p, nil
+				}
 			}
 		}
-		return false
-	}, 2*time.Minute, 200*time.Millisecond, "no Ready node agent Pod")
-	return pod
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no Ready node agent Pod (last error: %w)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -109,22 +117,28 @@ func podReady(p *corev1.Pod) bool {
 // the image; with hostNetwork its process is one of the host's).
 func agentProcess(t *testing.T) int {
 	t.Helper()
-	var found int
-	require.Eventually(t, func() bool {
+	pid, err := findAgentProcess()
+	require.NoError(t, err)
+	return pid
+}
+
+// findAgentProcess waits up to a minute for the node agent's process (for goroutines other
+// than the test's).
+func findAgentProcess() (int, error) {
+	deadline := time.Now().Add(time.Minute)
+	for {
 		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 		for _, p := range procs {
 			b, err := os.ReadFile(p)
-			if err != nil {
-				continue
-			}
-			if strings.HasPrefix(string(b), "/otelcol-k8s-node\x00") {
-				found, _ = strconv.Atoi(filepath.Base(filepath.Dir(p)))
-				return true
+			if err == nil && strings.HasPrefix(string(b), "/otelcol-k8s-node\x00") {
+				return strconv.Atoi(filepath.Base(filepath.Dir(p)))
 			}
 		}
-		return false
-	}, time.Minute, 200*time.Millisecond, "no node agent process")
-	return found
+		if time.Now().After(deadline) {
+			return 0, errors.New("no node agent process")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // Duplicates a kill may cause, by the documented bound (receiver/crilogreceiver/README.md):
@@ -152,11 +166,19 @@ func TestAgentKilled(t *testing.T) {
 			t.Errorf("force delete: %v", err)
 		}
 		time.Sleep(12 * time.Second)
-		second := agentPod(t, e)
+		second, err := findAgentPod(e)
+		if err != nil {
+			t.Error(err)
+			return
+		}
 		if second.UID == first.UID {
 			t.Errorf("the DaemonSet did not replace the deleted Pod")
 		}
-		pid := agentProcess(t)
+		pid, err := findAgentProcess()
+		if err != nil {
+			t.Error(err)
+			return
+		}
 		t.Logf("SIGKILL to the agent's process %d in Pod %s", pid, second.Name)
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Errorf("kill: %v", err)
@@ -182,8 +204,8 @@ func TestAgentKilled(t *testing.T) {
 	assert.Positive(t, restarts, "the kubelet restarted the killed container")
 }
 
-// TestNodesTheAgentMustNotTarget (scenario 7): a Node labelled kubernetes.io/os: windows and
-// one labelled eks.amazonaws.com/compute-type: fargate, registered through the API before the
+// TestNodesTheAgentMustNotTarget (scenario 7): a Node labeled kubernetes.io/os: windows and
+// one labeled eks.amazonaws.com/compute-type: fargate, registered through the API before the
 // chart was installed (no kubelet behind them; see setUp), get no node agent: `helm install
 // --wait` completed, and the DaemonSet wants and has exactly the real node's Pod.
 func TestNodesTheAgentMustNotTarget(t *testing.T) {

@@ -270,7 +270,7 @@ func (e *env) uninstall() error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("Pods left after uninstall: %v", err)
+			return fmt.Errorf("Pods left after uninstall: %w", errors.Join(err, ctx.Err()))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -321,7 +321,7 @@ func (e *env) waitEventsLive(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("no probe Event arrived from the events collector (%d written; last write error: %v): %w", len(uids), createErr, ctx.Err())
+			return errors.Join(fmt.Errorf("no probe Event arrived from the events collector (%d written)", len(uids)), createErr, ctx.Err())
 		case <-time.After(time.Second):
 		}
 	}
