@@ -17,7 +17,10 @@
 //
 //	<id> <stream> end <lines written>
 //
-// so that a Pod deleted while logging still tells exactly what it wrote.
+// so that a Pod deleted while logging still tells exactly what it wrote. With -traces N, every
+// N numbered lines of a stream are followed by a Java stack trace of eight lines whose first
+// names it, "<id> <stream> trace <k>" (k counts from 1 per stream), and whose last is
+// "\t... 12 more": a reader that joins stack traces gives one record per trace.
 package main
 
 import (
@@ -39,6 +42,7 @@ func main() {
 	size := flag.Int("size", 100, "bytes per line without the newline (at least the numbered prefix)")
 	streams := flag.String("streams", "both", "stdout, stderr or both")
 	exit := flag.Bool("exit", false, "exit after -count lines per stream instead of waiting for SIGTERM")
+	traces := flag.Int("traces", 0, "after every this many numbered lines of a stream, a Java stack trace (0: none)")
 	flag.Parse()
 
 	outs := map[string]*bufio.Writer{}
@@ -90,6 +94,9 @@ func main() {
 			}
 			_, _ = outs[s].WriteString(line)
 			_ = outs[s].WriteByte('\n')
+			if *traces > 0 && seq[s]%*traces == 0 {
+				writeTrace(outs[s], *id, s, seq[s] / *traces)
+			}
 		}
 		// One flush per tick: the runtime sees the lines of a tick together.
 		flush(outs)
@@ -113,4 +120,17 @@ func finished(seq map[string]int, order []string, count int) bool {
 		}
 	}
 	return true
+}
+
+// writeTrace writes the k-th stack trace of a stream: an exception, its frames, a cause and
+// the cause's elided frames, as a JVM prints them.
+func writeTrace(w *bufio.Writer, id, stream string, k int) {
+	_, _ = fmt.Fprintf(w, "Exception in thread \"main\" java.lang.IllegalStateException: %s %s trace %d\n", id, stream, k)
+	_, _ = w.WriteString("\tat com.example.orders.OrderService.place(OrderService.java:42)\n")
+	_, _ = w.WriteString("\tat com.example.orders.OrderController.post(OrderController.java:17)\n")
+	_, _ = w.WriteString("\tat java.base/java.lang.Thread.run(Thread.java:1583)\n")
+	_, _ = w.WriteString("Caused by: java.io.IOException: connection reset\n")
+	_, _ = w.WriteString("\tat com.example.db.Pool.borrow(Pool.java:88)\n")
+	_, _ = w.WriteString("\tat com.example.orders.OrderService.place(OrderService.java:40)\n")
+	_, _ = w.WriteString("\t... 12 more\n")
 }
