@@ -3,7 +3,6 @@
 package realnode
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
