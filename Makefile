@@ -273,8 +273,8 @@ e2e-node: node-deps kube-bin kube-node-bin image journal-tools ## tests on a rea
 		$(GO) test -count=1 -timeout 25m -v ./realnode/ $(E2E_NODE_ARGS)
 
 .PHONY: test-dist
-test-dist: build-only ## the built distribution lists every component and runs the local configuration
-	cd testbed && OTELCOL_K8S_BIN=$(BIN) $(GO) test -count=1 ./distribution/...
+test-dist: build-only kube-bin ## the built distribution lists every component and runs the local configuration and the shipped node configuration against the local API server
+	cd testbed && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) $(GO) test -count=1 ./distribution/...
 
 # make e2e: the distribution tests, then the scenarios of testbed/e2e (node simulator ->
 # bin/otelcol-k8s with config/run.yaml -> local CloudWatch Logs, exact line accounting).
