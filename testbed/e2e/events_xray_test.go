@@ -158,11 +158,14 @@ func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
 	}
 	uids = append(uids, create("After"))
 
-	// After recovery every span arrives or is counted dropped.
+	// After recovery every span arrives or is counted dropped: by the receiver's span queue
+	// when it was full, or by the traces exporter when its retries ran out during the outage
+	// (retry_on_failure gives up after max_elapsed_time, and the collector counts the spans it
+	// could not send).
 	dropped := func() float64 {
 		var total float64
 		for k, v := range scrape(t, "http://"+metricsAddr+"/metrics") {
-			if strings.HasPrefix(k, "otelcol_receiver_kube_events_spans_dropped") {
+			if strings.HasPrefix(k, "otelcol_receiver_kube_events_spans_dropped") || strings.HasPrefix(k, "otelcol_exporter_send_failed_spans") {
 				total += v
 			}
 		}
