@@ -28,30 +28,22 @@ type eventRecord struct {
 func eventRecords(t *testing.T, e *env) map[string][]eventRecord {
 	t.Helper()
 	out := map[string][]eventRecord{}
-	for _, g := range e.srv.Groups() {
-		streams, err := e.srv.Streams(g.Name)
-		require.NoError(t, err)
-		for _, s := range streams {
-			evs, err := e.srv.Events(g.Name, s.Name)
-			require.NoError(t, err)
-			for _, ev := range evs {
-				var m struct {
-					Attributes map[string]any `json:"attributes"`
-				}
-				if json.Unmarshal([]byte(ev.Message), &m) != nil {
-					continue
-				}
-				uid, _ := m.Attributes["otelcol_k8s.event.uid"].(string)
-				if uid == "" {
-					continue
-				}
-				r := eventRecord{uid: uid, stored: time.UnixMilli(ev.IngestionTime)}
-				r.state, _ = m.Attributes["otelcol_k8s.event.series.state"].(string)
-				r.reason, _ = m.Attributes["otelcol_k8s.event.reason"].(string)
-				r.controller, _ = m.Attributes["otelcol_k8s.event.reporting_controller"].(string)
-				out[uid+" "+r.state] = append(out[uid+" "+r.state], r)
-			}
+	for _, ev := range mustStored(t, e) {
+		var m struct {
+			Attributes map[string]any `json:"attributes"`
 		}
+		if json.Unmarshal([]byte(ev.Message), &m) != nil {
+			continue
+		}
+		uid, _ := m.Attributes["otelcol_k8s.event.uid"].(string)
+		if uid == "" {
+			continue
+		}
+		r := eventRecord{uid: uid, stored: time.UnixMilli(ev.IngestionTime)}
+		r.state, _ = m.Attributes["otelcol_k8s.event.series.state"].(string)
+		r.reason, _ = m.Attributes["otelcol_k8s.event.reason"].(string)
+		r.controller, _ = m.Attributes["otelcol_k8s.event.reporting_controller"].(string)
+		out[uid+" "+r.state] = append(out[uid+" "+r.state], r)
 	}
 	return out
 }

@@ -64,27 +64,21 @@ func TestWorkloadAttributesFromFirstLine(t *testing.T) {
 	require.Zero(t, a.missing, "%s", a)
 
 	checked, without := 0, 0
-	for _, g := range e.srv.Groups() {
-		streams, _ := e.srv.Streams(g.Name)
-		for _, s := range streams {
-			evs, _ := e.srv.Events(g.Name, s.Name)
-			for _, ev := range evs {
-				m := lineRE.FindStringSubmatch(ev.Message)
-				if m == nil || !ids[m[1]] {
-					continue
-				}
-				var rec struct {
-					Resource map[string]any `json:"resource"`
-				}
-				require.NoError(t, json.Unmarshal([]byte(ev.Message), &rec), ev.Message)
-				checked++
-				r := rec.Resource
-				if r["k8s.deployment.name"] != "firstline" || r["k8s.pod.name"] != m[1] || r["k8s.namespace.name"] != workNamespace || r["k8s.node.name"] == nil {
-					without++
-					if without <= 3 {
-						t.Errorf("line %s %s %s arrived with resource %v", m[1], m[2], m[3], r)
-					}
-				}
+	for _, ev := range mustStored(t, e) {
+		m := lineRE.FindStringSubmatch(ev.Message)
+		if m == nil || !ids[m[1]] {
+			continue
+		}
+		var rec struct {
+			Resource map[string]any `json:"resource"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(ev.Message), &rec), ev.Message)
+		checked++
+		r := rec.Resource
+		if r["k8s.deployment.name"] != "firstline" || r["k8s.pod.name"] != m[1] || r["k8s.namespace.name"] != workNamespace || r["k8s.node.name"] == nil {
+			without++
+			if without <= 3 {
+				t.Errorf("line %s %s %s arrived with resource %v", m[1], m[2], m[3], r)
 			}
 		}
 	}

@@ -79,25 +79,17 @@ func TestKubeletJournal(t *testing.T) {
 	var missing []string
 	delivered := assert.Eventually(t, func() bool {
 		got, where = map[string]int{}, map[string]int{}
-		for _, g := range e.srv.Groups() {
-			streams, err := e.srv.Streams(g.Name)
-			require.NoError(t, err)
-			for _, s := range streams {
-				evs, err := e.srv.Events(g.Name, s.Name)
-				require.NoError(t, err)
-				for _, ev := range evs {
-					var m struct {
-						Attributes map[string]any `json:"attributes"`
-						Resource   map[string]any `json:"resource"`
-					}
-					if json.Unmarshal([]byte(ev.Message), &m) != nil || m.Resource["otelcol_k8s.journal.unit"] != "kubelet.service" {
-						continue
-					}
-					cursor, _ := m.Attributes["otelcol_k8s.journal.cursor"].(string)
-					got[cursorEntry(cursor)]++
-					where[g.Name+" "+s.Name]++
-				}
+		for _, ev := range mustStored(t, e) {
+			var m struct {
+				Attributes map[string]any `json:"attributes"`
+				Resource   map[string]any `json:"resource"`
 			}
+			if json.Unmarshal([]byte(ev.Message), &m) != nil || m.Resource["otelcol_k8s.journal.unit"] != "kubelet.service" {
+				continue
+			}
+			cursor, _ := m.Attributes["otelcol_k8s.journal.cursor"].(string)
+			got[cursorEntry(cursor)]++
+			where[ev.group+" "+ev.stream]++
 		}
 		missing = missing[:0]
 		for k := range want {

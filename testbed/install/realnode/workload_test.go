@@ -3,6 +3,7 @@
 package realnode
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/kubenode"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 )
 
 // workNamespace holds the scenarios' workloads, apart from the product's namespace.
@@ -73,36 +75,67 @@ type tally struct {
 	stored  int
 }
 
+// storedEvent is an event the local server holds, with its group and stream.
+type storedEvent struct {
+	group, stream string
+	localcloudwatch.Event
+}
+
+// storedEvents reads every event the local server holds; on an error it returns what it read
+// and the first error.
+func (e *env) storedEvents() ([]storedEvent, error) {
+	var out []storedEvent
+	var first error
+	for _, g := range e.srv.Groups() {
+		streams, err := e.srv.Streams(g.Name)
+		if err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		for _, s := range streams {
+			evs, err := e.srv.Events(g.Name, s.Name)
+			if err != nil {
+				first = cmp.Or(first, err)
+				continue
+			}
+			for _, ev := range evs {
+				out = append(out, storedEvent{group: g.Name, stream: s.Name, Event: ev})
+			}
+		}
+	}
+	return out, first
+}
+
+// mustStored is storedEvents for a test, which fails on an error.
+func mustStored(t *testing.T, e *env) []storedEvent {
+	t.Helper()
+	evs, err := e.storedEvents()
+	require.NoError(t, err)
+	return evs
+}
+
 // countStored reads every event the local server holds and counts the lines of the given ids.
 func countStored(t *testing.T, e *env, ids map[string]bool) tally {
 	t.Helper()
 	tl := tally{copies: map[string]map[int]int{}, ends: map[string]int{}, streams: map[string]map[string]bool{}}
-	for _, g := range e.srv.Groups() {
-		streams, err := e.srv.Streams(g.Name)
-		require.NoError(t, err)
-		for _, s := range streams {
-			events, err := e.srv.Events(g.Name, s.Name)
-			require.NoError(t, err)
-			for _, ev := range events {
-				if m := endRE.FindStringSubmatch(ev.Message); m != nil && ids[m[1]] {
-					tl.ends[m[1]+" "+m[2]], _ = strconv.Atoi(m[3])
-					continue
-				}
-				m := lineRE.FindStringSubmatch(ev.Message)
-				if m == nil || !ids[m[1]] {
-					continue
-				}
-				key := m[1] + " " + m[2]
-				seq, _ := strconv.Atoi(m[3])
-				if tl.copies[key] == nil {
-					tl.copies[key] = map[int]int{}
-					tl.streams[key] = map[string]bool{}
-				}
-				tl.copies[key][seq]++
-				tl.streams[key][g.Name+" "+s.Name] = true
-				tl.stored++
-			}
+	for _, ev := range mustStored(t, e) {
+		if m := endRE.FindStringSubmatch(ev.Message); m != nil && ids[m[1]] {
+			tl.ends[m[1]+" "+m[2]], _ = strconv.Atoi(m[3])
+			continue
 		}
+		m := lineRE.FindStringSubmatch(ev.Message)
+		if m == nil || !ids[m[1]] {
+			continue
+		}
+		key := m[1] + " " + m[2]
+		seq, _ := strconv.Atoi(m[3])
+		if tl.copies[key] == nil {
+			tl.copies[key] = map[int]int{}
+			tl.streams[key] = map[string]bool{}
+		}
+		tl.copies[key][seq]++
+		tl.streams[key][ev.group+" "+ev.stream] = true
+		tl.stored++
 	}
 	return tl
 }
