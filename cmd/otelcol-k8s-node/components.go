@@ -11,23 +11,23 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/receiver"
 	otelconftelemetry "go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
-	cloudwatchgroups "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+	cloudwatchgroupsexporter "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter"
 	otlphttpexporter "go.opentelemetry.io/collector/exporter/otlphttpexporter"
-	tracecontext "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext"
+	tracecontextextension "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension"
 	awssigv4authextension "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension"
 	idlegcextension "github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension"
 	podmetadataextension "github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension"
 	filestorage "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	healthcheckextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension"
-	klogparser "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
-	objectref "github.com/otelcol-k8s/otelcol-k8s/processor/objectref"
+	klogparserprocessor "github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor"
+	objectrefprocessor "github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor"
 	batchprocessor "go.opentelemetry.io/collector/processor/batchprocessor"
 	memorylimiterprocessor "go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	k8sattributesprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor"
 	crilogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver"
 	journalreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver"
 	auditlogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver"
-	k8slifecyclereceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver"
+	kubelifecyclereceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver"
 )
 
 type aliasProvider interface{ DeprecatedAlias() component.Type }
@@ -51,7 +51,7 @@ func components() (otelcol.Factories, error) {
 	}
 
 	factories.Extensions, err = otelcol.MakeFactoryMap[extension.Factory](
-		tracecontext.NewFactory(),
+		tracecontextextension.NewFactory(),
 		awssigv4authextension.NewFactory(),
 		idlegcextension.NewFactory(),
 		podmetadataextension.NewFactory(),
@@ -62,7 +62,7 @@ func components() (otelcol.Factories, error) {
 		return otelcol.Factories{}, err
 	}
 	factories.ExtensionModules = makeModulesMap(factories.Extensions, map[component.Type]string{
-		tracecontext.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0",
+		tracecontextextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension v0.1.0",
 		awssigv4authextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0",
 		idlegcextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0",
 		podmetadataextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension v0.1.0",
@@ -74,7 +74,7 @@ func components() (otelcol.Factories, error) {
 		crilogreceiver.NewFactory(),
 		journalreceiver.NewFactory(),
 		auditlogreceiver.NewFactory(),
-		k8slifecyclereceiver.NewFactory(),
+		kubelifecyclereceiver.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
@@ -83,24 +83,24 @@ func components() (otelcol.Factories, error) {
 		crilogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0",
 		journalreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0",
 		auditlogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver v0.1.0",
-		k8slifecyclereceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0",
+		kubelifecyclereceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver v0.1.0",
 	})
 
 	factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
-		cloudwatchgroups.NewFactory(),
+		cloudwatchgroupsexporter.NewFactory(),
 		otlphttpexporter.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
 	factories.ExporterModules = makeModulesMap(factories.Exporters, map[component.Type]string{
-		cloudwatchgroups.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.1.0",
+		cloudwatchgroupsexporter.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter v0.1.0",
 		otlphttpexporter.NewFactory().Type(): "go.opentelemetry.io/collector/exporter/otlphttpexporter v0.160.0",
 	})
 
 	factories.Processors, err = otelcol.MakeFactoryMap[processor.Factory](
-		klogparser.NewFactory(),
-		objectref.NewFactory(),
+		klogparserprocessor.NewFactory(),
+		objectrefprocessor.NewFactory(),
 		batchprocessor.NewFactory(),
 		memorylimiterprocessor.NewFactory(),
 		k8sattributesprocessor.NewFactory(),
@@ -109,8 +109,8 @@ func components() (otelcol.Factories, error) {
 		return otelcol.Factories{}, err
 	}
 	factories.ProcessorModules = makeModulesMap(factories.Processors, map[component.Type]string{
-		klogparser.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0",
-		objectref.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0",
+		klogparserprocessor.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor v0.1.0",
+		objectrefprocessor.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor v0.1.0",
 		batchprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/batchprocessor v0.160.0",
 		memorylimiterprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/memorylimiterprocessor v0.160.0",
 		k8sattributesprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor v0.160.0",

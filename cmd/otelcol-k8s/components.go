@@ -11,12 +11,12 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/receiver"
 	otelconftelemetry "go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
-	cloudwatchgroups "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+	cloudwatchgroupsexporter "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter"
 	debugexporter "go.opentelemetry.io/collector/exporter/debugexporter"
 	otlpexporter "go.opentelemetry.io/collector/exporter/otlpexporter"
 	otlphttpexporter "go.opentelemetry.io/collector/exporter/otlphttpexporter"
 	fileexporter "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
-	tracecontext "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext"
+	tracecontextextension "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension"
 	awssigv4authextension "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension"
 	idlegcextension "github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension"
 	podmetadataextension "github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension"
@@ -24,8 +24,8 @@ import (
 	healthcheckextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension"
 	pprofextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension"
 	zpagesextension "go.opentelemetry.io/collector/extension/zpagesextension"
-	klogparser "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
-	objectref "github.com/otelcol-k8s/otelcol-k8s/processor/objectref"
+	klogparserprocessor "github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor"
+	objectrefprocessor "github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor"
 	batchprocessor "go.opentelemetry.io/collector/processor/batchprocessor"
 	memorylimiterprocessor "go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	k8sattributesprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor"
@@ -36,8 +36,8 @@ import (
 	crilogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver"
 	journalreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver"
 	auditlogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver"
-	k8seventsreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver"
-	k8slifecyclereceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver"
+	kubeeventsreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver"
+	kubelifecyclereceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver"
 	otlpreceiver "go.opentelemetry.io/collector/receiver/otlpreceiver"
 	filelogreceiver "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver"
 )
@@ -63,7 +63,7 @@ func components() (otelcol.Factories, error) {
 	}
 
 	factories.Extensions, err = otelcol.MakeFactoryMap[extension.Factory](
-		tracecontext.NewFactory(),
+		tracecontextextension.NewFactory(),
 		awssigv4authextension.NewFactory(),
 		idlegcextension.NewFactory(),
 		podmetadataextension.NewFactory(),
@@ -76,7 +76,7 @@ func components() (otelcol.Factories, error) {
 		return otelcol.Factories{}, err
 	}
 	factories.ExtensionModules = makeModulesMap(factories.Extensions, map[component.Type]string{
-		tracecontext.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0",
+		tracecontextextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension v0.1.0",
 		awssigv4authextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0",
 		idlegcextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0",
 		podmetadataextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension v0.1.0",
@@ -90,8 +90,8 @@ func components() (otelcol.Factories, error) {
 		crilogreceiver.NewFactory(),
 		journalreceiver.NewFactory(),
 		auditlogreceiver.NewFactory(),
-		k8seventsreceiver.NewFactory(),
-		k8slifecyclereceiver.NewFactory(),
+		kubeeventsreceiver.NewFactory(),
+		kubelifecyclereceiver.NewFactory(),
 		otlpreceiver.NewFactory(),
 		filelogreceiver.NewFactory(),
 	)
@@ -102,14 +102,14 @@ func components() (otelcol.Factories, error) {
 		crilogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0",
 		journalreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0",
 		auditlogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver v0.1.0",
-		k8seventsreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0",
-		k8slifecyclereceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0",
+		kubeeventsreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver v0.1.0",
+		kubelifecyclereceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver v0.1.0",
 		otlpreceiver.NewFactory().Type(): "go.opentelemetry.io/collector/receiver/otlpreceiver v0.160.0",
 		filelogreceiver.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver v0.160.0",
 	})
 
 	factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
-		cloudwatchgroups.NewFactory(),
+		cloudwatchgroupsexporter.NewFactory(),
 		debugexporter.NewFactory(),
 		otlpexporter.NewFactory(),
 		otlphttpexporter.NewFactory(),
@@ -119,7 +119,7 @@ func components() (otelcol.Factories, error) {
 		return otelcol.Factories{}, err
 	}
 	factories.ExporterModules = makeModulesMap(factories.Exporters, map[component.Type]string{
-		cloudwatchgroups.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.1.0",
+		cloudwatchgroupsexporter.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter v0.1.0",
 		debugexporter.NewFactory().Type(): "go.opentelemetry.io/collector/exporter/debugexporter v0.160.0",
 		otlpexporter.NewFactory().Type(): "go.opentelemetry.io/collector/exporter/otlpexporter v0.160.0",
 		otlphttpexporter.NewFactory().Type(): "go.opentelemetry.io/collector/exporter/otlphttpexporter v0.160.0",
@@ -127,8 +127,8 @@ func components() (otelcol.Factories, error) {
 	})
 
 	factories.Processors, err = otelcol.MakeFactoryMap[processor.Factory](
-		klogparser.NewFactory(),
-		objectref.NewFactory(),
+		klogparserprocessor.NewFactory(),
+		objectrefprocessor.NewFactory(),
 		batchprocessor.NewFactory(),
 		memorylimiterprocessor.NewFactory(),
 		k8sattributesprocessor.NewFactory(),
@@ -141,8 +141,8 @@ func components() (otelcol.Factories, error) {
 		return otelcol.Factories{}, err
 	}
 	factories.ProcessorModules = makeModulesMap(factories.Processors, map[component.Type]string{
-		klogparser.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0",
-		objectref.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0",
+		klogparserprocessor.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor v0.1.0",
+		objectrefprocessor.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor v0.1.0",
 		batchprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/batchprocessor v0.160.0",
 		memorylimiterprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/memorylimiterprocessor v0.160.0",
 		k8sattributesprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor v0.160.0",

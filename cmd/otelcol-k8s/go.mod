@@ -15,18 +15,18 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourcedetectionprocessor v0.160.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor v0.160.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver v0.160.0
-	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension v0.1.0
-	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0
-	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0
-	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0
-	github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0
-	github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver v0.1.0
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/confmap v1.71.0
 	go.opentelemetry.io/collector/confmap/provider/envprovider v1.66.0
@@ -347,7 +347,7 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext v0.1.0 => ../../extension/tracecontext
+replace github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension v0.1.0 => ../../extension/tracecontextextension
 
 replace github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0 => ../../extension/awssigv4authextension
 
@@ -361,15 +361,15 @@ replace github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0 => ..
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver v0.1.0 => ../../receiver/auditlogreceiver
 
-replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0 => ../../receiver/k8seventsreceiver
+replace github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver v0.1.0 => ../../receiver/kubeeventsreceiver
 
-replace github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver v0.1.0 => ../../receiver/k8slifecyclereceiver
+replace github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver v0.1.0 => ../../receiver/kubelifecyclereceiver
 
-replace github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.1.0 => ../../exporter/cloudwatchgroups
+replace github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter v0.1.0 => ../../exporter/cloudwatchgroupsexporter
 
-replace github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0 => ../../processor/klogparser
+replace github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor v0.1.0 => ../../processor/klogparserprocessor
 
-replace github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0 => ../../processor/objectref
+replace github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor v0.1.0 => ../../processor/objectrefprocessor
 
 replace github.com/otelcol-k8s/otelcol-k8s/internal/jsonstring => ../../internal/jsonstring
 

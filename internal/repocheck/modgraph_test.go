@@ -22,10 +22,10 @@ import (
 // module (CONTRIBUTING.md, "A component module").
 var knownCrossComponentRequirements = map[string][]string{
 	// correlation_bench_test.go runs object_ref against the extension's store.
-	"extension/tracecontext": {"processor/objectref"},
+	"extension/tracecontextextension": {"processor/objectrefprocessor"},
 	// spans_apiserver_test.go runs the receiver with the trace_context extension (which brings
 	// object_ref along).
-	"receiver/k8seventsreceiver": {"extension/tracecontext", "processor/objectref"},
+	"receiver/kubeeventsreceiver": {"extension/tracecontextextension", "processor/objectrefprocessor"},
 }
 
 // ourModule is one go.mod of the repository.

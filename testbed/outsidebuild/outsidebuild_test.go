@@ -30,9 +30,9 @@ const envBuilder = "OTELCOL_K8S_BUILDER"
 // module path and version (it takes every component of builder-config.yaml, these included).
 var imported = []string{
 	"receiver/crilogreceiver",
-	"processor/klogparser",
-	"processor/objectref",
-	"exporter/cloudwatchgroups",
+	"processor/klogparserprocessor",
+	"processor/objectrefprocessor",
+	"exporter/cloudwatchgroupsexporter",
 }
 
 // TestOutsideBuildFromVersionedModules is a collector build somewhere else: the repository's

@@ -3,13 +3,13 @@ module github.com/otelcol-k8s/otelcol-k8s/testbed/bench/cloudwatchgroups
 go 1.26.0
 
 replace (
-	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups => ../../../exporter/cloudwatchgroups
+	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter => ../../../exporter/cloudwatchgroupsexporter
 	github.com/otelcol-k8s/otelcol-k8s/testbed/bench/cwbenchkit => ../cwbenchkit
 	github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch => ../../localcloudwatch
 )
 
 require (
-	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/bench/cwbenchkit v0.0.0
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0

@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
-	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroups"
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/bench/cwbenchkit"
 )
 
@@ -31,8 +31,8 @@ func main() {
 	_ = fs.Parse(os.Args[1:])
 
 	chunks := cwbenchkit.Logs(spec.Chunks())
-	f := cloudwatchgroups.NewFactory()
-	cfg := f.CreateDefaultConfig().(*cloudwatchgroups.Config)
+	f := cloudwatchgroupsexporter.NewFactory()
+	cfg := f.CreateDefaultConfig().(*cloudwatchgroupsexporter.Config)
 	cfg.Endpoint = *endpoint
 	cfg.Region = "us-east-1"
 	q := cfg.QueueConfig.Get()

@@ -3,19 +3,19 @@ module github.com/otelcol-k8s/otelcol-k8s/testbed/bench/k8sevents
 go 1.26.0
 
 replace (
-	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontext => ../../../extension/tracecontext
+	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension => ../../../extension/tracecontextextension
 	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../../internal/k8smodel
 	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient => ../../../internal/kubeclient
 	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../../pkg/objecttrace
-	github.com/otelcol-k8s/otelcol-k8s/processor/objectref => ../../../processor/objectref
-	github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver => ../../../receiver/k8seventsreceiver
+	github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor => ../../../processor/objectrefprocessor
+	github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver => ../../../receiver/kubeeventsreceiver
 	github.com/otelcol-k8s/otelcol-k8s/testbed/bench/eventsbenchkit => ../eventsbenchkit
 )
 
 require (
 	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0
-	github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/bench/eventsbenchkit v0.0.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
 	go.opentelemetry.io/collector/consumer v1.66.0

@@ -18,7 +18,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
-	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8seventsreceiver"
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/bench/eventsbenchkit"
 )
 
@@ -30,8 +30,8 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	f := k8seventsreceiver.NewFactory()
-	cfg := f.CreateDefaultConfig().(*k8seventsreceiver.Config)
+	f := kubeeventsreceiver.NewFactory()
+	cfg := f.CreateDefaultConfig().(*kubeeventsreceiver.Config)
 	cfg.Kubeconfig = flags.Kubeconfig
 	cfg.LeaderElection.Enabled = true
 	cfg.LeaderElection.LeaseName = "otelcol-k8s-events"

@@ -22,11 +22,11 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor"
 )
 
 // corpusGlob is the real-world-shaped klog corpus kept with the processor's golden tests.
-const corpusGlob = "../../../processor/klogparser/testdata/golden/*.log"
+const corpusGlob = "../../../processor/klogparserprocessor/testdata/golden/*.log"
 
 var observed = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
@@ -127,7 +127,7 @@ func newTransform(tb testing.TB, next consumer.Logs) processor.Logs {
 }
 
 func newKlogParser(tb testing.TB, next consumer.Logs) processor.Logs {
-	f := klogparser.NewFactory()
+	f := klogparserprocessor.NewFactory()
 	p, err := f.CreateLogs(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), next)
 	require.NoError(tb, err)
 	require.NoError(tb, p.Start(context.Background(), nil))

@@ -2,11 +2,11 @@ module github.com/otelcol-k8s/otelcol-k8s/testbed/bench/klogparser
 
 go 1.26.0
 
-replace github.com/otelcol-k8s/otelcol-k8s/processor/klogparser => ../../../processor/klogparser
+replace github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor => ../../../processor/klogparserprocessor
 
 require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor v0.160.0
-	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/confmap v1.66.0
 	go.opentelemetry.io/collector/consumer v1.66.0

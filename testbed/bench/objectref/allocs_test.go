@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor"
 )
 
 // TestAllocationsPerRecord compares allocations, which machine load does not disturb: klog_parser
@@ -20,12 +20,12 @@ import (
 func TestAllocationsPerRecord(t *testing.T) {
 	for _, tc := range recordMixes(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			parser := newProcessor(t, klogparser.NewFactory(), consumertest.NewNop())
+			parser := newProcessor(t, klogparserprocessor.NewFactory(), consumertest.NewNop())
 			chain := newPipeline(t, consumertest.NewNop())
 			parserAllocs := allocsPerRecord(t, tc.lines, parser.ConsumeLogs)
 			chainAllocs := allocsPerRecord(t, tc.lines, chain.ConsumeLogs)
 			objectRef := chainAllocs - parserAllocs
-			floorParser := newProcessor(t, klogparser.NewFactory(), pdataFloor(editsOf(t, tc.lines)))
+			floorParser := newProcessor(t, klogparserprocessor.NewFactory(), pdataFloor(editsOf(t, tc.lines)))
 			floor := allocsPerRecord(t, tc.lines, floorParser.ConsumeLogs) - parserAllocs
 			t.Logf("%s: allocations per record: klog_parser %.2f, object_ref %.2f (%.0f%% of klog_parser), its pdata writes alone %.2f", tc.name,
 				parserAllocs, objectRef, 100*objectRef/parserAllocs, floor)

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"golang.org/x/sys/unix"
 
-	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor"
 )
 
 // BenchmarkObjectRefVsKlogParser runs the same klog lines through klog_parser alone and through
@@ -68,7 +68,7 @@ func recordMixes(tb testing.TB) []recordMix {
 func alternate(b *testing.B, lines []string, chain consumer.Logs) {
 	times := 1000 / len(lines)
 	records := len(lines) * times
-	parser := newProcessor(b, klogparser.NewFactory(), consumertest.NewNop())
+	parser := newProcessor(b, klogparserprocessor.NewFactory(), consumertest.NewNop())
 	ctx := context.Background()
 	var parserTime, chainTime, parserCPU, chainCPU time.Duration
 	runtime.LockOSThread()

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 
-	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
-	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor"
 )
 
 // formatSpecific are attributes the klog parser writes differently for the text and JSON lines
@@ -101,11 +101,11 @@ func TestTextAndJSONLinesConverge(t *testing.T) {
 func TestAttributesPrefix(t *testing.T) {
 	text, json := klogLines(t)
 	sink := new(consumertest.LogsSink)
-	orFactory := objectref.NewFactory()
-	orCfg := orFactory.CreateDefaultConfig().(*objectref.Config)
+	orFactory := objectrefprocessor.NewFactory()
+	orCfg := orFactory.CreateDefaultConfig().(*objectrefprocessor.Config)
 	orCfg.KeyPrefix = "klog."
-	kpFactory := klogparser.NewFactory()
-	kpCfg := kpFactory.CreateDefaultConfig().(*klogparser.Config)
+	kpFactory := klogparserprocessor.NewFactory()
+	kpCfg := kpFactory.CreateDefaultConfig().(*klogparserprocessor.Config)
 	kpCfg.AttributesPrefix = "klog."
 	p := newConfiguredProcessor(t, kpFactory, kpCfg, newConfiguredProcessor(t, orFactory, orCfg, sink))
 	require.NoError(t, p.ConsumeLogs(context.Background(), batch([]string{text[0], json[0]}, 1)))

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor"
 )
 
 // edit is what object_ref changes in the record of one line: attributes whose value it
@@ -37,7 +37,7 @@ type addString struct{ key, val string }
 func editsOf(tb testing.TB, lines []string) []edit {
 	tb.Helper()
 	parsed, chained := new(consumertest.LogsSink), new(consumertest.LogsSink)
-	parser := newProcessor(tb, klogparser.NewFactory(), parsed)
+	parser := newProcessor(tb, klogparserprocessor.NewFactory(), parsed)
 	chain := newPipeline(tb, chained)
 	edits := make([]edit, len(lines))
 	for i, l := range lines {
@@ -119,7 +119,7 @@ func TestPdataFloorMatchesObjectRef(t *testing.T) {
 			}
 			want, got := new(consumertest.LogsSink), new(consumertest.LogsSink)
 			require.NoError(t, newPipeline(t, want).ConsumeLogs(context.Background(), batch(lines, 3)))
-			floor := newProcessor(t, klogparser.NewFactory(), pdataFloor(edits))
+			floor := newProcessor(t, klogparserprocessor.NewFactory(), pdataFloor(edits))
 			ld := batch(lines, 3)
 			require.NoError(t, floor.ConsumeLogs(context.Background(), ld))
 			require.NoError(t, got.ConsumeLogs(context.Background(), ld))
@@ -141,7 +141,7 @@ func TestPdataFloorMatchesObjectRef(t *testing.T) {
 func BenchmarkPdataFloorVsKlogParser(b *testing.B) {
 	for _, tc := range recordMixes(b) {
 		b.Run(tc.name, func(b *testing.B) {
-			floor := newProcessor(b, klogparser.NewFactory(), pdataFloor(editsOf(b, tc.lines)))
+			floor := newProcessor(b, klogparserprocessor.NewFactory(), pdataFloor(editsOf(b, tc.lines)))
 			alternate(b, tc.lines, floor)
 		})
 	}

@@ -4,8 +4,8 @@ go 1.26.0
 
 require (
 	github.com/go-logr/logr v1.4.4
-	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser v0.1.0
-	github.com/otelcol-k8s/otelcol-k8s/processor/objectref v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
@@ -76,6 +76,6 @@ require (
 
 replace (
 	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel => ../../../internal/k8smodel
-	github.com/otelcol-k8s/otelcol-k8s/processor/klogparser => ../../../processor/klogparser
-	github.com/otelcol-k8s/otelcol-k8s/processor/objectref => ../../../processor/objectref
+	github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor => ../../../processor/klogparserprocessor
+	github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor => ../../../processor/objectrefprocessor
 )

@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparser"
-	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor"
+	"github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor"
 )
 
 // newProcessor builds and starts a logs processor with its default configuration.
@@ -39,7 +39,7 @@ func newConfiguredProcessor(tb testing.TB, f processor.Factory, cfg component.Co
 
 // newPipeline returns klog_parser -> object_ref -> next.
 func newPipeline(tb testing.TB, next consumer.Logs) processor.Logs {
-	return newProcessor(tb, klogparser.NewFactory(), newProcessor(tb, objectref.NewFactory(), next))
+	return newProcessor(tb, klogparserprocessor.NewFactory(), newProcessor(tb, objectrefprocessor.NewFactory(), next))
 }
 
 // batch returns logs with one record per line, the line as body, repeated times times.

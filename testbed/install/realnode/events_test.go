@@ -189,7 +189,7 @@ func TestRealEventsExactlyOnce(t *testing.T) {
 	// A forced kill repeats at most what was delivered after the last checkpoint write, which
 	// is at most checkpoint.interval (5 s, shipped default) before the kill: the receiver
 	// moves its checkpoint only past delivered records (no exporter queue) and writes it at
-	// most once per interval (receiver/k8seventsreceiver/design.md). Nothing else repeats.
+	// most once per interval (receiver/kubeeventsreceiver/design.md). Nothing else repeats.
 	const checkpointInterval = 5 * time.Second
 	repeated := 0
 	for key, rs := range got {

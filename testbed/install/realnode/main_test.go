@@ -167,7 +167,7 @@ func setUp(ctx context.Context) (*env, error) {
 	}
 	fmt.Fprintf(os.Stderr, "chart installed and Ready after %v\n", time.Since(began).Round(100*time.Millisecond))
 	// An events collector reports what happens after its first list (receiver/
-	// k8seventsreceiver/design.md rule 4), and Helm's wait does not say when that was: the
+	// kubeeventsreceiver/design.md rule 4), and Helm's wait does not say when that was: the
 	// scenarios start once an Event written now arrives.
 	began = time.Now()
 	if err := e.waitEventsLive(ctx); err != nil {

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package tracecontextextension
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
+)
+
+// objectRefSource is object_ref's hook interface, restated: the extension must satisfy it.
+type objectRefSource interface {
+	SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool)
+}
+
+var _ objectRefSource = (*traceContextExtension)(nil)
+
+// The optional method object_ref asks once per batch.
+var _ interface{ TraceContextsHeld() bool } = (*traceContextExtension)(nil)
+
+// TestAgainstAPIServer writes, as a controller would, a Deployment with a context (the webhook's
+// binary form), its ReplicaSet without one and Pods on two nodes, then checks what a cluster-wide
+// and a node-scoped extension answer, and that they follow the context being replaced, removed
+// and its object deleted.
+func TestAgainstAPIServer(t *testing.T) {
+	cluster := kubecluster.Start(t)
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	require.NoError(t, err)
+	kc, err := kubernetes.NewForConfig(restCfg)
+	require.NoError(t, err)
+	ctx := context.Background()
+	tp := sdktrace.NewTracerProvider()
+	defer func() { require.NoError(t, tp.Shutdown(ctx)) }()
+	tracer := tp.Tracer("test-controller")
+
+	const ns = "shop"
+	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	// No controller manager runs: create the service account it would.
+	_, err = kc.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	// The user's request: a Deployment carrying the context of the span that created it.
+	userCtx, userSpan := tracer.Start(ctx, "kubectl apply")
+	userSpan.End()
+	labels := map[string]string{"app": "web"}
+	podSpec := corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "web:1"}}}
+	deploy := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec},
+		},
+	}
+	require.True(t, objecttrace.EncodeContextIntoObject(userCtx, deploy, objecttrace.EncodeOptions{Encoding: objecttrace.EncodingBinary}))
+	deploy, err = kc.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{})
+	require.NoError(t, err)
+	deployCtx := userSpan.SpanContext()
+
+	controller := func(kind, name string, uid string) []metav1.OwnerReference {
+		yes := true
+		apiVersion := "apps/v1"
+		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: name, UID: k8stypes.UID(uid), Controller: &yes}}
+	}
+	rs, err := kc.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: ns, OwnerReferences: controller("Deployment", "web", string(deploy.UID))},
+		Spec: appsv1.ReplicaSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	newPod := func(name, node string, withContext bool) (*corev1.Pod, trace.SpanContext) {
+		spec := podSpec
+		spec.NodeName = node
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: ns, Labels: labels,
+			OwnerReferences: controller("ReplicaSet", "web-1", string(rs.UID)),
+		}, Spec: spec}
+		var sc trace.SpanContext
+		if withContext {
+			pctx, span := objecttrace.StartSpanFromObject(ctx, tracer, deploy, "create pod", objecttrace.ModeParent)
+			span.End()
+			sc = span.SpanContext()
+			require.True(t, objecttrace.EncodeContextIntoObject(pctx, p, objecttrace.EncodeOptions{Scheme: objecttrace.SchemeTraceparent}))
+		}
+		p, err := kc.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		require.NoError(t, err)
+		return p, sc
+	}
+	plain, _ := newPod("web-1-plain", "node-1", false)
+	// A value that does not decode (anyone who may edit the Pod writes it): counted, and the
+	// Pod resolves as if it carried none.
+	junk := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: "web-1-junk", Namespace: ns, Labels: labels, Annotations: map[string]string{objecttrace.ContextAnnotation: "00-not-a-context"},
+		OwnerReferences: controller("ReplicaSet", "web-1", string(rs.UID)),
+	}, Spec: corev1.PodSpec{NodeName: "node-1", Containers: podSpec.Containers}}
+	_, err = kc.CoreV1().Pods(ns).Create(ctx, junk, metav1.CreateOptions{})
+	require.NoError(t, err)
+	traced, tracedCtx := newPod("web-1-traced", "node-1", true)
+	_, elsewhereCtx := newPod("web-1-elsewhere", "node-2", true)
+	assert.Equal(t, deployCtx.TraceID(), tracedCtx.TraceID(), "the Pod's span continues the Deployment's trace")
+
+	start := func(nodeName string, tel *componenttest.Telemetry) *traceContextExtension {
+		cfg := createDefaultConfig().(*Config)
+		cfg.Kubeconfig, cfg.NodeName = cluster.Kubeconfig, nodeName
+		e, err := newExtension(cfg, tel.NewTelemetrySettings())
+		require.NoError(t, err)
+		require.NoError(t, e.Start(ctx, componenttest.NewNopHost()))
+		t.Cleanup(func() { require.NoError(t, e.Shutdown(ctx)) })
+		return e
+	}
+	clusterTel, nodeTel := componenttest.NewTelemetry(), componenttest.NewTelemetry()
+	defer func() { require.NoError(t, clusterTel.Shutdown(ctx)); require.NoError(t, nodeTel.Shutdown(ctx)) }()
+	clusterWide, node1 := start("", clusterTel), start("node-1", nodeTel)
+
+	type lookup struct {
+		apiVersion, kind, name, uid string
+	}
+	expect := func(t *testing.T, e *traceContextExtension, l lookup, want trace.SpanContext) {
+		t.Helper()
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			got, ok := e.SpanContextForObject(ctx, l.apiVersion, l.kind, ns, l.name, l.uid)
+			assert.Equal(c, want.IsValid(), ok)
+			assert.Equal(c, want.TraceID(), got.TraceID())
+			assert.Equal(c, want.SpanID(), got.SpanID())
+		}, 20*time.Second, 20*time.Millisecond, "%+v", l)
+	}
+	none := trace.SpanContext{}
+	tests := []struct {
+		name        string
+		l           lookup
+		clusterWant trace.SpanContext
+		nodeWant    trace.SpanContext
+	}{
+		{"Pod without context: the Deployment's, by name", lookup{"v1", "Pod", "web-1-plain", ""}, deployCtx, deployCtx},
+		{"Pod without context: the Deployment's, by uid", lookup{"v1", "Pod", "", string(plain.UID)}, deployCtx, deployCtx},
+		{"Pod with its own context", lookup{"v1", "Pod", "web-1-traced", string(traced.UID)}, tracedCtx, tracedCtx},
+		{"Pod on another node", lookup{"v1", "Pod", "web-1-elsewhere", ""}, elsewhereCtx, none},
+		{"Pod with an undecodable context: the Deployment's", lookup{"v1", "Pod", "web-1-junk", ""}, deployCtx, deployCtx},
+		{"ReplicaSet", lookup{"apps/v1", "ReplicaSet", "web-1", ""}, deployCtx, deployCtx},
+		{"Deployment", lookup{"apps/v1", "Deployment", "web", ""}, deployCtx, deployCtx},
+		{"kind of another group", lookup{"extensions/v1beta1", "Deployment", "web", ""}, none, none},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			expect(t, clusterWide, tt.l, tt.clusterWant)
+			expect(t, node1, tt.l, tt.nodeWant)
+		})
+	}
+
+	// Node scope fetched the ReplicaSet and the Deployment once each, for three Pods.
+	assert.Equal(t, map[string]int64{"ok": 2}, sumBy(t, nodeTel, "extension_trace_context_owner_fetches", "outcome"))
+	assert.Equal(t, map[string]int64{"Pod": 3, "ReplicaSet": 1, "Deployment": 1}, sumBy(t, nodeTel, "extension_trace_context_objects", "kind"))
+	assert.Equal(t, map[string]int64{"Pod": 4, "ReplicaSet": 1, "Deployment": 1}, sumBy(t, clusterTel, "extension_trace_context_objects", "kind"))
+	assert.Equal(t, map[string]int64{"": 1}, sumBy(t, nodeTel, "extension_trace_context_invalid_contexts", ""))
+
+	// The Pod reaches its desired state: its controller removes its context; the Deployment's
+	// shows through again.
+	traced, err = kc.CoreV1().Pods(ns).Get(ctx, traced.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.True(t, objecttrace.RemoveSpanContextFromObject(traced))
+	_, err = kc.CoreV1().Pods(ns).Update(ctx, traced, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	expect(t, clusterWide, lookup{"v1", "Pod", "web-1-traced", ""}, deployCtx)
+	expect(t, node1, lookup{"v1", "Pod", "web-1-traced", ""}, deployCtx)
+
+	// A new rollout replaces the Deployment's context (seen cluster-wide at once).
+	nextCtx, next := tracer.Start(ctx, "kubectl rollout restart")
+	next.End()
+	deploy, err = kc.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.True(t, objecttrace.EncodeContextIntoObject(nextCtx, deploy, objecttrace.EncodeOptions{}))
+	_, err = kc.AppsV1().Deployments(ns).Update(ctx, deploy, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	expect(t, clusterWide, lookup{"v1", "Pod", "web-1-plain", ""}, next.SpanContext())
+
+	// Deleted Pods are forgotten (grace period 0: no kubelet runs to finish a graceful deletion).
+	now := int64(0)
+	require.NoError(t, kc.CoreV1().Pods(ns).Delete(ctx, "web-1-elsewhere", metav1.DeleteOptions{GracePeriodSeconds: &now}))
+	expect(t, clusterWide, lookup{"v1", "Pod", "web-1-elsewhere", ""}, none)
+}
+
+// sumBy returns an int64 sum's values by the attribute key ("" for one total).
+func sumBy(t *testing.T, tel *componenttest.Telemetry, name, key string) map[string]int64 {
+	t.Helper()
+	m, err := tel.GetMetric("otelcol_" + name)
+	require.NoError(t, err)
+	sum, ok := m.Data.(metricdata.Sum[int64])
+	require.True(t, ok, "%s is not an int64 sum", name)
+	out := map[string]int64{}
+	for _, dp := range sum.DataPoints {
+		v, _ := dp.Attributes.Value(attribute.Key(key))
+		out[v.AsString()] += dp.Value
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package tracecontextextension
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension/internal/metadata"
+)
+
+func TestLoadConfig(t *testing.T) {
+	t.Parallel()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	defaults := func(mod func(*Config)) *Config {
+		c := createDefaultConfig().(*Config)
+		mod(c)
+		return c
+	}
+	tests := []struct {
+		name    string
+		want    *Config
+		wantErr []string
+	}{
+		{name: "", want: defaults(func(*Config) {})},
+		{name: "node", want: defaults(func(c *Config) {
+			c.Kubeconfig, c.NodeName, c.MaxObjects, c.OwnerTTL, c.SyncTimeout = "/etc/kube/config", "node-1", 5000, 5*time.Minute, 10*time.Second
+		})},
+		{name: "custom", want: defaults(func(c *Config) {
+			c.Resources = []Resource{
+				{Version: "v1", Resource: "pods", Kind: "Pod"},
+				{Group: "serving.knative.dev", Version: "v1", Resource: "revisions", Kind: "Revision"},
+			}
+		})},
+		{name: "no_pods_in_node_scope", wantErr: []string{"node_name: node scope watches Pods; resources must include pods"}},
+		{name: "bad", wantErr: []string{"resources[0]: version, resource and kind are required", "max_objects 0: must be positive"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := createDefaultConfig()
+			sub, err := cm.Sub(component.NewIDWithName(metadata.Type, tt.name).String())
+			require.NoError(t, err)
+			require.NoError(t, sub.Unmarshal(cfg))
+			err = cfg.(*Config).Validate()
+			if len(tt.wantErr) > 0 {
+				for _, w := range tt.wantErr {
+					require.ErrorContains(t, err, w)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg)
+		})
+	}
+}

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package tracecontextextension
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	k8smeta "k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
+	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
+)
+
+// fetchQueueSize bounds the owners waiting to be fetched in node scope.
+const fetchQueueSize = 1024
+
+type ownerRef struct {
+	uid, namespace, name string
+	res                  Resource
+}
+
+// traceContextExtension is the trace_context extension.
+type traceContextExtension struct {
+	cfg   *Config
+	tel   *metadata.TelemetryBuilder
+	store *store
+	// kinds maps "group/Kind" to its configured resource.
+	kinds map[string]Resource
+
+	// newClient makes the metadata client; tests replace it.
+	newClient func() (k8smeta.Interface, error)
+	client    k8smeta.Interface
+
+	fetches chan ownerRef
+	mu      sync.Mutex
+	queued  map[string]bool      // owner uids queued for a fetch
+	failed  map[string]time.Time // owner uids whose last fetch failed, and when
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newExtension(cfg *Config, set component.TelemetrySettings) (*traceContextExtension, error) {
+	tel, err := metadata.NewTelemetryBuilder(set)
+	if err != nil {
+		return nil, err
+	}
+	e := &traceContextExtension{
+		cfg:     cfg,
+		tel:     tel,
+		kinds:   map[string]Resource{},
+		fetches: make(chan ownerRef, fetchQueueSize),
+		queued:  map[string]bool{},
+		failed:  map[string]time.Time{},
+	}
+	var kinds []groupKind
+	for _, r := range cfg.Resources {
+		e.kinds[r.Group+"/"+r.Kind] = r
+		kinds = append(kinds, groupKind{r.Group, r.Kind})
+	}
+	e.store = newStore(cfg.MaxObjects, kinds,
+		func(kind string, delta int64) {
+			tel.ExtensionTraceContextObjects.Add(context.Background(), delta, metric.WithAttributes(attribute.String("kind", kind)))
+		},
+		func() { tel.ExtensionTraceContextObjectsDropped.Add(context.Background(), 1) })
+	e.newClient = func() (k8smeta.Interface, error) { return newMetadataClient(cfg.Kubeconfig) }
+	return e, nil
+}
+
+// newMetadataClient returns a metadata-only client: in-cluster when kubeconfig is empty.
+func newMetadataClient(kubeconfig string) (k8smeta.Interface, error) {
+	rc, err := kubeclient.RestConfig(kubeclient.Options{Kubeconfig: kubeconfig, UserAgent: "otelcol-k8s/trace_context"})
+	if err != nil {
+		return nil, fmt.Errorf("trace_context: %w", err)
+	}
+	return k8smeta.NewForConfig(rc)
+}
+
+// Start opens the watches (design.md rule 7) and waits for their first lists (rule 8).
+func (e *traceContextExtension) Start(ctx context.Context, _ component.Host) error {
+	client, err := e.newClient()
+	if err != nil {
+		return err
+	}
+	e.client = client
+	runCtx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+
+	var synced []<-chan struct{}
+	for _, r := range e.cfg.Resources {
+		selector := ""
+		if e.cfg.NodeName != "" {
+			if r.Group != "" || r.Kind != "Pod" {
+				continue
+			}
+			selector = fields.OneTermEqualSelector("spec.nodeName", e.cfg.NodeName).String()
+		}
+		synced = append(synced, e.watch(runCtx, r, selector))
+	}
+	if e.cfg.NodeName != "" {
+		e.wg.Add(1)
+		go e.fetchOwners(runCtx)
+	}
+
+	timeout := time.NewTimer(e.cfg.SyncTimeout)
+	defer timeout.Stop()
+	for _, s := range synced {
+		select {
+		case <-s:
+		case <-timeout.C:
+			return errors.New("trace_context: the watches' first lists did not complete within sync_timeout")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Shutdown stops the watches and the owner fetcher.
+func (e *traceContextExtension) Shutdown(context.Context) error {
+	if e.cancel != nil {
+		e.cancel()
+	}
+	e.wg.Wait()
+	e.tel.Shutdown()
+	return nil
+}
+
+// SpanContextForObject returns the span context of the object, or of its nearest controller
+// owner that carries one (object_ref's TraceContextSource). It answers from memory.
+func (e *traceContextExtension) SpanContextForObject(_ context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool) {
+	if e.store.table.n.Load() == 0 { // nothing resolves to a context (design.md rule 4)
+		return trace.SpanContext{}, false
+	}
+	if r := e.store.find(apiVersion, kind, namespace, name, uid); r != nil {
+		return r.spanContext(), true
+	}
+	return trace.SpanContext{}, false
+}
+
+// TraceContextNames returns a filter of the names of every object a look-up may answer for
+// (object_ref's optional TraceContextNames): a record whose object's name it does not contain
+// is not looked up.
+func (e *traceContextExtension) TraceContextNames() *namefilter.Filter { return e.store.table.names }
+
+// TraceContextsHeld reports whether any object held has a non-empty effective context: when not,
+// object_ref skips a batch's look-ups (its optional TraceContextsHeld).
+func (e *traceContextExtension) TraceContextsHeld() bool { return e.store.table.n.Load() > 0 }
+
+// watch runs a metadata-only reflector of r into the store; the channel closes after its first
+// list.
+func (e *traceContextExtension) watch(ctx context.Context, r Resource, fieldSelector string) <-chan struct{} {
+	gvr := schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
+	client := e.client.Resource(gvr)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = fieldSelector
+			return client.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = fieldSelector
+			return client.Watch(ctx, o)
+		},
+	}
+	rs := &reflectorStore{ext: e, res: r, synced: make(chan struct{})}
+	ref := cache.NewReflectorWithOptions(lw, &metav1.PartialObjectMetadata{}, rs,
+		cache.ReflectorOptions{Name: "trace_context " + gvr.String()})
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		ref.RunWithContext(ctx)
+	}()
+	return rs.synced
+}
+
+// observe stores what a watched or fetched object says (design.md rules 2 and 6) and, in node
+// scope, queues its owner for a fetch (rule 7).
+func (e *traceContextExtension) observe(r Resource, m *metav1.PartialObjectMetadata, fetched time.Time) {
+	sc, _, err := objecttrace.SpanContextFromAnnotations(m.Annotations)
+	if err != nil {
+		e.tel.ExtensionTraceContextInvalidContexts.Add(context.Background(), 1)
+	}
+	var owner *ownerRef
+	for i := range m.OwnerReferences {
+		o := &m.OwnerReferences[i]
+		if o.Controller == nil || !*o.Controller {
+			continue
+		}
+		gv, perr := schema.ParseGroupVersion(o.APIVersion)
+		if res, ok := e.kinds[gv.Group+"/"+o.Kind]; ok && perr == nil {
+			owner = &ownerRef{uid: string(o.UID), namespace: m.Namespace, name: o.Name, res: res}
+		}
+		break
+	}
+	rec := record{key: nameKey{group: r.Group, kind: r.Kind, namespace: m.Namespace, name: m.Name}, sc: sc, fetched: fetched}
+	if owner != nil {
+		rec.owner = owner.uid
+	}
+	e.store.put(string(m.UID), rec)
+	if owner != nil && e.cfg.NodeName != "" {
+		e.queueFetch(*owner)
+	}
+}
+
+// queueFetch queues owner unless it is held and fresh, queued, or failed within owner_ttl.
+func (e *traceContextExtension) queueFetch(o ownerRef) {
+	if at, held := e.store.fetchedAt(o.uid); held && time.Since(at) < e.cfg.OwnerTTL {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.queued[o.uid] {
+		return
+	}
+	if at, ok := e.failed[o.uid]; ok && time.Since(at) < e.cfg.OwnerTTL {
+		return
+	}
+	select {
+	case e.fetches <- o:
+		e.queued[o.uid] = true
+	default: // full: a later Pod naming the owner queues it again
+	}
+}
+
+// fetchOwners GETs queued owners' metadata, one at a time, and every owner_ttl forgets the
+// owners no held object names any more (design.md rule 7).
+func (e *traceContextExtension) fetchOwners(ctx context.Context) {
+	defer e.wg.Done()
+	sweep := time.NewTicker(e.cfg.OwnerTTL)
+	defer sweep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sweep.C:
+			e.store.dropUnreferenced()
+		case o := <-e.fetches:
+			e.fetchOwner(ctx, o)
+		}
+	}
+}
+
+func (e *traceContextExtension) fetchOwner(ctx context.Context, o ownerRef) {
+	gvr := schema.GroupVersionResource{Group: o.res.Group, Version: o.res.Version, Resource: o.res.Resource}
+	m, err := e.client.Resource(gvr).Namespace(o.namespace).Get(ctx, o.name, metav1.GetOptions{})
+	outcome := "ok"
+	switch {
+	case apierrors.IsNotFound(err):
+		outcome = "not_found"
+	case err != nil:
+		outcome = "error"
+	case string(m.UID) != o.uid: // deleted and recreated under the same name
+		outcome = "not_found"
+	}
+	e.tel.ExtensionTraceContextOwnerFetches.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+	if outcome == "ok" {
+		e.observe(o.res, m, time.Now()) // held before it leaves the queue: no second fetch
+	}
+	e.mu.Lock()
+	delete(e.queued, o.uid)
+	if outcome != "ok" {
+		if len(e.failed) >= e.cfg.MaxObjects {
+			clear(e.failed)
+		}
+		e.failed[o.uid] = time.Now()
+	} else {
+		delete(e.failed, o.uid)
+	}
+	e.mu.Unlock()
+}
+
+// reflectorStore feeds one resource's reflector into the extension's store.
+type reflectorStore struct {
+	ext      *traceContextExtension
+	res      Resource
+	synced   chan struct{}
+	syncOnce sync.Once
+}
+
+func (s *reflectorStore) Add(obj any) error {
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		s.ext.observe(s.res, m, time.Time{})
+	}
+	return nil
+}
+
+func (s *reflectorStore) Update(obj any) error { return s.Add(obj) }
+
+func (s *reflectorStore) Delete(obj any) error {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		s.ext.store.remove(string(m.UID))
+	}
+	return nil
+}
+
+// Replace is a (re)list: the listed objects are observed, held ones of this kind not listed are
+// forgotten.
+func (s *reflectorStore) Replace(list []any, _ string) error {
+	stale := s.ext.store.uidsOf(s.res.Group, s.res.Kind)
+	for _, obj := range list {
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			delete(stale, string(m.UID))
+			s.ext.observe(s.res, m, time.Time{})
+		}
+	}
+	for uid := range stale {
+		s.ext.store.remove(uid)
+	}
+	s.syncOnce.Do(func() { close(s.synced) })
+	return nil
+}
+
+func (*reflectorStore) Resync() error { return nil }

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package kubeeventsreceiver
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+)
+
+var (
+	spanT0  = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	webPod  = objref.Ref{Kind: "Pod", APIVersion: "v1", Namespace: "shop", Name: "web-0", UID: "0b8c1a8e-1111-4c43-9a55-1f0d2b0c7e01"}
+	objSpan = trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0xaa, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+		SpanID:     trace.SpanID{0xbb, 1, 2, 3, 4, 5, 6, 7},
+		TraceFlags: trace.FlagsSampled,
+	})
+)
+
+func backOffEvent(uid string, count int32, typ string) event {
+	return event{
+		UID: uid, Name: "web-0.1", Namespace: "shop", Type: typ, Reason: "BackOff", Action: "Restart",
+		Note: "Back-off restarting failed container", ReportingController: "kubelet", ReportingInstance: "node-1",
+		Regarding: webPod, Count: count, First: spanT0, Last: spanT0.Add(time.Duration(count-1) * 10 * time.Second),
+	}
+}
+
+func spansOf(tr ptrace.Traces) []ptrace.Span {
+	var out []ptrace.Span
+	for i := 0; i < tr.ResourceSpans().Len(); i++ {
+		ss := tr.ResourceSpans().At(i).ScopeSpans()
+		for j := 0; j < ss.Len(); j++ {
+			for k := 0; k < ss.At(j).Spans().Len(); k++ {
+				out = append(out, ss.At(j).Spans().At(k))
+			}
+		}
+	}
+	return out
+}
+
+func TestSpans(t *testing.T) {
+	// The ids are sha256 prefixes of the object's uid (trace) and of it, the Event's uid and the
+	// occurrences the span covers (span), computed outside Go:
+	// sha256("otelcol_k8s trace\x00uid:<pod uid>")[:16] and
+	// sha256("otelcol_k8s span\x00uid:<pod uid>\x00ev-1\x00<count>")[:8].
+	const wantTrace = "a8ee0e0d1765605343947d9305ae7f05"
+	tests := []struct {
+		name       string
+		tr         transition
+		mode       SpanMode
+		objCtx     bool
+		wantSpans  int
+		wantSpan   string
+		wantName   string
+		wantStatus ptrace.StatusCode
+		wantDur    time.Duration
+		wantCount  int64
+		wantParent bool
+		wantLink   bool
+	}{
+		{
+			name: "singleton: one instant span", tr: transition{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal")},
+			wantSpans: 1, wantSpan: "69770ead076e6cde", wantName: "Pod.BackOff", wantStatus: ptrace.StatusCodeUnset, wantCount: 1,
+		},
+		{name: "start: no span yet", tr: transition{State: stateStart, Event: backOffEvent("ev-1", 2, "Warning")}},
+		{name: "ongoing: no span yet", tr: transition{State: stateOngoing, Event: backOffEvent("ev-1", 40, "Warning")}},
+		{
+			name: "finished: first to last occurrence, error for Warning", tr: transition{State: stateFinished, Event: backOffEvent("ev-1", 55, "Warning")},
+			wantSpans: 1, wantSpan: "02f72ab018b3c9a8", wantName: "Pod.BackOff", wantStatus: ptrace.StatusCodeError, wantDur: 540 * time.Second, wantCount: 55,
+		},
+		{
+			name: "parent mode: child of the object's context", tr: transition{State: stateFinished, Event: backOffEvent("ev-1", 3, "Warning")},
+			mode: SpanModeParent, objCtx: true,
+			wantSpans: 1, wantSpan: "a582ef7e0546ac15", wantName: "Pod.BackOff", wantStatus: ptrace.StatusCodeError, wantDur: 20 * time.Second, wantCount: 3, wantParent: true,
+		},
+		{
+			name: "link mode: own trace, linked", tr: transition{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal")},
+			mode: SpanModeLink, objCtx: true, wantSpans: 1, wantSpan: "69770ead076e6cde", wantName: "Pod.BackOff", wantCount: 1, wantLink: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := spanBuilder{clusterName: "prod", mode: tt.mode, putRef: putObjectRef}
+			if tt.objCtx {
+				b.objectContext = func(r objref.Ref) (trace.SpanContext, bool) {
+					assert.Equal(t, webPod, r)
+					return objSpan, true
+				}
+			}
+			traces := ptrace.NewTraces()
+			require.Equal(t, tt.wantSpans, b.build(traces, []transition{tt.tr}))
+			spans := spansOf(traces)
+			require.Len(t, spans, tt.wantSpans)
+			if tt.wantSpans == 0 {
+				return
+			}
+			sp := spans[0]
+			assert.Equal(t, tt.wantName, sp.Name())
+			assert.Equal(t, tt.wantStatus, sp.Status().Code())
+			assert.Equal(t, spanT0, sp.StartTimestamp().AsTime())
+			assert.Equal(t, tt.wantDur, sp.EndTimestamp().AsTime().Sub(sp.StartTimestamp().AsTime()))
+			assert.Equal(t, tt.wantSpan, sp.SpanID().String())
+			switch {
+			case tt.wantParent:
+				assert.Equal(t, pcommon.TraceID(objSpan.TraceID()), sp.TraceID())
+				assert.Equal(t, pcommon.SpanID(objSpan.SpanID()), sp.ParentSpanID())
+				assert.Zero(t, sp.Links().Len())
+			default:
+				assert.Equal(t, wantTrace, sp.TraceID().String())
+				assert.True(t, sp.ParentSpanID().IsEmpty())
+			}
+			if tt.wantLink {
+				require.Equal(t, 1, sp.Links().Len())
+				assert.Equal(t, pcommon.TraceID(objSpan.TraceID()), sp.Links().At(0).TraceID())
+				assert.Equal(t, pcommon.SpanID(objSpan.SpanID()), sp.Links().At(0).SpanID())
+			}
+			count, _ := sp.Attributes().Get(attr.EventCount)
+			assert.Equal(t, tt.wantCount, count.Int())
+			note, _ := sp.Attributes().Get(attr.EventNote)
+			assert.Equal(t, "Back-off restarting failed container", note.Str())
+			assert.Equal(t, "web-0", str2(sp.Attributes(), attr.ObjectName))
+			assert.Equal(t, tt.tr.State.String(), str2(sp.Attributes(), attr.EventSeriesState))
+			ns, _ := traces.ResourceSpans().At(0).Resource().Attributes().Get(attr.K8sNamespaceName)
+			assert.Equal(t, "shop", ns.Str())
+		})
+	}
+}
+
+func str2(m pcommon.Map, k string) string {
+	v, _ := m.Get(k)
+	return v.AsString()
+}
+
+// TestSpanIDsAreDerived: the same Event gives the same ids in any builder (a restart, another
+// replica); another Event on the object shares the trace, not the span; another object neither.
+// A singleton that became a series and the series are two spans: no id is reused for another
+// span (design.md rule 9.4), while a finished series exported again derives its id again.
+func TestSpanIDsAreDerived(t *testing.T) {
+	oneIn := func(st state, ev event) ptrace.Span {
+		traces := ptrace.NewTraces()
+		(&spanBuilder{putRef: putObjectRef}).build(traces, []transition{{State: st, Event: ev}})
+		return spansOf(traces)[0]
+	}
+	one := func(ev event) ptrace.Span { return oneIn(stateSingleton, ev) }
+	a, again := one(backOffEvent("ev-1", 1, "Normal")), one(backOffEvent("ev-1", 1, "Normal"))
+	assert.Equal(t, a.TraceID(), again.TraceID())
+	assert.Equal(t, a.SpanID(), again.SpanID())
+	b := one(backOffEvent("ev-2", 1, "Normal"))
+	assert.Equal(t, a.TraceID(), b.TraceID())
+	assert.NotEqual(t, a.SpanID(), b.SpanID())
+	other := backOffEvent("ev-1", 1, "Normal")
+	other.Regarding.UID = "0b8c1a8e-2222-4c43-9a55-1f0d2b0c7e01"
+	c := one(other)
+	assert.NotEqual(t, a.TraceID(), c.TraceID())
+	assert.NotEqual(t, a.SpanID(), c.SpanID())
+	// Without a uid the object's key identifies it.
+	noUID := backOffEvent("ev-1", 1, "Normal")
+	noUID.Regarding.UID = ""
+	keyed, keyedAgain := one(noUID), one(noUID)
+	assert.Equal(t, keyed.TraceID(), keyedAgain.TraceID())
+	assert.NotEqual(t, a.TraceID(), keyed.TraceID())
+
+	// The singleton, then its series: same trace, two spans.
+	series := oneIn(stateFinished, backOffEvent("ev-1", 7, "Warning"))
+	assert.Equal(t, a.TraceID(), series.TraceID())
+	assert.NotEqual(t, a.SpanID(), series.SpanID())
+	assert.Equal(t, series.SpanID(), oneIn(stateFinished, backOffEvent("ev-1", 7, "Warning")).SpanID())
+	// A legacy series that started again after it finished: its second finish is another span.
+	assert.NotEqual(t, series.SpanID(), oneIn(stateFinished, backOffEvent("ev-1", 12, "Warning")).SpanID())
+}
+
+// TestRecordsCarryTheObjectContext: with trace_context a record gets its regarding object's
+// trace and span id; without a context it gets none.
+func TestRecordsCarryTheObjectContext(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		has  bool
+	}{{"object with a context", true}, {"object without", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := recordBuilder{
+				putRef: putObjectRef, rejected: func(string, string) {},
+				objectContext: func(objref.Ref) (trace.SpanContext, bool) { return objSpan, tt.has },
+			}
+			logs := plog.NewLogs()
+			b.build(logs, []transition{{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal")}}, spanT0)
+			lr := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+			if !tt.has {
+				assert.True(t, lr.TraceID().IsEmpty())
+				assert.True(t, lr.SpanID().IsEmpty())
+				return
+			}
+			assert.Equal(t, pcommon.TraceID(objSpan.TraceID()), lr.TraceID())
+			assert.Equal(t, pcommon.SpanID(objSpan.SpanID()), lr.SpanID())
+			assert.True(t, lr.Flags().IsSampled())
+		})
+	}
+}

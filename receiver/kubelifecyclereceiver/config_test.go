@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package kubelifecyclereceiver
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
+)
+
+func TestLoadConfig(t *testing.T) {
+	t.Parallel()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	ext := component.MustNewID("trace_context")
+	tests := []struct {
+		id      string
+		want    *Config
+		wantErr string
+	}{
+		{id: "kube_lifecycle", want: createDefaultConfig().(*Config)},
+		{id: "kube_lifecycle/node", want: &Config{
+			Kubeconfig: "/etc/kube/config", Kinds: []Kind{KindPod}, NodeName: "node-1", Timeout: 5 * time.Minute, RolloutTimeout: time.Hour,
+			MaxPending: 500, TraceContext: &ext, LeaderElection: kubeclient.NewDefaultLeaderElectionConfig("otelcol-k8s-lifecycle"), SyncTimeout: 10 * time.Second,
+		}},
+		{id: "kube_lifecycle/cluster", want: &Config{
+			Kinds: []Kind{KindDeployment}, Timeout: 10 * time.Minute, RolloutTimeout: 30 * time.Minute, MaxPending: 10000,
+			LeaderElection: LeaderElectionConfig{
+				Enabled: true, LeaseName: "lifecycle", Identity: "events-0",
+				LeaseDuration: kubeclient.DefaultLeaseDuration, RenewDeadline: kubeclient.DefaultRenewDeadline, RetryPeriod: kubeclient.DefaultRetryPeriod,
+			}, SyncTimeout: 30 * time.Second,
+		}},
+		{id: "kube_lifecycle/bad", wantErr: "timeout 0s: must be positive\nmax_pending 0: must be positive"},
+		{id: "kube_lifecycle/bad_kind", wantErr: "decoding failed due to the following error(s):\n\n'kinds[1]' \"Job\": must be Pod or Deployment"},
+		{id: "kube_lifecycle/node_rollouts", wantErr: "kinds: Deployment watches Deployments and ReplicaSets cluster-wide: not with node_name (run it in the single cluster collector)\n" +
+			"leader_election: not with node_name (every node agent watches its own node)\n" +
+			"leader_election.lease_name must be set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			cfg := createDefaultConfig()
+			sub, err := cm.Sub(tt.id)
+			require.NoError(t, err)
+			// Kinds are checked when read (UnmarshalText), the rest by Validate; both errors
+			// name the YAML key.
+			err = sub.Unmarshal(cfg)
+			if err == nil {
+				err = cfg.(*Config).Validate()
+			}
+			if tt.wantErr != "" {
+				require.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, cfg)
+		})
+	}
+}

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package kubelifecyclereceiver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
+	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
+	"github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver/internal/metadata"
+)
+
+// traceContextSource is what the receiver needs from the extension named by trace_context (the
+// same method object_ref uses): the span context of an object or of its nearest owner that
+// carries one, from memory.
+type traceContextSource interface {
+	SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool)
+}
+
+type lifecycleReceiver struct {
+	cfg    *Config
+	set    receiver.Settings
+	next   consumer.Traces
+	tel    *metadata.TelemetryBuilder
+	source traceContextSource
+	now    func() time.Time
+
+	mu      sync.Mutex
+	pending map[types.UID]*corev1.Pod // trimmed Pods not at their desired state yet
+
+	rollouts *rolloutTracker
+	// deployments and sets are the current term's Deployment store and ReplicaSet indexer (by
+	// controller owner uid).
+	rolloutsMu  sync.Mutex
+	deployments cache.Store
+	sets        cache.Indexer
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*lifecycleReceiver, error) {
+	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	r := &lifecycleReceiver{cfg: cfg, set: set, next: next, tel: tel, now: time.Now, pending: map[types.UID]*corev1.Pod{}}
+	r.rollouts = newRolloutTracker(cfg.MaxPending, cfg.RolloutTimeout, func() time.Time { return r.now() })
+	return r, nil
+}
+
+// Start opens the watches (design.md rules 1 and 7) and waits for their first lists; with
+// leader_election the watches run only while this replica holds the Lease.
+func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) error {
+	if r.cfg.TraceContext != nil {
+		ext, ok := host.GetExtensions()[*r.cfg.TraceContext]
+		if !ok {
+			return fmt.Errorf("kube_lifecycle: trace_context: extension %q is not configured", r.cfg.TraceContext)
+		}
+		src, ok := ext.(traceContextSource)
+		if !ok {
+			return fmt.Errorf("kube_lifecycle: trace_context: extension %q does not implement SpanContextForObject", r.cfg.TraceContext)
+		}
+		r.source = src
+	}
+	rc, err := kubeclient.RestConfig(kubeclient.Options{Kubeconfig: r.cfg.Kubeconfig, UserAgent: "otelcol-k8s/kube_lifecycle"})
+	if err != nil {
+		return fmt.Errorf("kube_lifecycle: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("kube_lifecycle: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.expire(runCtx)
+	}()
+	if le := r.cfg.LeaderElection; le.Enabled {
+		namespace := le.LeaseNamespace
+		if namespace == "" {
+			namespace = ownNamespace()
+		}
+		// the Lease's own client: its 429s fail a renewal instead of sleeping past the deadline
+		leaseClient, err := kubernetes.NewForConfig(kubeclient.LeaseConfig(rc))
+		if err != nil {
+			return fmt.Errorf("kube_lifecycle: %w", err)
+		}
+		elector, err := kubeclient.NewElector(leaseClient, le.Lease(namespace),
+			func(termCtx context.Context) {
+				r.resetTerm()
+				synced := r.watch(termCtx, client)
+				if !cache.WaitForCacheSync(termCtx.Done(), synced...) {
+					return
+				}
+				<-termCtx.Done()
+			})
+		if err != nil {
+			return fmt.Errorf("kube_lifecycle: %w", err)
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			elector.Run(runCtx)
+		}()
+		return nil
+	}
+	synced := r.watch(runCtx, client)
+	syncCtx, syncCancel := context.WithTimeout(ctx, r.cfg.SyncTimeout)
+	defer syncCancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), synced...) {
+		return errors.New("kube_lifecycle: the watches' first lists did not complete within sync_timeout")
+	}
+	return nil
+}
+
+// serviceAccountNamespace is where a Pod finds its own namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ownNamespace is the collector Pod's namespace, "default" outside a Pod (a local run).
+func ownNamespace() string {
+	if b, err := os.ReadFile(serviceAccountNamespace); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		return string(bytes.TrimSpace(b))
+	}
+	return metav1.NamespaceDefault
+}
+
+// watch runs the informers of the configured kinds until ctx ends; it returns their synced
+// functions.
+func (r *lifecycleReceiver) watch(ctx context.Context, client kubernetes.Interface) []cache.InformerSynced {
+	var synced []cache.InformerSynced
+	run := func(ctrl cache.Controller) {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			ctrl.RunWithContext(ctx)
+		}()
+		synced = append(synced, ctrl.HasSynced)
+	}
+	if r.cfg.traces(KindPod) {
+		lw := cache.NewFilteredListWatchFromClient(client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, func(o *metav1.ListOptions) {
+			if r.cfg.NodeName != "" {
+				o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", r.cfg.NodeName).String()
+			}
+		})
+		_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+			ListerWatcher: lw,
+			ObjectType:    &corev1.Pod{},
+			Transform:     trimPod,
+			Handler: cache.ResourceEventHandlerFuncs{
+				AddFunc:    func(obj any) { r.observe(obj, true) },
+				UpdateFunc: func(_, obj any) { r.observe(obj, false) },
+				DeleteFunc: r.deleted,
+			},
+		})
+		run(ctrl)
+	}
+	if r.cfg.traces(KindDeployment) {
+		deployments, sets := r.watchRollouts(client)
+		run(deployments)
+		run(sets)
+	}
+	return synced
+}
+
+// Shutdown stops the watch; Pods still pending get no trace (design.md rule 6).
+func (r *lifecycleReceiver) Shutdown(context.Context) error {
+	if r.cancel != nil {
+		r.cancel()
+	}
+	r.wg.Wait()
+	r.tel.Shutdown()
+	return nil
+}
+
+// trimPod keeps of a Pod only what the receiver reads, for the informer's cache (design.md
+// rule 5).
+func trimPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Generation: pod.Generation,
+			ResourceVersion: pod.ResourceVersion, CreationTimestamp: pod.CreationTimestamp, DeletionTimestamp: pod.DeletionTimestamp,
+			Annotations: traceAnnotations(pod.Annotations),
+		},
+		Status: corev1.PodStatus{
+			Phase: pod.Status.Phase, Conditions: pod.Status.Conditions, ContainerStatuses: pod.Status.ContainerStatuses,
+		},
+	}, nil
+}
+
+// traceAnnotations keeps the trace context annotations only.
+func traceAnnotations(a map[string]string) map[string]string {
+	var out map[string]string
+	for _, k := range []string{objecttrace.ContextAnnotation, objecttrace.TraceparentAnnotation, objecttrace.TracestateAnnotation} {
+		if v, ok := a[k]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// observe handles a Pod seen (added: first sight) or updated (design.md rules 4 and 5).
+func (r *lifecycleReceiver) observe(obj any, added bool) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	outcome, at, done := desiredState(pod)
+	if !done && pod.DeletionTimestamp != nil { // graceful deletion: the intent is gone
+		outcome, at, done = outcomeDeleted, pod.DeletionTimestamp.Time, true
+		if at.Before(pod.CreationTimestamp.Time) || at.After(r.now()) {
+			at = r.now()
+		}
+	}
+	r.mu.Lock()
+	_, held := r.pending[pod.UID]
+	switch {
+	case done && (held || added):
+		if held {
+			pod = keepContext(pod, r.pending[pod.UID])
+			delete(r.pending, pod.UID)
+			r.tel.ReceiverKubeLifecyclePending.Add(context.Background(), -1)
+		}
+		r.mu.Unlock()
+		r.emit(pod, outcome, at)
+		return
+	case !done && added && !held:
+		if len(r.pending) >= r.cfg.MaxPending {
+			r.mu.Unlock()
+			r.tel.ReceiverKubeLifecyclePendingDropped.Add(context.Background(), 1)
+			return
+		}
+		r.pending[pod.UID] = pod
+		r.tel.ReceiverKubeLifecyclePending.Add(context.Background(), 1)
+	case held:
+		r.pending[pod.UID] = keepContext(pod, r.pending[pod.UID])
+	}
+	r.mu.Unlock()
+}
+
+// keepContext returns pod with the trace context annotations held had, when held had any
+// (design.md rule 3: the first context seen while the Pod is pending is its trace's; the
+// update that brings the Pod to its desired state may replace or remove it, as the seed asks).
+// pod itself is never changed: it is the informer's cached copy.
+func keepContext(pod, held *corev1.Pod) *corev1.Pod {
+	if held == nil || len(held.Annotations) == 0 || maps.Equal(held.Annotations, pod.Annotations) {
+		return pod
+	}
+	cp := *pod
+	cp.Annotations = held.Annotations
+	return &cp
+}
+
+// deleted ends the trace of a pending Pod that is deleted (design.md rule 4).
+func (r *lifecycleReceiver) deleted(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	_, held := r.pending[pod.UID]
+	delete(r.pending, pod.UID)
+	r.mu.Unlock()
+	if held {
+		r.tel.ReceiverKubeLifecyclePending.Add(context.Background(), -1)
+		r.emit(pod, outcomeDeleted, r.now())
+	}
+}
+
+// expire ends the traces of Pods pending longer than timeout (design.md rule 4); their later
+// updates are ignored.
+func (r *lifecycleReceiver) expire(ctx context.Context) {
+	period := min(r.cfg.Timeout/4, r.cfg.RolloutTimeout/4, 10*time.Second)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := r.now()
+		var expired []*corev1.Pod
+		r.mu.Lock()
+		for uid, p := range r.pending {
+			if now.Sub(p.CreationTimestamp.Time) >= r.cfg.Timeout {
+				expired = append(expired, p)
+				delete(r.pending, uid)
+			}
+		}
+		r.mu.Unlock()
+		for _, p := range expired {
+			r.tel.ReceiverKubeLifecyclePending.Add(ctx, -1)
+			r.emit(p, outcomeTimeout, now)
+		}
+		r.emitRollouts(r.rollouts.expire())
+	}
+}
+
+// emit sends the Pod's lifecycle trace.
+func (r *lifecycleReceiver) emit(pod *corev1.Pod, outcome string, end time.Time) {
+	o := r.origin(pod)
+	td := buildTrace(pod, outcome, end, o)
+	r.tel.ReceiverKubeLifecycleSpansEmitted.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", outcome), attribute.String("kind", string(KindPod))))
+	if err := r.next.ConsumeTraces(context.Background(), td); err != nil {
+		r.set.Logger.Warn("lifecycle trace not delivered", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
+	}
+}
+
+// origin finds the Pod's trace context (design.md rule 3).
+func (r *lifecycleReceiver) origin(pod *corev1.Pod) origin {
+	sc, scheme, _ := objecttrace.SpanContextFromAnnotations(pod.Annotations)
+	if sc.IsValid() {
+		return origin{sc: sc, link: scheme == objecttrace.SchemeTraceparent, from: "pod"}
+	}
+	if r.source != nil && pod.Name != "" {
+		if sc, ok := r.source.SpanContextForObject(context.Background(), "v1", "Pod", pod.Namespace, pod.Name, string(pod.UID)); ok && sc.IsValid() {
+			return origin{sc: sc, from: "owner"}
+		}
+	}
+	return origin{from: "none"}
+}
