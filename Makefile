@@ -276,13 +276,17 @@ e2e-node: node-deps kube-bin kube-node-bin image journal-tools ## tests on a rea
 test-dist: build-only kube-bin ## the built distribution lists every component and runs the local configuration and the shipped node configuration against the local API server
 	cd testbed && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) $(GO) test -count=1 ./distribution/...
 
-# make e2e: the distribution tests, then the scenarios of testbed/e2e (node simulator ->
-# bin/otelcol-k8s with config/run.yaml -> local CloudWatch Logs, exact line accounting).
-# E2E_ARGS passes test flags, e.g. E2E_ARGS='-run TestServerOutage -e2e.outage=15s'.
+# make e2e: every end-to-end scenario. First the simulated node (e2e-sim: the distribution
+# tests, then testbed/e2e: node simulator -> the built collectors -> local CloudWatch Logs,
+# exact line accounting), then the real node (e2e-node, above; root). E2E_ARGS passes test
+# flags to the simulated scenarios, e.g. E2E_ARGS='-run TestServerOutage -e2e.outage=15s'.
 E2E_ARGS ?=
 
 .PHONY: e2e
-e2e: test-dist build-node kube-bin journal-tools ## end-to-end scenarios of the built distribution with exact accounting of every line
+e2e: e2e-sim e2e-node ## every end-to-end scenario: the simulated node, then the real node (root)
+
+.PHONY: e2e-sim
+e2e-sim: test-dist build-node kube-bin journal-tools ## end-to-end scenarios on the simulated node with exact accounting of every line
 	cd testbed && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_NODE_BIN=$(NODE_BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) $(GO) test -count=1 -timeout 20m -v ./e2e/... $(E2E_ARGS)
 
 # make bench-e2e: the system benchmark (testbed/cmd/benche2e): one simulated corpus read by

@@ -21,6 +21,19 @@
 // N numbered lines of a stream are followed by a Java stack trace of eight lines whose first
 // names it, "<id> <stream> trace <k>" (k counts from 1 per stream), and whose last is
 // "\t... 12 more": a reader that joins stack traces gives one record per trace.
+//
+// With -format klog every line is a klog text record, as a Kubernetes component writes it:
+// the numbered and end lines follow the header "Lmmdd hh:mm:ss.uuuuuu thread loggen.go:N] "
+// (L is I on stdout, E on stderr), and with -klog N every N numbered lines of a stream are
+// followed by a structured record whose value spans lines, in klog's multi-line form:
+//
+//	I1127 21:10:00.123456       1 loggen.go:71] "Reconciled" id="<id> <stream> klog <k>" diff=<
+//		-replicas: 2
+//		+replicas: 3
+//		 image: loggen
+//	 >
+//
+// A reader that joins klog records gives one record per such record, the lines of diff joined.
 package main
 
 import (
@@ -43,7 +56,20 @@ func main() {
 	streams := flag.String("streams", "both", "stdout, stderr or both")
 	exit := flag.Bool("exit", false, "exit after -count lines per stream instead of waiting for SIGTERM")
 	traces := flag.Int("traces", 0, "after every this many numbered lines of a stream, a Java stack trace (0: none)")
+	format := flag.String("format", "plain", "plain, or klog: every line a klog text record")
+	klogEvery := flag.Int("klog", 0, "with -format klog, after every this many numbered lines of a stream a record with a multi-line value (0: none)")
 	flag.Parse()
+	if *format != "plain" && *format != "klog" {
+		fmt.Fprintln(os.Stderr, "loggen: -format must be plain or klog")
+		os.Exit(2)
+	}
+	klog := *format == "klog"
+	header := func(s string, line int) string {
+		if !klog {
+			return ""
+		}
+		return klogHeader(s, line)
+	}
 
 	outs := map[string]*bufio.Writer{}
 	var order []string
@@ -75,7 +101,7 @@ func main() {
 		select {
 		case <-stop:
 			for _, s := range order {
-				_, _ = fmt.Fprintf(outs[s], "%s %s end %d\n", *id, s, seq[s])
+				_, _ = fmt.Fprintf(outs[s], "%s%s %s end %d\n", header(s, 64), *id, s, seq[s])
 			}
 			flush(outs)
 			return
@@ -92,10 +118,14 @@ func main() {
 			if pad := *size - len(line); pad > 0 {
 				line += strings.Repeat("x", pad)
 			}
+			_, _ = outs[s].WriteString(header(s, 42))
 			_, _ = outs[s].WriteString(line)
 			_ = outs[s].WriteByte('\n')
 			if *traces > 0 && seq[s]%*traces == 0 {
 				writeTrace(outs[s], *id, s, seq[s] / *traces)
+			}
+			if klog && *klogEvery > 0 && seq[s]%*klogEvery == 0 {
+				writeKlogRecord(outs[s], *id, s, seq[s] / *klogEvery)
 			}
 		}
 		// One flush per tick: the runtime sees the lines of a tick together.
@@ -133,4 +163,20 @@ func writeTrace(w *bufio.Writer, id, stream string, k int) {
 	_, _ = w.WriteString("\tat com.example.db.Pool.borrow(Pool.java:88)\n")
 	_, _ = w.WriteString("\tat com.example.orders.OrderService.place(OrderService.java:40)\n")
 	_, _ = w.WriteString("\t... 12 more\n")
+}
+
+// klogHeader is a klog text header for a line of the stream, stamped now (UTC, the
+// container's zone), with the thread id padded to seven characters as klog does.
+func klogHeader(stream string, line int) string {
+	severity := "I"
+	if stream == "stderr" {
+		severity = "E"
+	}
+	return fmt.Sprintf("%s%s %7d loggen.go:%d] ", severity, time.Now().UTC().Format("0102 15:04:05.000000"), os.Getpid(), line)
+}
+
+// writeKlogRecord writes the k-th structured record of a stream whose diff value spans lines.
+func writeKlogRecord(w *bufio.Writer, id, stream string, k int) {
+	_, _ = fmt.Fprintf(w, "%s\"Reconciled\" id=\"%s %s klog %d\" diff=<\n", klogHeader(stream, 71), id, stream, k)
+	_, _ = w.WriteString("\t-replicas: 2\n\t+replicas: 3\n\t image: loggen\n >\n")
 }
