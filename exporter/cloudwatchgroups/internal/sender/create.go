@@ -148,7 +148,7 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 		var werr error
 		switch {
 		case attempt == 0:
-			werr = s.sleep(ctx, s.spread())
+			werr = s.lookAgain(ctx, group, asked)
 		case attempt%recreateEvery == 1:
 			werr = s.ensureGroup(ctx, group, asked)
 		default:
@@ -167,6 +167,56 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 	}
 	s.markCreated(key)
 	return nil
+}
+
+// lookAgain is the wait before a node looks again at a group it found missing (asked: when
+// the answer came). The wait is made once per group at a time in the process: a stream that
+// finds the group missing while the wait of another of its streams runs ends with that wait,
+// and one that finds it missing before this process's latest wait for the group ended, or
+// before this process created or found the group, asks again at once. Only the fleet needs
+// the spread; the streams of one process share it (without this, every stream of a new group
+// waited on its own, each holding a sender, and a node start with a few new groups waited
+// for tens of seconds).
+func (s *Sender) lookAgain(ctx context.Context, group string, asked time.Time) error {
+	s.mu.Lock()
+	if created, ok := s.created[group+"\x00"]; ok && created.After(asked) {
+		s.mu.Unlock()
+		return nil
+	}
+	l := s.looks[group]
+	if l != nil && (l.ended.IsZero() || l.ended.After(asked)) {
+		s.mu.Unlock()
+		select {
+		case <-l.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.stop:
+			return errStopping
+		}
+	}
+	if len(s.looks) >= createdLimit {
+		for g, old := range s.looks {
+			if !old.ended.IsZero() {
+				delete(s.looks, g)
+			}
+		}
+	}
+	l = &groupLook{done: make(chan struct{})}
+	s.looks[group] = l
+	s.mu.Unlock()
+	err := s.sleep(ctx, s.spread())
+	s.mu.Lock()
+	l.ended = time.Now()
+	s.mu.Unlock()
+	close(l.done)
+	return err
+}
+
+// groupLook is one wait before a missing group is looked at again (lookAgain).
+type groupLook struct {
+	done  chan struct{} // closed when the wait ends
+	ended time.Time     // zero while it runs; under Sender.mu
 }
 
 // spread is the random wait before a node creates a group it found missing: uniform over

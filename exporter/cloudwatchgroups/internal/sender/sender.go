@@ -64,7 +64,8 @@ type Sender struct {
 	mu          sync.Mutex
 	groups      map[string]*groupState
 	streamLocks map[string]*sync.Mutex
-	created     map[string]time.Time // group+stream -> when this process created (or found) it
+	created     map[string]time.Time  // group+stream -> when this process created (or found) it
+	looks       map[string]*groupLook // group -> this process's latest wait before looking at it again
 	sleep       func(context.Context, time.Duration) error
 
 	stop     chan struct{}
@@ -86,6 +87,7 @@ func New(api API, cfg Config, obs Observer, logger *zap.Logger) *Sender {
 		groups:      map[string]*groupState{},
 		streamLocks: map[string]*sync.Mutex{},
 		created:     map[string]time.Time{},
+		looks:       map[string]*groupLook{},
 		stop:        make(chan struct{}),
 		pending:     make(chan settingsJob, settingsQueue),
 	}
