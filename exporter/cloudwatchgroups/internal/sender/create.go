@@ -213,6 +213,53 @@ func (s *Sender) lookAgain(ctx context.Context, group string, asked time.Time) e
 	return err
 }
 
+// aheadLimit bounds the groups Ahead remembers (cleared when full, like created).
+const aheadLimit = 10_000
+
+// aheadBudget is how long Ahead's calls for one group are retried.
+const aheadBudget = time.Minute
+
+// Ahead makes sure, in the background and once per group in the process, that group exists
+// and stream is created, as soon as the exporter first routes a record there (before the
+// queue and the batcher's flush_timeout): a CreateLogStream call, and when the group is missing
+// the wait before looking again and the group's creation (createStream). The send path then
+// finds the stream in place, or waits for the creation in progress (the same locks and the
+// shared wait), instead of making each new group's wait one after another while holding a
+// sender. It costs one CreateLogStream call per group and process start for a group and
+// stream that exist (answered ResourceAlreadyExists).
+func (s *Sender) Ahead(group, stream string) {
+	s.mu.Lock()
+	if s.stopped || s.ahead[group] {
+		s.mu.Unlock()
+		return
+	}
+	if len(s.ahead) >= aheadLimit {
+		clear(s.ahead)
+	}
+	s.ahead[group] = true
+	s.workerWG.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.workerWG.Done()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-s.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if err := s.createStream(WithDeadline(ctx, time.Now().Add(aheadBudget)), group, stream, time.Now()); err != nil {
+			// The send path creates what is still missing; forget the group so that a
+			// later record tries ahead again.
+			s.mu.Lock()
+			delete(s.ahead, group)
+			s.mu.Unlock()
+		}
+	}()
+}
+
 // groupLook is one wait before a missing group is looked at again (lookAgain).
 type groupLook struct {
 	done  chan struct{} // closed when the wait ends

@@ -119,3 +119,77 @@ func TestStreamsOfAMissingGroupShareOneWait(t *testing.T) {
 	asksAfter, _, _ := api.counts()
 	require.Equal(t, asks+1, asksAfter, "the late stream is created with one call")
 }
+
+// TestAheadCreatesNewGroupsInParallel: the groups and streams the exporter routes records to
+// are created in the background as soon as it sees them, the waits before looking again at
+// missing groups side by side (not one after another in the senders); a Put afterwards is
+// delivered at its first call. Stop ends waits still running.
+func TestAheadCreatesNewGroupsInParallel(t *testing.T) {
+	api := &groupsAPI{streams: map[string]map[string]bool{}}
+	s := New(api, Config{Backoff: Backoff{Initial: time.Hour, Max: time.Hour}, CreateGroupRate: 1000, CreateStreamRate: 1000}, &countingObserver{}, zap.NewNop())
+	groups := []string{"g1", "g2", "g3"}
+	entered, release := make(chan struct{}, 16), make(chan struct{})
+	var mu sync.Mutex
+	waits := 0
+	s.sleep = func(ctx context.Context, _ time.Duration) error {
+		mu.Lock()
+		waits++
+		released := waits <= len(groups) // later waits only end with Stop
+		mu.Unlock()
+		entered <- struct{}{}
+		if !released {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for _, g := range groups {
+		s.Ahead(g, "s")
+		s.Ahead(g, "other") // once per group
+	}
+	for range groups {
+		<-entered // all three waits run at once
+	}
+	close(release)
+	require.Eventually(t, func() bool { _, creates, _ := api.counts(); return creates == len(groups) }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		api.mu.Lock()
+		defer api.mu.Unlock()
+		for _, g := range groups {
+			if !api.streams[g]["s"] {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, time.Millisecond)
+	for _, g := range groups {
+		ctx := WithDeadline(context.Background(), time.Now().Add(time.Minute))
+		_, err := s.Put(ctx, g, "s", []types.InputLogEvent{{Message: aws.String("m"), Timestamp: aws.Int64(1)}})
+		require.NoError(t, err)
+	}
+	asks, creates, stored := api.counts()
+	require.Equal(t, len(groups), creates)
+	require.Equal(t, len(groups), stored)
+	// Per group: the first CreateLogStream, the look after the wait, the one after creating
+	// the group; none on the send path.
+	require.Equal(t, 3*len(groups), asks, "CreateLogStream calls")
+
+	// A wait still running when the sender stops ends at once.
+	s.Ahead("g4", "s")
+	<-entered
+	stopped := make(chan struct{})
+	go func() { s.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not end Ahead's wait")
+	}
+	s.Ahead("g5", "s") // after Stop: nothing starts
+	_, creates, _ = api.counts()
+	require.Equal(t, len(groups), creates)
+}
