@@ -336,6 +336,13 @@ func (e *cwExporter) route(ctx context.Context, ld plog.Logs, now time.Time) *ev
 	for s, id := range order {
 		req.append(id, runs[s])
 	}
+	if e.sender != nil {
+		// New groups and streams are created while the events wait in the queue and the
+		// batcher (design.md, section 7).
+		for _, id := range order {
+			e.sender.Ahead(id.group, id.stream)
+		}
+	}
 	for reason, n := range fallbacks {
 		e.telemetry.ExporterCloudwatchGroupsRoutingFallbacks.Add(ctx, int64(n), reasonAttr(reason))
 	}

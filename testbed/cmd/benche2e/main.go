@@ -31,8 +31,12 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/nodesim"
 )
 
-// cpuProfileLength is how much of a run -heap-profiles keeps as a CPU profile.
-const cpuProfileLength = 10 * time.Second
+// cpuProfileLength is how much of a run -heap-profiles keeps as a CPU profile (-cpu-profile).
+var cpuProfileLength = 10 * time.Second
+
+// progress is the -progress flag: print, about once a second, the events stored so far and
+// the collector's CPU time, to see where a run's time goes.
+var progress bool
 
 // heapProfiles is the -heap-profiles directory.
 var heapProfiles string
@@ -94,6 +98,8 @@ func run() error {
 	flag.StringVar(&fluentBitOpts.memBufLimit, "fluentbit-mem-buf-limit", "", "Fluent Bit's tail Mem_Buf_Limit, e.g. 50MB (none by default)")
 	flag.BoolVar(&fluentBitOpts.filesystem, "fluentbit-filesystem", false, "Fluent Bit buffers chunks on disk (storage.type filesystem)")
 	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s and keep, per run, the heap profile taken at its highest RssAnon and a CPU profile of its first 10 s in this directory (profiling costs CPU: not for measured runs)")
+	flag.DurationVar(&cpuProfileLength, "cpu-profile", cpuProfileLength, "with -heap-profiles: how long the CPU profile of each run is, from its start")
+	flag.BoolVar(&progress, "progress", false, "print the events stored and the collector's CPU time about once a second during each run (stderr)")
 	flag.Parse()
 	if *sustain != "" || *idleFiles > 0 {
 		pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
@@ -294,7 +300,7 @@ func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloud
 	col, start := run.col, run.start
 	res := result{Pipeline: p.Name, Round: round, Lines: lines, StartCPU: run.startCPU.Seconds()}
 	var last int64
-	lastChange := start
+	lastChange, lastProgress := start, start
 	var cpu time.Duration
 	var rss int64
 	var peak harness.Memory
@@ -324,6 +330,10 @@ func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloud
 			peak = peak.Max(m)
 		}
 		n := srv.Stats().EventsAccepted
+		if progress && time.Since(lastProgress) >= time.Second {
+			lastProgress = time.Now()
+			fmt.Fprintf(os.Stderr, "%s %5.1f s: %d events, %.2f CPU-s, RssAnon %.0f MiB\n", p.Name, time.Since(start).Seconds(), n, cpu.Seconds(), float64(peak.Anon)/(1<<20))
+		}
 		if n != last {
 			last, lastChange = n, time.Now()
 			res.Seconds = time.Since(start).Seconds()

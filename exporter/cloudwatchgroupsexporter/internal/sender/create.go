@@ -148,7 +148,7 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 		var werr error
 		switch {
 		case attempt == 0:
-			werr = s.sleep(ctx, s.spread())
+			werr = s.lookAgain(ctx, group, asked)
 		case attempt%recreateEvery == 1:
 			werr = s.ensureGroup(ctx, group, asked)
 		default:
@@ -167,6 +167,103 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 	}
 	s.markCreated(key)
 	return nil
+}
+
+// lookAgain is the wait before a node looks again at a group it found missing (asked: when
+// the answer came). The wait is made once per group at a time in the process: a stream that
+// finds the group missing while the wait of another of its streams runs ends with that wait,
+// and one that finds it missing before this process's latest wait for the group ended, or
+// before this process created or found the group, asks again at once. Only the fleet needs
+// the spread; the streams of one process share it (without this, every stream of a new group
+// waited on its own, each holding a sender, and a node start with a few new groups waited
+// for tens of seconds).
+func (s *Sender) lookAgain(ctx context.Context, group string, asked time.Time) error {
+	s.mu.Lock()
+	if created, ok := s.created[group+"\x00"]; ok && created.After(asked) {
+		s.mu.Unlock()
+		return nil
+	}
+	l := s.looks[group]
+	if l != nil && (l.ended.IsZero() || l.ended.After(asked)) {
+		s.mu.Unlock()
+		select {
+		case <-l.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.stop:
+			return errStopping
+		}
+	}
+	if len(s.looks) >= createdLimit {
+		for g, old := range s.looks {
+			if !old.ended.IsZero() {
+				delete(s.looks, g)
+			}
+		}
+	}
+	l = &groupLook{done: make(chan struct{})}
+	s.looks[group] = l
+	s.mu.Unlock()
+	err := s.sleep(ctx, s.spread())
+	s.mu.Lock()
+	l.ended = time.Now()
+	s.mu.Unlock()
+	close(l.done)
+	return err
+}
+
+// aheadLimit bounds the groups Ahead remembers (cleared when full, like created).
+const aheadLimit = 10_000
+
+// aheadBudget is how long Ahead's calls for one group are retried.
+const aheadBudget = time.Minute
+
+// Ahead makes sure, in the background and once per group in the process, that group exists
+// and stream is created, as soon as the exporter first routes a record there (before the
+// queue and the batcher's flush_timeout): a CreateLogStream call, and when the group is missing
+// the wait before looking again and the group's creation (createStream). The send path then
+// finds the stream in place, or waits for the creation in progress (the same locks and the
+// shared wait), instead of making each new group's wait one after another while holding a
+// sender. It costs one CreateLogStream call per group and process start for a group and
+// stream that exist (answered ResourceAlreadyExists).
+func (s *Sender) Ahead(group, stream string) {
+	s.mu.Lock()
+	if s.stopped || s.ahead[group] {
+		s.mu.Unlock()
+		return
+	}
+	if len(s.ahead) >= aheadLimit {
+		clear(s.ahead)
+	}
+	s.ahead[group] = true
+	s.workerWG.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.workerWG.Done()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-s.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if err := s.createStream(WithDeadline(ctx, time.Now().Add(aheadBudget)), group, stream, time.Now()); err != nil {
+			// The send path creates what is still missing; forget the group so that a
+			// later record tries ahead again.
+			s.mu.Lock()
+			delete(s.ahead, group)
+			s.mu.Unlock()
+		}
+	}()
+}
+
+// groupLook is one wait before a missing group is looked at again (lookAgain).
+type groupLook struct {
+	done  chan struct{} // closed when the wait ends
+	ended time.Time     // zero while it runs; under Sender.mu
 }
 
 // spread is the random wait before a node creates a group it found missing: uniform over

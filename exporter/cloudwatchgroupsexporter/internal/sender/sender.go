@@ -64,7 +64,10 @@ type Sender struct {
 	mu          sync.Mutex
 	groups      map[string]*groupState
 	streamLocks map[string]*sync.Mutex
-	created     map[string]time.Time // group+stream -> when this process created (or found) it
+	created     map[string]time.Time  // group+stream -> when this process created (or found) it
+	looks       map[string]*groupLook // group -> this process's latest wait before looking at it again
+	ahead       map[string]bool       // groups Ahead has seen
+	stopped     bool                  // Stop was called: Ahead starts nothing
 	sleep       func(context.Context, time.Duration) error
 
 	stop     chan struct{}
@@ -86,6 +89,8 @@ func New(api API, cfg Config, obs Observer, logger *zap.Logger) *Sender {
 		groups:      map[string]*groupState{},
 		streamLocks: map[string]*sync.Mutex{},
 		created:     map[string]time.Time{},
+		looks:       map[string]*groupLook{},
+		ahead:       map[string]bool{},
 		stop:        make(chan struct{}),
 		pending:     make(chan settingsJob, settingsQueue),
 	}
@@ -100,7 +105,12 @@ func New(api API, cfg Config, obs Observer, logger *zap.Logger) *Sender {
 // Stop ends every retry wait at once (calls in flight finish) and stops the settings worker.
 // Sends after Stop fail with a retryable error.
 func (s *Sender) Stop() {
-	s.stopOnce.Do(func() { close(s.stop) })
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		s.stopped = true
+		s.mu.Unlock()
+		close(s.stop)
+	})
 	s.workerWG.Wait()
 }
 

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package sender
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+)
+
+// groupsAPI keeps groups and streams as CloudWatch does (without its eventual consistency):
+// PutLogEvents to a missing stream and CreateLogStream in a missing group answer NotFound.
+type groupsAPI struct {
+	API
+	mu          sync.Mutex
+	streams     map[string]map[string]bool // group -> streams
+	streamAsks  int                        // CreateLogStream calls
+	groupCreate int                        // CreateLogGroup calls
+	stored      int                        // events stored
+}
+
+func (a *groupsAPI) PutLogEvents(_ context.Context, in *cloudwatchlogs.PutLogEventsInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.streams[*in.LogGroupName][*in.LogStreamName] {
+		return nil, apiErr("ResourceNotFoundException")
+	}
+	a.stored += len(in.LogEvents)
+	return &cloudwatchlogs.PutLogEventsOutput{}, nil
+}
+
+func (a *groupsAPI) CreateLogStream(_ context.Context, in *cloudwatchlogs.CreateLogStreamInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.CreateLogStreamOutput, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.streamAsks++
+	g, ok := a.streams[*in.LogGroupName]
+	if !ok {
+		return nil, apiErr("ResourceNotFoundException")
+	}
+	g[*in.LogStreamName] = true
+	return &cloudwatchlogs.CreateLogStreamOutput{}, nil
+}
+
+func (a *groupsAPI) CreateLogGroup(_ context.Context, in *cloudwatchlogs.CreateLogGroupInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.CreateLogGroupOutput, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.groupCreate++
+	if _, ok := a.streams[*in.LogGroupName]; ok {
+		return nil, apiErr("ResourceAlreadyExistsException")
+	}
+	a.streams[*in.LogGroupName] = map[string]bool{}
+	return &cloudwatchlogs.CreateLogGroupOutput{}, nil
+}
+
+func (a *groupsAPI) counts() (asks, creates, stored int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.streamAsks, a.groupCreate, a.stored
+}
+
+// TestStreamsOfAMissingGroupShareOneWait: the streams of a new group that find it missing
+// while one of them waits before looking again all end with that one wait (one spread per
+// group and process, design.md section 7); the group is created once and every batch is
+// stored. A stream of the group that comes after the group was created waits for nothing.
+func TestStreamsOfAMissingGroupShareOneWait(t *testing.T) {
+	api := &groupsAPI{streams: map[string]map[string]bool{}}
+	s := New(api, Config{Backoff: Backoff{Initial: time.Hour, Max: time.Hour}, CreateGroupRate: 1000, CreateStreamRate: 1000}, &countingObserver{}, zap.NewNop())
+	defer s.Stop()
+	var mu sync.Mutex
+	waits := 0
+	entered, release := make(chan struct{}, 16), make(chan struct{})
+	s.sleep = func(ctx context.Context, _ time.Duration) error {
+		mu.Lock()
+		waits++
+		mu.Unlock()
+		entered <- struct{}{}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	const streams = 8
+	put := func(stream string) error {
+		ctx := WithDeadline(context.Background(), time.Now().Add(time.Minute))
+		_, err := s.Put(ctx, "g", stream, []types.InputLogEvent{{Message: aws.String("m"), Timestamp: aws.Int64(1)}})
+		return err
+	}
+	errs := make(chan error, streams)
+	for i := range streams {
+		go func() { errs <- put(string(rune('a' + i))) }()
+	}
+	<-entered
+	// Every stream has found the group missing; all but the first now wait for its wait.
+	require.Eventually(t, func() bool { asks, _, _ := api.counts(); return asks >= streams }, 10*time.Second, time.Millisecond)
+	close(release)
+	for range streams {
+		require.NoError(t, <-errs)
+	}
+	asks, creates, stored := api.counts()
+	mu.Lock()
+	require.Equal(t, 1, waits, "one wait before looking at the group again, for all its streams")
+	mu.Unlock()
+	require.Equal(t, 1, creates, "CreateLogGroup calls")
+	require.Equal(t, streams, stored)
+
+	require.NoError(t, put("late"))
+	mu.Lock()
+	require.Equal(t, 1, waits, "a stream of a group that exists waits for nothing")
+	mu.Unlock()
+	asksAfter, _, _ := api.counts()
+	require.Equal(t, asks+1, asksAfter, "the late stream is created with one call")
+}
+
+// TestAheadCreatesNewGroupsInParallel: the groups and streams the exporter routes records to
+// are created in the background as soon as it sees them, the waits before looking again at
+// missing groups side by side (not one after another in the senders); a Put afterwards is
+// delivered at its first call. Stop ends waits still running.
+func TestAheadCreatesNewGroupsInParallel(t *testing.T) {
+	api := &groupsAPI{streams: map[string]map[string]bool{}}
+	s := New(api, Config{Backoff: Backoff{Initial: time.Hour, Max: time.Hour}, CreateGroupRate: 1000, CreateStreamRate: 1000}, &countingObserver{}, zap.NewNop())
+	groups := []string{"g1", "g2", "g3"}
+	entered, release := make(chan struct{}, 16), make(chan struct{})
+	var mu sync.Mutex
+	waits := 0
+	s.sleep = func(ctx context.Context, _ time.Duration) error {
+		mu.Lock()
+		waits++
+		released := waits <= len(groups) // later waits only end with Stop
+		mu.Unlock()
+		entered <- struct{}{}
+		if !released {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for _, g := range groups {
+		s.Ahead(g, "s")
+		s.Ahead(g, "other") // once per group
+	}
+	for range groups {
+		<-entered // all three waits run at once
+	}
+	close(release)
+	require.Eventually(t, func() bool { _, creates, _ := api.counts(); return creates == len(groups) }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		api.mu.Lock()
+		defer api.mu.Unlock()
+		for _, g := range groups {
+			if !api.streams[g]["s"] {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, time.Millisecond)
+	for _, g := range groups {
+		ctx := WithDeadline(context.Background(), time.Now().Add(time.Minute))
+		_, err := s.Put(ctx, g, "s", []types.InputLogEvent{{Message: aws.String("m"), Timestamp: aws.Int64(1)}})
+		require.NoError(t, err)
+	}
+	asks, creates, stored := api.counts()
+	require.Equal(t, len(groups), creates)
+	require.Equal(t, len(groups), stored)
+	// Per group: the first CreateLogStream, the look after the wait, the one after creating
+	// the group; none on the send path.
+	require.Equal(t, 3*len(groups), asks, "CreateLogStream calls")
+
+	// A wait still running when the sender stops ends at once.
+	s.Ahead("g4", "s")
+	<-entered
+	stopped := make(chan struct{})
+	go func() { s.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not end Ahead's wait")
+	}
+	s.Ahead("g5", "s") // after Stop: nothing starts
+	_, creates, _ = api.counts()
+	require.Equal(t, len(groups), creates)
+}
