@@ -108,7 +108,7 @@ func rootsByPod(sink *consumertest.TracesSink) map[string][]ptrace.Span {
 
 func startReceiver(t *testing.T, kubeconfig string, sink *consumertest.TracesSink) *lifecycleReceiver {
 	cfg := createDefaultConfig().(*Config)
-	cfg.Kubeconfig, cfg.NodeName, cfg.Timeout = kubeconfig, "node-a", 5*time.Second
+	cfg.Kubeconfig, cfg.NodeName, cfg.GiveUpAfter = kubeconfig, "node-a", 5*time.Second
 	r, err := newReceiver(receivertest.NewNopSettings(metadata.Type), cfg, sink)
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
@@ -220,7 +220,7 @@ func TestLifecycleAgainstAPIServer(t *testing.T) {
 	assert.Equal(t, outcomeDeleted, outcome(s))
 	assert.Equal(t, ptrace.StatusCodeError, s.Status().Code())
 	s = roots[stuck.Name][0]
-	assert.Equal(t, outcomeTimeout, outcome(s))
+	assert.Equal(t, outcomeGaveUp, outcome(s))
 	assert.GreaterOrEqual(t, s.EndTimestamp().AsTime().Sub(s.StartTimestamp().AsTime()), 5*time.Second)
 
 	// a restarted receiver sees the ready Pods at its first list and emits the same ids again;

@@ -58,7 +58,7 @@ func TestBuildTrace(t *testing.T) {
 	var ownTrace pcommon.TraceID
 	copy(ownTrace[:], rootSum[:16])
 
-	allPhases := []wantSpan{{"PodScheduled", 0, 1}, {"Initialized", 1, 3}, {"ContainersReady", 3, 7}, {"Ready", 7, 7}}
+	allPhases := []wantSpan{{"PodScheduled", 0, 1}, {"Initialized", 1, 3}, {"ContainersReady", 3, 7}, {"Ready", 7, 7}, {containerStartName, 3, 6}}
 	tests := []struct {
 		name       string
 		pod        *corev1.Pod
@@ -89,12 +89,12 @@ func TestBuildTrace(t *testing.T) {
 		},
 		{
 			name: "deleted after scheduling: only what happened before the end", pod: pod, outcome: outcomeDeleted, end: 2, origin: origin{from: "none"},
-			wantTrace: ownTrace, wantSpans: []wantSpan{{"PodScheduled", 0, 1}}, wantError: true,
+			wantTrace: ownTrace, wantSpans: []wantSpan{{"PodScheduled", 0, 1}, {"Initialized", 1, 2}}, wantError: true,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			td := buildTrace(tt.pod, tt.outcome, t0.Add(time.Duration(tt.end)*time.Second), tt.origin)
+			td := buildTrace(tt.pod, tt.outcome, t0.Add(time.Duration(tt.end)*time.Second), tt.origin, nil)
 			spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
 			require.Equal(t, 1+len(tt.wantSpans), spans.Len())
 			root := spans.At(0)
@@ -125,7 +125,11 @@ func TestBuildTrace(t *testing.T) {
 				assert.Equal(t, w.name, s.Name())
 				assert.Equal(t, tt.wantTrace, s.TraceID())
 				assert.Equal(t, root.SpanID(), s.ParentSpanID())
-				sum := ids(string(pod.UID), 1, w.name)
+				what := w.name
+				if what == containerStartName {
+					what = "container/app"
+				}
+				sum := ids(string(pod.UID), 1, what)
 				assert.Equal(t, pcommon.SpanID(sum[:8]), s.SpanID())
 				assert.Equal(t, t0.Add(time.Duration(w.start)*time.Second), s.StartTimestamp().AsTime(), w.name)
 				assert.Equal(t, t0.Add(time.Duration(w.end)*time.Second), s.EndTimestamp().AsTime(), w.name)
