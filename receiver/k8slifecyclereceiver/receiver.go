@@ -211,7 +211,7 @@ func trimPod(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Generation: pod.Generation,
 			ResourceVersion: pod.ResourceVersion, CreationTimestamp: pod.CreationTimestamp, DeletionTimestamp: pod.DeletionTimestamp,
-			Annotations: traceAnnotations(pod.Annotations),
+			DeletionGracePeriodSeconds: pod.DeletionGracePeriodSeconds, Annotations: traceAnnotations(pod.Annotations),
 		},
 		Status: corev1.PodStatus{
 			Phase: pod.Status.Phase, Conditions: pod.Status.Conditions, ContainerStatuses: pod.Status.ContainerStatuses,
@@ -257,7 +257,11 @@ func (r *lifecycleReceiver) observe(obj any, added bool) {
 	}
 	outcome, at, done := desiredState(pod)
 	if !done && pod.DeletionTimestamp != nil { // graceful deletion: the intent is gone
+		// when it was asked for: the deletion timestamp is that moment plus the grace period
 		outcome, at, done = outcomeDeleted, pod.DeletionTimestamp.Time, true
+		if g := pod.DeletionGracePeriodSeconds; g != nil && *g > 0 {
+			at = at.Add(-time.Duration(*g) * time.Second)
+		}
 		if at.Before(pod.CreationTimestamp.Time) || at.After(r.now()) {
 			at = r.now()
 		}
