@@ -100,8 +100,18 @@ func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, 
 		},
 	}
 	t.spans = spanBuilder{
-		clusterName: r.cfg.ClusterName, mode: r.cfg.Spans.Mode,
+		clusterName: r.cfg.ClusterName, mode: r.cfg.Spans.Mode, sampling: r.cfg.Spans.Sampling,
 		objectContext: objectContext, putRef: putObjectRef,
+		unsampled: func(reason string) {
+			t.tel.ReceiverKubeEventsSpansUnsampled.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
+		},
+	}
+	if objectContext != nil {
+		// a series' context is the one its object had when it began (design.md rule 9.6)
+		t.table.capture = func(ev *event) trace.SpanContext {
+			sc, _ := objectContext(canonicalRef(ev.Regarding))
+			return sc
+		}
 	}
 	return t
 }
