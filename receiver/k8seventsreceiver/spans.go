@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
-	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 )
 
 // spanBuilder turns transitions into spans, one per singleton and one per finished series

@@ -118,20 +118,25 @@ func startReceiver(t *testing.T, kubeconfig string, sink *consumertest.TracesSin
 	return r
 }
 
-// TestLifecycleAgainstAPIServer runs the receiver, node-scoped, against a real kube-apiserver
-// while a test controller creates a traced Deployment → ReplicaSet → Pods and writes their
-// status as a kubelet would, and checks every trace's ids, parent or link, times and end.
-func TestLifecycleAgainstAPIServer(t *testing.T) {
+// startCluster starts a real API server and returns a client and a test controller on it.
+func startCluster(t *testing.T) (*kubecluster.Cluster, kubernetes.Interface, controller) {
 	cluster := kubecluster.Start(t)
 	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
 	require.NoError(t, err)
 	client, err := kubernetes.NewForConfig(rc)
 	require.NoError(t, err)
-	c := controller{t: t, client: client}
-	ctx := context.Background()
 	// no controller manager creates the namespace's default service account Pods need
-	_, err = client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	_, err = client.CoreV1().ServiceAccounts("default").Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	return cluster, client, controller{t: t, client: client}
+}
+
+// TestLifecycleAgainstAPIServer runs the receiver, node-scoped, against a real kube-apiserver
+// while a test controller creates a traced Deployment → ReplicaSet → Pods and writes their
+// status as a kubelet would, and checks every trace's ids, parent or link, times and end.
+func TestLifecycleAgainstAPIServer(t *testing.T) {
+	cluster, client, c := startCluster(t)
+	ctx := context.Background()
 
 	// the user's context on the Deployment, propagated to its ReplicaSet (binary form, as the
 	// original webhook wrote it)
@@ -145,7 +150,7 @@ func TestLifecycleAgainstAPIServer(t *testing.T) {
 		},
 	}
 	objecttrace.EncodeContextIntoObject(c.ctx(userSC), deploy, objecttrace.EncodeOptions{Encoding: objecttrace.EncodingBinary})
-	deploy, err = client.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{})
+	deploy, err := client.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{})
 	require.NoError(t, err)
 	deploySC, _, err := objecttrace.SpanContextFromObject(deploy)
 	require.NoError(t, err)

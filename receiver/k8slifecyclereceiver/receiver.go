@@ -7,7 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-		"os"
+	"os"
 	"sync"
 	"time"
 

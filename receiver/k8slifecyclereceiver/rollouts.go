@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
-	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
 

@@ -14,11 +14,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
-	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
 
@@ -44,15 +41,8 @@ func (c controller) waitingStatus(p *corev1.Pod, reason string) {
 // kubelet's ErrImagePull, ImagePullBackOff) gets, once it is ready, a trace without error whose
 // container start span lasts the whole pull and says what it waited for (rule 4).
 func TestSamplingAndSlowPullAgainstAPIServer(t *testing.T) {
-	cluster := kubecluster.Start(t)
-	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	require.NoError(t, err)
-	client, err := kubernetes.NewForConfig(rc)
-	require.NoError(t, err)
-	c := controller{t: t, client: client}
+	cluster, _, c := startCluster(t)
 	ctx := context.Background()
-	_, err = client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
 
 	sink := &consumertest.TracesSink{}
 	// the pull below is slower than startReceiver's 5s

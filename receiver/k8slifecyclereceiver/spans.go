@@ -13,8 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
-	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 )
 
 // Outcomes of a Pod's lifecycle trace (design.md rule 4).

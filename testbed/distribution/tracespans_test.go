@@ -175,7 +175,7 @@ service:
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{
 				"deployment.kubernetes.io/revision": "1", contextKey: traceparent(user),
 			}},
-			Spec:       appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl},
+			Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl},
 		}
 		d, err := kc.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{})
 		check(err)
@@ -215,8 +215,10 @@ service:
 			for _, c := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
 				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue, LastTransitionTime: now})
 			}
-			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Image: "app:1", ImageID: "app@sha256:1", Ready: true,
-				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+				Name: "app", Image: "app:1", ImageID: "app@sha256:1", Ready: true,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+			}}
 			_, err = kc.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{})
 			check(err)
 		}

@@ -69,16 +69,32 @@ func TestDecide(t *testing.T) {
 		{"kind overrides ratio: dropped", SamplingConfig{Ratio: 1, Kinds: map[string]float64{"Node": 0}}, "Node", nil, high, DropRatio},
 		{"kind overrides ratio: other kind kept", SamplingConfig{Ratio: 1, Kinds: map[string]float64{"Node": 0}}, "Pod", nil, high, Sample},
 		{"only with context, none", SamplingConfig{Ratio: 1, OnlyWithContext: true}, "Pod", nil, high, DropNoContext},
-		{"parented under a sampled context: ratio does not apply", SamplingConfig{Ratio: 0, OnlyWithContext: true}, "Pod",
-			func(t *testing.T) trace.SpanContext { return ctx(t, low, true) }, low, Sample},
-		{"parented under an unsampled context", NewDefaultSamplingConfig(), "Pod",
-			func(t *testing.T) trace.SpanContext { return ctx(t, low, false) }, low, DropUnsampledParent},
-		{"linked to an unsampled context", NewDefaultSamplingConfig(), "Pod",
-			func(t *testing.T) trace.SpanContext { return ctx(t, other, false) }, high, DropUnsampledParent},
-		{"linked to a sampled context: own trace, ratio applies", SamplingConfig{Ratio: 0.5, OnlyWithContext: true}, "Pod",
-			func(t *testing.T) trace.SpanContext { return ctx(t, other, true) }, low, DropRatio},
-		{"linked to a sampled context: kept by ratio", SamplingConfig{Ratio: 0.5, OnlyWithContext: true}, "Pod",
-			func(t *testing.T) trace.SpanContext { return ctx(t, other, true) }, high, Sample},
+		{
+			"parented under a sampled context: ratio does not apply",
+			SamplingConfig{Ratio: 0, OnlyWithContext: true},
+			"Pod",
+			func(t *testing.T) trace.SpanContext { return ctx(t, low, true) }, low, Sample,
+		},
+		{
+			"parented under an unsampled context", NewDefaultSamplingConfig(), "Pod",
+			func(t *testing.T) trace.SpanContext { return ctx(t, low, false) }, low, DropUnsampledParent,
+		},
+		{
+			"linked to an unsampled context", NewDefaultSamplingConfig(), "Pod",
+			func(t *testing.T) trace.SpanContext { return ctx(t, other, false) }, high, DropUnsampledParent,
+		},
+		{
+			"linked to a sampled context: own trace, ratio applies",
+			SamplingConfig{Ratio: 0.5, OnlyWithContext: true},
+			"Pod",
+			func(t *testing.T) trace.SpanContext { return ctx(t, other, true) }, low, DropRatio,
+		},
+		{
+			"linked to a sampled context: kept by ratio",
+			SamplingConfig{Ratio: 0.5, OnlyWithContext: true},
+			"Pod",
+			func(t *testing.T) trace.SpanContext { return ctx(t, other, true) }, high, Sample,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
