@@ -32,7 +32,7 @@ import (
 type spanSink struct {
 	mu      sync.Mutex
 	spans   []ptrace.Span
-	changed chan struct{} // signalled after every request that brought spans
+	changed chan struct{} // signaled after every request that brought spans
 }
 
 func (s *spanSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -248,9 +248,12 @@ service:
 		return len(spans) == 1
 	}
 	deadline := time.After(60 * time.Second)
-	for !(inTrace(sink.find("Deployment rollout", "web")) &&
-		inTrace(sink.find("Pod start", tracedPods[0])) && inTrace(sink.find("Pod start", tracedPods[1])) &&
-		inTrace(sink.find("Pod.Pulled", tracedPods[0])) && inTrace(sink.find("Pod.Pulled", tracedPods[1]))) {
+	all := func() bool {
+		return inTrace(sink.find("Deployment rollout", "web")) &&
+			inTrace(sink.find("Pod start", tracedPods[0])) && inTrace(sink.find("Pod start", tracedPods[1])) &&
+			inTrace(sink.find("Pod.Pulled", tracedPods[0])) && inTrace(sink.find("Pod.Pulled", tracedPods[1]))
+	}
+	for !all() {
 		select {
 		case <-sink.changed:
 			continue
