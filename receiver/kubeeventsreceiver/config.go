@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 )
 
@@ -144,6 +145,9 @@ type SpansConfig struct {
 	// QueueSize bounds the spans waiting for the traces consumer; when full, new spans are
 	// dropped and counted (the logs never wait for the traces pipeline, rule 9.7).
 	QueueSize int `mapstructure:"queue_size"`
+	// Sampling chooses which spans are made (the block kube_lifecycle reads as sampling; see
+	// internal/k8smodel/objspans).
+	Sampling objspans.SamplingConfig `mapstructure:"sampling"`
 }
 
 // CheckpointConfig paces the checkpoint writes (design.md rule 5.5).
@@ -188,7 +192,7 @@ func createDefaultConfig() component.Config {
 			QPS: 5, Burst: 10, PageSize: 500,
 			Backoff: BackoffConfig{InitialInterval: time.Second, MaxInterval: 5 * time.Minute},
 		},
-		Spans:      SpansConfig{Mode: SpanModeParent, QueueSize: 10000},
+		Spans:      SpansConfig{Mode: SpanModeParent, QueueSize: 10000, Sampling: objspans.NewDefaultSamplingConfig()},
 		Checkpoint: CheckpointConfig{Interval: 5 * time.Second},
 	}
 }
@@ -238,6 +242,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Spans.QueueSize <= 0 {
 		errs = append(errs, errors.New("spans.queue_size must be positive"))
+	}
+	if err := c.Spans.Sampling.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("spans.sampling: %w", err))
 	}
 	if s.MaxOpen <= 0 {
 		errs = append(errs, errors.New("series.max_open must be positive"))

@@ -104,12 +104,10 @@ func (b *recordBuilder) record(lr plog.LogRecord, tr *transition, observed time.
 			b.rejected("related", reason)
 		}
 	}
-	if b.objectContext != nil {
-		if sc, ok := b.objectContext(canonicalRef(ev.Regarding)); ok {
-			lr.SetTraceID(pcommon.TraceID(sc.TraceID()))
-			lr.SetSpanID(pcommon.SpanID(sc.SpanID()))
-			lr.SetFlags(plog.DefaultLogRecordFlags.WithIsSampled(sc.IsSampled()))
-		}
+	if sc, ok := contextOf(tr, b.objectContext); ok {
+		lr.SetTraceID(pcommon.TraceID(sc.TraceID()))
+		lr.SetSpanID(pcommon.SpanID(sc.SpanID()))
+		lr.SetFlags(plog.DefaultLogRecordFlags.WithIsSampled(sc.IsSampled()))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"hash/fnv"
 	"sort"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // state is what a record says about its Event's series (design.md rule 3).
@@ -32,6 +34,16 @@ type transition struct {
 	Event     event
 	PrevCount int32
 	PrevLast  time.Time
+	// Context is the regarding object's context captured when the series opened (design.md
+	// rule 9.6); unset for a singleton and a series first seen finished, whose context is read
+	// when they are emitted, which is when they began to be seen.
+	Context capturedContext
+}
+
+// capturedContext is a span context read from trace_context, and whether it was read.
+type capturedContext struct {
+	sc   trace.SpanContext
+	read bool
 }
 
 // seriesTimers are the series settings the inference uses.
@@ -50,6 +62,7 @@ type openSeries struct {
 	emittedLast  time.Time
 	seenAt       time.Time // when it was last written (the write time, else when the write was received)
 	term         int64     // the term that emitted its last record (0: none known)
+	ctx          capturedContext
 	elem         *list.Element
 }
 
@@ -87,6 +100,8 @@ type seriesTable struct {
 	term int64
 	// prior holds the previous term's open series not yet met again in a list, by seriesKey.
 	prior map[uint64]priorSeries
+	// capture reads the regarding object's context when a series opens (nil: no trace_context).
+	capture func(ev *event) trace.SpanContext
 }
 
 func newSeriesTable(t seriesTimers) *seriesTable {
@@ -174,8 +189,9 @@ func (s *seriesTable) observe(ev event, now time.Time, created, live bool) []tra
 		s.addTomb(ev.UID, ev.Count, now, false)
 		return []transition{{State: stateFinished, Event: ev}}
 	}
-	s.addOpen(ev, seenTime(wt, now)).term = s.term
-	return []transition{{State: stateStart, Event: ev}}
+	o := s.addOpen(ev, seenTime(wt, now))
+	o.term = s.term
+	return []transition{{State: stateStart, Event: ev, Context: o.ctx}}
 }
 
 func (s *seriesTable) update(o *openSeries, ev event, now, wt time.Time) []transition {
@@ -189,12 +205,12 @@ func (s *seriesTable) update(o *openSeries, ev event, now, wt time.Time) []trans
 	case s.stale(ev, wt):
 		s.removeOpen(o)
 		s.addTomb(ev.UID, ev.Count, now, false)
-		return []transition{{State: stateFinished, Event: ev, PrevCount: prevCount, PrevLast: prevLast}}
+		return []transition{{State: stateFinished, Event: ev, PrevCount: prevCount, PrevLast: prevLast, Context: o.ctx}}
 	case ev.Legacy && ev.Last.Sub(o.emittedLast) < s.t.OngoingInterval && o.ev.Note == prevNote:
 		return nil // a legacy count++ inside the ongoing interval; a changed note is a record (rule 10)
 	}
 	o.emittedCount, o.emittedLast, o.term = ev.Count, ev.Last, s.term
-	return []transition{{State: stateOngoing, Event: ev, PrevCount: prevCount, PrevLast: prevLast}}
+	return []transition{{State: stateOngoing, Event: ev, PrevCount: prevCount, PrevLast: prevLast, Context: o.ctx}}
 }
 
 // seed enters a relist item at or below the checkpoint: already handled by the previous run,
@@ -245,7 +261,7 @@ func (s *seriesTable) deleted(uid string) []transition {
 		return nil
 	}
 	s.removeOpen(o)
-	return []transition{{State: stateFinished, Event: o.ev, PrevCount: o.emittedCount, PrevLast: o.emittedLast}}
+	return []transition{{State: stateFinished, Event: o.ev, PrevCount: o.emittedCount, PrevLast: o.emittedLast, Context: o.ctx}}
 }
 
 // sweep finishes series silent for longer than their timeout and forgets old tombstones.
@@ -261,7 +277,7 @@ func (s *seriesTable) sweep(now time.Time) []transition {
 		}
 		s.removeOpen(o)
 		s.addTomb(uid, o.ev.Count, now, true)
-		out = append(out, transition{State: stateFinished, Event: o.ev, PrevCount: o.emittedCount, PrevLast: o.emittedLast})
+		out = append(out, transition{State: stateFinished, Event: o.ev, PrevCount: o.emittedCount, PrevLast: o.emittedLast, Context: o.ctx})
 	}
 	for e := s.tombLRU.Back(); e != nil; {
 		prev := e.Prev()
@@ -283,6 +299,9 @@ func (s *seriesTable) sweep(now time.Time) []transition {
 
 func (s *seriesTable) addOpen(ev event, seenAt time.Time) *openSeries {
 	o := &openSeries{ev: capNote(ev), emittedCount: ev.Count, emittedLast: ev.Last, seenAt: seenAt}
+	if s.capture != nil {
+		o.ctx = capturedContext{sc: s.capture(&ev), read: true}
+	}
 	o.elem = s.lru.PushFront(ev.UID)
 	s.open[ev.UID] = o
 	s.openKeys[seriesKey(ev.UID)] = ev.UID

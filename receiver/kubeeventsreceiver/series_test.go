@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
 )
 
 var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
@@ -166,4 +168,30 @@ func TestSeriesTableBounded(t *testing.T) {
 	assert.Equal(t, 100000, emitted, "one record per Event")
 	assert.Len(t, tab.open, 2000)
 	assert.Equal(t, int64(20000-2000), tab.evicted)
+}
+
+// TestSeriesKeepsItsContext: a series' context is read once, when it opens, and every later
+// transition of the series carries it (design.md rule 9.6).
+func TestSeriesKeepsItsContext(t *testing.T) {
+	tab := newSeriesTable(testTimers())
+	reads := 0
+	tab.capture = func(*event) trace.SpanContext {
+		reads++
+		return trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{byte(reads)}, SpanID: trace.SpanID{1}, TraceFlags: trace.FlagsSampled})
+	}
+	now := t0
+	start := tab.observe(ev("a", 2, 0, false), now, true, true)
+	require.Len(t, start, 1)
+	ongoing := tab.observe(ev("a", 3, time.Second, false), now.Add(time.Second), false, true)
+	require.Len(t, ongoing, 1)
+	finished := tab.deleted("a")
+	require.Len(t, finished, 1)
+	assert.Equal(t, 1, reads)
+	for _, tr := range [][]transition{start, ongoing, finished} {
+		assert.True(t, tr[0].Context.read)
+		assert.Equal(t, trace.TraceID{1}, tr[0].Context.sc.TraceID(), tr[0].State.String())
+	}
+	single := tab.observe(ev("b", 1, 0, false), now, true, true)
+	require.Len(t, single, 1)
+	assert.False(t, single[0].Context.read, "a singleton's context is read when it is emitted")
 }

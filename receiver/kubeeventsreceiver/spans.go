@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 )
 
 // spanBuilder turns transitions into spans, one per singleton and one per finished series
@@ -19,9 +20,25 @@ import (
 type spanBuilder struct {
 	clusterName string
 	mode        SpanMode
+	sampling    objspans.SamplingConfig
 	// objectContext answers the regarding object's span context (nil: no trace_context).
 	objectContext func(objref.Ref) (trace.SpanContext, bool)
 	putRef        func(m pcommon.Map, set attr.ObjectSet, r objref.Ref) string
+	// unsampled counts a span the sampling dropped, by reason.
+	unsampled func(reason string)
+}
+
+// contextOf is the regarding object's context for a transition: the one captured when its
+// series opened, else (a singleton, a series first seen finished, no trace_context when it
+// opened) the one it carries now (design.md rule 9.6).
+func contextOf(tr *transition, lookup func(objref.Ref) (trace.SpanContext, bool)) (trace.SpanContext, bool) {
+	if tr.Context.read {
+		return tr.Context.sc, tr.Context.sc.IsValid()
+	}
+	if lookup == nil {
+		return trace.SpanContext{}, false
+	}
+	return lookup(canonicalRef(tr.Event.Regarding))
 }
 
 // spanWorthy reports whether a transition ends an Event's span: a singleton, or a series that
@@ -46,16 +63,22 @@ func objectKey(r objref.Ref) string {
 	return "key:" + r.Key()
 }
 
-// eventTraceID is the trace of every span about one object: a hash of the object's identity,
-// so a restart or another replica derives the same id.
-func eventTraceID(r objref.Ref) pcommon.TraceID {
-	sum := sha256.Sum256([]byte("otelcol_k8s trace\x00" + objectKey(r)))
+// eventTrace is the trace and parent of an Event's span when the object carries no context
+// (design.md rule 9.3, objspans rule 1): for a Pod, the trace of its lifecycle (its first
+// desired state), under its root span; for any other object (Events carry no generation, and a
+// Node's or a long-lived object's Events must not pile into one trace) a trace of the Event
+// itself: the singleton and the series of one Event share it.
+func eventTrace(r objref.Ref, eventUID string) (pcommon.TraceID, pcommon.SpanID) {
+	if r.Kind == "Pod" && r.UID != "" {
+		return objspans.TraceID(r.UID, 1), objspans.RootSpanID(r.UID, 1)
+	}
+	sum := sha256.Sum256([]byte("otelcol_k8s trace\x00" + objectKey(r) + "\x00" + eventUID))
 	var id pcommon.TraceID
 	copy(id[:], sum[:16])
 	if id.IsEmpty() {
 		id[15] = 1
 	}
-	return id
+	return id, pcommon.SpanID{}
 }
 
 // eventSpanID is the span of one Event on its object covering its occurrences up to count: 1
@@ -90,6 +113,10 @@ func (b *spanBuilder) build(traces ptrace.Traces, ts []transition) int {
 		if !spanWorthy(tr.State) {
 			continue
 		}
+		ids, keep := b.decide(tr)
+		if !keep {
+			continue
+		}
 		ns := tr.Event.Namespace
 		spans, ok := bySpace[ns]
 		if !ok {
@@ -100,18 +127,57 @@ func (b *spanBuilder) build(traces ptrace.Traces, ts []transition) int {
 			spans = ss.Spans()
 			bySpace[ns] = spans
 		}
-		b.span(spans.AppendEmpty(), tr)
+		b.span(spans.AppendEmpty(), tr, ids)
 		n++
 	}
 	return n
 }
 
-func (b *spanBuilder) span(sp ptrace.Span, tr *transition) {
+// spanIDs are the ids and relation of one Event's span.
+type spanIDs struct {
+	trace  pcommon.TraceID
+	parent pcommon.SpanID
+	link   trace.SpanContext // valid: link to it
+	state  string            // the trace state of the parent context
+}
+
+// decide gives a span its trace, parent or link (rule 9.3, 9.6) and applies the sampling
+// (objspans rule 2); false when the span is dropped (counted).
+func (b *spanBuilder) decide(tr *transition) (spanIDs, bool) {
+	ref := canonicalRef(tr.Event.Regarding)
+	var out spanIDs
+	out.trace, out.parent = eventTrace(ref, tr.Event.UID)
+	sc, ok := contextOf(tr, b.objectContext)
+	if !ok {
+		sc = trace.SpanContext{}
+	}
+	switch {
+	case sc.IsValid() && b.mode == SpanModeLink:
+		out.parent = pcommon.SpanID{}
+		if ref.Kind == "Pod" {
+			out.parent = objspans.RootSpanID(ref.UID, 1) // the Pod's lifecycle root links alike
+		}
+		out.link = sc
+	case sc.IsValid():
+		out.trace, out.parent, out.state = pcommon.TraceID(sc.TraceID()), pcommon.SpanID(sc.SpanID()), sc.TraceState().String()
+	}
+	if d := b.sampling.Decide(ref.Kind, sc, out.trace); d != objspans.Sample {
+		if b.unsampled != nil {
+			b.unsampled(d.String())
+		}
+		return out, false
+	}
+	return out, true
+}
+
+func (b *spanBuilder) span(sp ptrace.Span, tr *transition, ids spanIDs) {
 	ev := &tr.Event
 	ref := canonicalRef(ev.Regarding)
 	sp.SetName(spanName(ev))
 	sp.SetKind(ptrace.SpanKindInternal)
-	sp.SetTraceID(eventTraceID(ref))
+	sp.SetTraceID(ids.trace)
+	sp.SetParentSpanID(ids.parent)
+	sp.TraceState().FromRaw(ids.state)
 	covered := ev.Count
 	if tr.State == stateSingleton {
 		covered = 1
@@ -127,20 +193,11 @@ func (b *spanBuilder) span(sp ptrace.Span, tr *transition) {
 		sp.Status().SetCode(ptrace.StatusCodeError)
 		sp.Status().SetMessage(ev.Reason)
 	}
-	if b.objectContext != nil {
-		if sc, ok := b.objectContext(ref); ok {
-			switch b.mode {
-			case SpanModeLink:
-				l := sp.Links().AppendEmpty()
-				l.SetTraceID(pcommon.TraceID(sc.TraceID()))
-				l.SetSpanID(pcommon.SpanID(sc.SpanID()))
-				l.TraceState().FromRaw(sc.TraceState().String())
-			default:
-				sp.SetTraceID(pcommon.TraceID(sc.TraceID()))
-				sp.SetParentSpanID(pcommon.SpanID(sc.SpanID()))
-				sp.TraceState().FromRaw(sc.TraceState().String())
-			}
-		}
+	if ids.link.IsValid() {
+		l := sp.Links().AppendEmpty()
+		l.SetTraceID(pcommon.TraceID(ids.link.TraceID()))
+		l.SetSpanID(pcommon.SpanID(ids.link.SpanID()))
+		l.TraceState().FromRaw(ids.link.TraceState().String())
 	}
 	m := sp.Attributes()
 	putEventAttributes(m, tr)

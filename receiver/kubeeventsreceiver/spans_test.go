@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 )
 
 var (
@@ -49,11 +50,10 @@ func spansOf(tr ptrace.Traces) []ptrace.Span {
 }
 
 func TestSpans(t *testing.T) {
-	// The ids are sha256 prefixes of the object's uid (trace) and of it, the Event's uid and the
-	// occurrences the span covers (span), computed outside Go:
-	// sha256("otelcol_k8s trace\x00uid:<pod uid>")[:16] and
-	// sha256("otelcol_k8s span\x00uid:<pod uid>\x00ev-1\x00<count>")[:8].
-	const wantTrace = "a8ee0e0d1765605343947d9305ae7f05"
+	// A Pod's Events without a context are in the Pod's lifecycle trace, under its root
+	// (objspans rule 1): sha256("<pod uid>/1/root")[:16] and [16:24], computed outside Go; the
+	// span ids are sha256("otelcol_k8s span\x00uid:<pod uid>\x00ev-1\x00<count>")[:8].
+	const wantTrace, wantRoot = "2ec68c2e5d454478be05e5151b700132", "6e9a3a89d63a1da8"
 	tests := []struct {
 		name       string
 		tr         transition
@@ -90,7 +90,7 @@ func TestSpans(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := spanBuilder{clusterName: "prod", mode: tt.mode, putRef: putObjectRef}
+			b := spanBuilder{clusterName: "prod", mode: tt.mode, putRef: putObjectRef, sampling: objspans.NewDefaultSamplingConfig()}
 			if tt.objCtx {
 				b.objectContext = func(r objref.Ref) (trace.SpanContext, bool) {
 					assert.Equal(t, webPod, r)
@@ -117,7 +117,7 @@ func TestSpans(t *testing.T) {
 				assert.Zero(t, sp.Links().Len())
 			default:
 				assert.Equal(t, wantTrace, sp.TraceID().String())
-				assert.True(t, sp.ParentSpanID().IsEmpty())
+				assert.Equal(t, wantRoot, sp.ParentSpanID().String())
 			}
 			if tt.wantLink {
 				require.Equal(t, 1, sp.Links().Len())
@@ -148,7 +148,7 @@ func str2(m pcommon.Map, k string) string {
 func TestSpanIDsAreDerived(t *testing.T) {
 	oneIn := func(st state, ev event) ptrace.Span {
 		traces := ptrace.NewTraces()
-		(&spanBuilder{putRef: putObjectRef}).build(traces, []transition{{State: st, Event: ev}})
+		(&spanBuilder{putRef: putObjectRef, sampling: objspans.NewDefaultSamplingConfig()}).build(traces, []transition{{State: st, Event: ev}})
 		return spansOf(traces)[0]
 	}
 	one := func(ev event) ptrace.Span { return oneIn(stateSingleton, ev) }
@@ -202,6 +202,77 @@ func TestRecordsCarryTheObjectContext(t *testing.T) {
 			assert.Equal(t, pcommon.TraceID(objSpan.TraceID()), lr.TraceID())
 			assert.Equal(t, pcommon.SpanID(objSpan.SpanID()), lr.SpanID())
 			assert.True(t, lr.Flags().IsSampled())
+		})
+	}
+}
+
+// TestEventTraces: a Node's Events (and any non-Pod object's) are each in a trace of their own,
+// never one trace per object forever; a Pod's Events share its lifecycle trace (objspans rule
+// 1); a series' context is the one captured when it opened, not the one its object carries when
+// it finishes (rule 9.6).
+func TestEventTraces(t *testing.T) {
+	b := spanBuilder{putRef: putObjectRef, sampling: objspans.NewDefaultSamplingConfig()}
+	build := func(tr transition) ptrace.Span {
+		traces := ptrace.NewTraces()
+		require.Equal(t, 1, b.build(traces, []transition{tr}))
+		return spansOf(traces)[0]
+	}
+	node := objref.Ref{Kind: "Node", APIVersion: "v1", Name: "node-1", UID: "6a0c3f9e-0000-4000-8000-000000000001"}
+	onNode := func(uid string) event { ev := backOffEvent(uid, 1, "Normal"); ev.Regarding = node; return ev }
+	n1, n2 := build(transition{State: stateSingleton, Event: onNode("ev-1")}), build(transition{State: stateSingleton, Event: onNode("ev-2")})
+	assert.NotEqual(t, n1.TraceID(), n2.TraceID(), "two Events of a Node")
+	assert.True(t, n1.ParentSpanID().IsEmpty())
+	assert.Equal(t, n1.TraceID(), build(transition{State: stateFinished, Event: func() event { ev := onNode("ev-1"); ev.Count = 3; return ev }()}).TraceID(),
+		"the singleton and the series of one Event")
+
+	pod := build(transition{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal")})
+	assert.Equal(t, objspans.TraceID(webPod.UID, 0), pod.TraceID())
+	assert.Equal(t, objspans.RootSpanID(webPod.UID, 1), pod.ParentSpanID())
+
+	// captured when the series opened: the object's context has since been replaced
+	b.objectContext = func(objref.Ref) (trace.SpanContext, bool) {
+		return objSpan.WithTraceID(trace.TraceID{0xcc, 1}), true
+	}
+	sp := build(transition{State: stateFinished, Event: backOffEvent("ev-1", 3, "Warning"), Context: capturedContext{sc: objSpan, read: true}})
+	assert.Equal(t, pcommon.TraceID(objSpan.TraceID()), sp.TraceID())
+	// captured as none: the series began before the object had a context
+	sp = build(transition{State: stateFinished, Event: backOffEvent("ev-1", 3, "Warning"), Context: capturedContext{read: true}})
+	assert.Equal(t, objspans.TraceID(webPod.UID, 1), sp.TraceID())
+	// not captured (a singleton): read now
+	sp = build(transition{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal")})
+	assert.Equal(t, pcommon.TraceID{0xcc, 1}, sp.TraceID())
+}
+
+// TestEventSpanSampling: an unsampled context gives no span, whatever the mode; only_with_context
+// drops the spans of objects without one; each drop is counted by reason.
+func TestEventSpanSampling(t *testing.T) {
+	unsampled := objSpan.WithTraceFlags(0)
+	tests := []struct {
+		name     string
+		mode     SpanMode
+		sampling objspans.SamplingConfig
+		sc       trace.SpanContext
+		want     int
+		reason   string
+	}{
+		{"unsampled parent", SpanModeParent, objspans.NewDefaultSamplingConfig(), unsampled, 0, "unsampled_parent"},
+		{"unsampled link", SpanModeLink, objspans.NewDefaultSamplingConfig(), unsampled, 0, "unsampled_parent"},
+		{"sampled parent, ratio 0", SpanModeParent, objspans.SamplingConfig{}, objSpan, 1, ""},
+		{"no context, only_with_context", SpanModeParent, objspans.SamplingConfig{Ratio: 1, OnlyWithContext: true}, trace.SpanContext{}, 0, "no_context"},
+		{"no context, Pods at ratio 0", SpanModeParent, objspans.SamplingConfig{Ratio: 1, Kinds: map[string]float64{"Pod": 0}}, trace.SpanContext{}, 0, "ratio"},
+		{"no context, kept", SpanModeParent, objspans.NewDefaultSamplingConfig(), trace.SpanContext{}, 1, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var reasons []string
+			b := spanBuilder{putRef: putObjectRef, mode: tt.mode, sampling: tt.sampling, unsampled: func(r string) { reasons = append(reasons, r) }}
+			tr := transition{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal"), Context: capturedContext{sc: tt.sc, read: true}}
+			assert.Equal(t, tt.want, b.build(ptrace.NewTraces(), []transition{tr}))
+			if tt.reason == "" {
+				assert.Empty(t, reasons)
+			} else {
+				assert.Equal(t, []string{tt.reason}, reasons)
+			}
 		})
 	}
 }

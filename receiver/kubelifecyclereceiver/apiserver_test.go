@@ -106,29 +106,37 @@ func rootsByPod(sink *consumertest.TracesSink) map[string][]ptrace.Span {
 	return out
 }
 
-func startReceiver(t *testing.T, kubeconfig string, sink *consumertest.TracesSink) *lifecycleReceiver {
+func startReceiver(t *testing.T, kubeconfig string, sink *consumertest.TracesSink, tweak ...func(*Config)) *lifecycleReceiver {
 	cfg := createDefaultConfig().(*Config)
-	cfg.Kubeconfig, cfg.NodeName, cfg.Timeout = kubeconfig, "node-a", 5*time.Second
+	cfg.Kubeconfig, cfg.NodeName, cfg.GiveUpAfter = kubeconfig, "node-a", 5*time.Second
+	for _, f := range tweak {
+		f(cfg)
+	}
 	r, err := newReceiver(receivertest.NewNopSettings(metadata.Type), cfg, sink)
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	return r
 }
 
-// TestLifecycleAgainstAPIServer runs the receiver, node-scoped, against a real kube-apiserver
-// while a test controller creates a traced Deployment → ReplicaSet → Pods and writes their
-// status as a kubelet would, and checks every trace's ids, parent or link, times and end.
-func TestLifecycleAgainstAPIServer(t *testing.T) {
+// startCluster starts a real API server and returns a client and a test controller on it.
+func startCluster(t *testing.T) (*kubecluster.Cluster, kubernetes.Interface, controller) {
 	cluster := kubecluster.Start(t)
 	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
 	require.NoError(t, err)
 	client, err := kubernetes.NewForConfig(rc)
 	require.NoError(t, err)
-	c := controller{t: t, client: client}
-	ctx := context.Background()
 	// no controller manager creates the namespace's default service account Pods need
-	_, err = client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	_, err = client.CoreV1().ServiceAccounts("default").Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	return cluster, client, controller{t: t, client: client}
+}
+
+// TestLifecycleAgainstAPIServer runs the receiver, node-scoped, against a real kube-apiserver
+// while a test controller creates a traced Deployment → ReplicaSet → Pods and writes their
+// status as a kubelet would, and checks every trace's ids, parent or link, times and end.
+func TestLifecycleAgainstAPIServer(t *testing.T) {
+	cluster, client, c := startCluster(t)
+	ctx := context.Background()
 
 	// the user's context on the Deployment, propagated to its ReplicaSet (binary form, as the
 	// original webhook wrote it)
@@ -142,7 +150,7 @@ func TestLifecycleAgainstAPIServer(t *testing.T) {
 		},
 	}
 	objecttrace.EncodeContextIntoObject(c.ctx(userSC), deploy, objecttrace.EncodeOptions{Encoding: objecttrace.EncodingBinary})
-	deploy, err = client.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{})
+	deploy, err := client.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{})
 	require.NoError(t, err)
 	deploySC, _, err := objecttrace.SpanContextFromObject(deploy)
 	require.NoError(t, err)
@@ -159,7 +167,12 @@ func TestLifecycleAgainstAPIServer(t *testing.T) {
 
 	sink := &consumertest.TracesSink{}
 	r := startReceiver(t, cluster.Kubeconfig, sink)
-	defer func() { require.NoError(t, r.Shutdown(ctx)) }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			require.NoError(t, r.Shutdown(ctx))
+		}
+	}()
 
 	podSC := rsSC.WithSpanID(trace.SpanID{3, 0xbb, 2}) // the ReplicaSet controller's create-pod span
 	traced := c.pod("web-7d4b9c8f6-aaaaa", "node-a", rs, podSC, objecttrace.SchemeContext)
@@ -220,16 +233,32 @@ func TestLifecycleAgainstAPIServer(t *testing.T) {
 	assert.Equal(t, outcomeDeleted, outcome(s))
 	assert.Equal(t, ptrace.StatusCodeError, s.Status().Code())
 	s = roots[stuck.Name][0]
-	assert.Equal(t, outcomeTimeout, outcome(s))
+	assert.Equal(t, outcomeGaveUp, outcome(s))
 	assert.GreaterOrEqual(t, s.EndTimestamp().AsTime().Sub(s.StartTimestamp().AsTime()), 5*time.Second)
 
-	// a restarted receiver sees the ready Pods at its first list and emits the same ids again;
-	// the deleted and timed-out ones are not re-emitted
+	// a restarted receiver sees the ready Pods at its first list: their traces were emitted by
+	// the receiver before it (design.md rule 6), so nothing is emitted twice; a Pod still
+	// pending at the restart is traced once, by the new receiver, when it becomes ready
+	require.NoError(t, r.Shutdown(ctx))
+	stopped = true
+	late := c.pod("late", "node-a", nil, trace.SpanContext{}, 0)
+	late = c.status(late, map[corev1.PodConditionType]metav1.Time{corev1.PodScheduled: sec(1)}, nil)
 	sink2 := &consumertest.TracesSink{}
 	r2 := startReceiver(t, cluster.Kubeconfig, sink2)
 	defer func() { require.NoError(t, r2.Shutdown(ctx)) }()
-	require.Eventually(t, func() bool { return len(rootsByPod(sink2)[plain.Name]) == 1 }, 10*time.Second, 20*time.Millisecond)
-	again := rootsByPod(sink2)[plain.Name][0]
-	assert.Equal(t, roots[plain.Name][0].TraceID(), again.TraceID())
-	assert.Equal(t, roots[plain.Name][0].SpanID(), again.SpanID())
+	st := metav1.Now()
+	c.status(late, map[corev1.PodConditionType]metav1.Time{
+		corev1.PodScheduled: sec(1), corev1.PodInitialized: sec(2), corev1.ContainersReady: st, corev1.PodReady: st,
+	}, &st)
+	require.Eventually(t, func() bool { return len(rootsByPod(sink2)[late.Name]) == 1 }, 10*time.Second, 20*time.Millisecond)
+	assert.Equal(t, map[string]int{late.Name: 1}, countRoots(rootsByPod(sink2)), "only the Pod that became ready after the restart")
+	assert.Empty(t, rootsByPod(sink)[late.Name], "the stopped receiver emitted nothing for it")
+}
+
+func countRoots(m map[string][]ptrace.Span) map[string]int {
+	out := map[string]int{}
+	for k, v := range m {
+		out[k] = len(v)
+	}
+	return out
 }

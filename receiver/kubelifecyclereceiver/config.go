@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 )
 
@@ -45,9 +46,10 @@ type Config struct {
 	// NodeName scopes the Pod watch to one node (spec.nodeName field selector), as the
 	// DaemonSet runs it. Empty watches every Pod of the cluster.
 	NodeName string `mapstructure:"node_name"`
-	// Timeout ends the trace of a Pod that has not reached its desired state this long after
-	// its creation.
-	Timeout time.Duration `mapstructure:"timeout"`
+	// GiveUpAfter ends the trace of a Pod that has not reached its desired state this long
+	// after its creation (outcome gave_up, design.md rule 4): far above scheduling and image
+	// pull times, so a slow start is traced with its real duration.
+	GiveUpAfter time.Duration `mapstructure:"give_up_after"`
 	// RolloutTimeout ends the trace of a Deployment rollout that has not reached its desired
 	// state this long after it began.
 	RolloutTimeout time.Duration `mapstructure:"rollout_timeout"`
@@ -60,6 +62,9 @@ type Config struct {
 	// LeaderElection runs the watches only in the holder of a Lease, for a collector with
 	// several replicas (the events Deployment).
 	LeaderElection LeaderElectionConfig `mapstructure:"leader_election"`
+	// Sampling chooses which traces are kept (design.md rule 11; the block kube_events reads
+	// as spans.sampling).
+	Sampling objspans.SamplingConfig `mapstructure:"sampling"`
 	// SyncTimeout bounds the wait for the first list at start.
 	SyncTimeout time.Duration `mapstructure:"sync_timeout"`
 }
@@ -72,8 +77,9 @@ var _ component.Config = (*Config)(nil)
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		Kinds: []Kind{KindPod}, Timeout: 10 * time.Minute, RolloutTimeout: time.Hour, MaxPending: 10000,
+		Kinds: []Kind{KindPod}, GiveUpAfter: time.Hour, RolloutTimeout: time.Hour, MaxPending: 10000,
 		LeaderElection: kubeclient.NewDefaultLeaderElectionConfig("otelcol-k8s-lifecycle"), SyncTimeout: 30 * time.Second,
+		Sampling: objspans.NewDefaultSamplingConfig(),
 	}
 }
 
@@ -97,8 +103,11 @@ func (c *Config) Validate() error {
 	if err := c.LeaderElection.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("timeout %s: must be positive", c.Timeout))
+	if c.GiveUpAfter <= 0 {
+		errs = append(errs, fmt.Errorf("give_up_after %s: must be positive", c.GiveUpAfter))
+	}
+	if err := c.Sampling.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("sampling: %w", err))
 	}
 	if c.RolloutTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("rollout_timeout %s: must be positive", c.RolloutTimeout))

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"sync"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver/internal/metadata"
@@ -45,9 +45,12 @@ type lifecycleReceiver struct {
 	tel    *metadata.TelemetryBuilder
 	source traceContextSource
 	now    func() time.Time
+	// startedAt is when Start ran: a Pod first seen at a desired state reached before it was
+	// emitted by the collector that ran before (design.md rule 6).
+	startedAt time.Time
 
 	mu      sync.Mutex
-	pending map[types.UID]*corev1.Pod // trimmed Pods not at their desired state yet
+	pending map[types.UID]*pendingPod // Pods not at their desired state yet
 
 	rollouts *rolloutTracker
 	// deployments and sets are the current term's Deployment store and ReplicaSet indexer (by
@@ -65,7 +68,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*lif
 	if err != nil {
 		return nil, err
 	}
-	r := &lifecycleReceiver{cfg: cfg, set: set, next: next, tel: tel, now: time.Now, pending: map[types.UID]*corev1.Pod{}}
+	r := &lifecycleReceiver{cfg: cfg, set: set, next: next, tel: tel, now: time.Now, pending: map[types.UID]*pendingPod{}}
 	r.rollouts = newRolloutTracker(cfg.MaxPending, cfg.RolloutTimeout, func() time.Time { return r.now() })
 	return r, nil
 }
@@ -73,6 +76,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*lif
 // Start opens the watches (design.md rules 1 and 7) and waits for their first lists; with
 // leader_election the watches run only while this replica holds the Lease.
 func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) error {
+	r.startedAt = r.now()
 	if r.cfg.TraceContext != nil {
 		ext, ok := host.GetExtensions()[*r.cfg.TraceContext]
 		if !ok {
@@ -207,7 +211,7 @@ func trimPod(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Generation: pod.Generation,
 			ResourceVersion: pod.ResourceVersion, CreationTimestamp: pod.CreationTimestamp, DeletionTimestamp: pod.DeletionTimestamp,
-			Annotations: traceAnnotations(pod.Annotations),
+			DeletionGracePeriodSeconds: pod.DeletionGracePeriodSeconds, Annotations: traceAnnotations(pod.Annotations),
 		},
 		Status: corev1.PodStatus{
 			Phase: pod.Status.Phase, Conditions: pod.Status.Conditions, ContainerStatuses: pod.Status.ContainerStatuses,
@@ -229,7 +233,23 @@ func traceAnnotations(a map[string]string) map[string]string {
 	return out
 }
 
-// observe handles a Pod seen (added: first sight) or updated (design.md rules 4 and 5).
+// pendingPod is a Pod held until its desired state (design.md rules 3-5).
+type pendingPod struct {
+	pod *corev1.Pod // the latest trimmed copy (the informer's; never changed)
+	// origin is the context captured when the Pod was first seen; while it is "none" it is
+	// read again at every update, so an owner's context learnt later still counts.
+	origin  origin
+	waiting []waitingReason
+}
+
+// waitingReason is a container's waiting reason seen while the Pod was pending, and the phase
+// the Pod was in then (design.md rule 4).
+type waitingReason struct {
+	container, reason string
+	phase             corev1.PodConditionType
+}
+
+// observe handles a Pod seen (added: first sight) or updated (design.md rules 3-6).
 func (r *lifecycleReceiver) observe(obj any, added bool) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -237,22 +257,36 @@ func (r *lifecycleReceiver) observe(obj any, added bool) {
 	}
 	outcome, at, done := desiredState(pod)
 	if !done && pod.DeletionTimestamp != nil { // graceful deletion: the intent is gone
+		// when it was asked for: the deletion timestamp is that moment plus the grace period
 		outcome, at, done = outcomeDeleted, pod.DeletionTimestamp.Time, true
+		if g := pod.DeletionGracePeriodSeconds; g != nil && *g > 0 {
+			at = at.Add(-time.Duration(*g) * time.Second)
+		}
 		if at.Before(pod.CreationTimestamp.Time) || at.After(r.now()) {
 			at = r.now()
 		}
 	}
 	r.mu.Lock()
-	_, held := r.pending[pod.UID]
+	p, held := r.pending[pod.UID]
 	switch {
-	case done && (held || added):
-		if held {
-			pod = keepContext(pod, r.pending[pod.UID])
-			delete(r.pending, pod.UID)
-			r.tel.ReceiverKubeLifecyclePending.Add(context.Background(), -1)
-		}
+	case done && held:
+		r.update(p, pod)
+		delete(r.pending, pod.UID)
 		r.mu.Unlock()
-		r.emit(pod, outcome, at)
+		r.tel.ReceiverKubeLifecyclePending.Add(context.Background(), -1)
+		r.emit(p, outcome, at)
+		return
+	case done && added:
+		r.mu.Unlock()
+		if at.Before(r.startedAt.Add(-conditionPrecision)) {
+			// at its desired state before this collector started: its predecessor emitted it
+			// (design.md rule 6)
+			r.dropped(KindPod, reasonEndedBeforeStart)
+			return
+		}
+		p = &pendingPod{pod: pod, origin: r.origin(pod)}
+		r.update(p, pod)
+		r.emit(p, outcome, at)
 		return
 	case !done && added && !held:
 		if len(r.pending) >= r.cfg.MaxPending {
@@ -260,26 +294,48 @@ func (r *lifecycleReceiver) observe(obj any, added bool) {
 			r.tel.ReceiverKubeLifecyclePendingDropped.Add(context.Background(), 1)
 			return
 		}
-		r.pending[pod.UID] = pod
+		p = &pendingPod{origin: r.origin(pod)}
+		r.update(p, pod)
+		r.pending[pod.UID] = p
 		r.tel.ReceiverKubeLifecyclePending.Add(context.Background(), 1)
 	case held:
-		r.pending[pod.UID] = keepContext(pod, r.pending[pod.UID])
+		r.update(p, pod)
 	}
 	r.mu.Unlock()
 }
 
-// keepContext returns pod with the trace context annotations held had, when held had any
-// (design.md rule 3: the first context seen while the Pod is pending is its trace's; the
-// update that brings the Pod to its desired state may replace or remove it, as the seed asks).
-// pod itself is never changed: it is the informer's cached copy.
-func keepContext(pod, held *corev1.Pod) *corev1.Pod {
-	if held == nil || len(held.Annotations) == 0 || maps.Equal(held.Annotations, pod.Annotations) {
-		return pod
+// conditionPrecision is the precision of the times the API server writes (conditions,
+// container starts): a Pod whose desired state is within it of the start may be new.
+const conditionPrecision = time.Second
+
+// update records pod as p's latest copy, the waiting reasons it shows, and the context when p
+// has none yet (design.md rule 3). Called with r.mu held.
+func (r *lifecycleReceiver) update(p *pendingPod, pod *corev1.Pod) {
+	p.pod = pod
+	if p.origin.from == originNone {
+		p.origin = r.origin(pod)
 	}
-	cp := *pod
-	cp.Annotations = held.Annotations
-	return &cp
+	phase := pendingPhase(pod, time.Time{})
+	for _, cs := range pod.Status.ContainerStatuses {
+		w := cs.State.Waiting
+		if w == nil || w.Reason == "" {
+			continue
+		}
+		seen := false
+		for _, o := range p.waiting {
+			if o.container == cs.Name && o.reason == w.Reason && o.phase == phase {
+				seen = true
+				break
+			}
+		}
+		if !seen && len(p.waiting) < maxWaitingReasons {
+			p.waiting = append(p.waiting, waitingReason{container: cs.Name, reason: w.Reason, phase: phase})
+		}
+	}
 }
+
+// maxWaitingReasons bounds the waiting reasons kept per Pod.
+const maxWaitingReasons = 16
 
 // deleted ends the trace of a pending Pod that is deleted (design.md rule 4).
 func (r *lifecycleReceiver) deleted(obj any) {
@@ -291,19 +347,19 @@ func (r *lifecycleReceiver) deleted(obj any) {
 		return
 	}
 	r.mu.Lock()
-	_, held := r.pending[pod.UID]
+	p, held := r.pending[pod.UID]
 	delete(r.pending, pod.UID)
 	r.mu.Unlock()
 	if held {
 		r.tel.ReceiverKubeLifecyclePending.Add(context.Background(), -1)
-		r.emit(pod, outcomeDeleted, r.now())
+		r.emit(p, outcomeDeleted, r.now())
 	}
 }
 
-// expire ends the traces of Pods pending longer than timeout (design.md rule 4); their later
+// expire gives up on Pods pending longer than give_up_after (design.md rule 4); their later
 // updates are ignored.
 func (r *lifecycleReceiver) expire(ctx context.Context) {
-	period := min(r.cfg.Timeout/4, r.cfg.RolloutTimeout/4, 10*time.Second)
+	period := min(r.cfg.GiveUpAfter/4, r.cfg.RolloutTimeout/4, 10*time.Second)
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -313,10 +369,10 @@ func (r *lifecycleReceiver) expire(ctx context.Context) {
 		case <-t.C:
 		}
 		now := r.now()
-		var expired []*corev1.Pod
+		var expired []*pendingPod
 		r.mu.Lock()
 		for uid, p := range r.pending {
-			if now.Sub(p.CreationTimestamp.Time) >= r.cfg.Timeout {
+			if now.Sub(p.pod.CreationTimestamp.Time) >= r.cfg.GiveUpAfter {
 				expired = append(expired, p)
 				delete(r.pending, uid)
 			}
@@ -324,16 +380,38 @@ func (r *lifecycleReceiver) expire(ctx context.Context) {
 		r.mu.Unlock()
 		for _, p := range expired {
 			r.tel.ReceiverKubeLifecyclePending.Add(ctx, -1)
-			r.emit(p, outcomeTimeout, now)
+			r.emit(p, outcomeGaveUp, now)
 		}
 		r.emitRollouts(r.rollouts.expire())
 	}
 }
 
+// Reasons a trace is not emitted besides sampling (receiver_kube_lifecycle_traces_dropped).
+const reasonEndedBeforeStart = "ended_before_start"
+
+func (r *lifecycleReceiver) dropped(kind Kind, reason string) {
+	r.tel.ReceiverKubeLifecycleTracesDropped.Add(context.Background(), 1,
+		metric.WithAttributes(attribute.String("kind", string(kind)), attribute.String("reason", reason)))
+}
+
+// sampled applies the sampling configuration to a trace about an object of kind (design.md
+// rule 11), counting what it drops.
+func (r *lifecycleReceiver) sampled(kind Kind, uid string, generation int64, o origin) bool {
+	d := r.cfg.Sampling.Decide(string(kind), o.sc, traceOf(uid, generation, o))
+	if d != objspans.Sample {
+		r.dropped(kind, d.String())
+		return false
+	}
+	return true
+}
+
 // emit sends the Pod's lifecycle trace.
-func (r *lifecycleReceiver) emit(pod *corev1.Pod, outcome string, end time.Time) {
-	o := r.origin(pod)
-	td := buildTrace(pod, outcome, end, o)
+func (r *lifecycleReceiver) emit(p *pendingPod, outcome string, end time.Time) {
+	pod := p.pod
+	if !r.sampled(KindPod, string(pod.UID), pod.Generation, p.origin) {
+		return
+	}
+	td := buildTrace(pod, outcome, end, p.origin, p.waiting)
 	r.tel.ReceiverKubeLifecycleSpansEmitted.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", outcome), attribute.String("kind", string(KindPod))))
 	if err := r.next.ConsumeTraces(context.Background(), td); err != nil {
 		r.set.Logger.Warn("lifecycle trace not delivered", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
@@ -351,5 +429,5 @@ func (r *lifecycleReceiver) origin(pod *corev1.Pod) origin {
 			return origin{sc: sc, from: "owner"}
 		}
 	}
-	return origin{from: "none"}
+	return origin{from: originNone}
 }

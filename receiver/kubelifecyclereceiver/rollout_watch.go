@@ -128,6 +128,9 @@ func (r *lifecycleReceiver) deploymentDeleted(obj any) {
 func (r *lifecycleReceiver) emitRollouts(ended []finishedRollout) {
 	r.tel.ReceiverKubeLifecycleRolloutsPending.Record(context.Background(), int64(r.rollouts.pending()))
 	for _, f := range ended {
+		if !r.sampled(KindDeployment, string(f.r.uid), f.r.generation, f.r.origin) {
+			continue
+		}
 		r.tel.ReceiverKubeLifecycleSpansEmitted.Add(context.Background(), 1,
 			metric.WithAttributes(attribute.String("outcome", f.outcome), attribute.String("kind", string(KindDeployment))))
 		if err := r.next.ConsumeTraces(context.Background(), buildRollout(f)); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
 
@@ -158,7 +159,7 @@ func (t *rolloutTracker) observe(d *appsv1.Deployment, sets []*appsv1.ReplicaSet
 		sc, scheme, _ := objecttrace.SpanContextFromAnnotations(d.Annotations)
 		r.origin = origin{sc: sc, link: scheme == objecttrace.SchemeTraceparent, from: "deployment"}
 		if !sc.IsValid() {
-			r.origin = origin{from: "none"}
+			r.origin = origin{from: originNone}
 		}
 	}
 	if d.DeletionTimestamp != nil {
@@ -342,9 +343,8 @@ func buildRollout(f finishedRollout) ptrace.Traces {
 	})
 	for _, p := range sets {
 		s := ss.Spans().AppendEmpty()
-		sum := ids(string(r.uid), r.generation, string(p.uid))
 		s.SetTraceID(traceID)
-		s.SetSpanID(pcommon.SpanID(sum[:8]))
+		s.SetSpanID(objspans.SpanID(string(r.uid), r.generation, string(p.uid)))
 		s.SetParentSpanID(rootID)
 		s.SetName(scaleDownSpanName)
 		if p.isNew {

@@ -3,8 +3,8 @@
 package kubelifecyclereceiver
 
 import (
-	"crypto/sha256"
-	"strconv"
+	"fmt"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 )
 
 // Outcomes of a Pod's lifecycle trace (design.md rule 4).
@@ -21,7 +22,8 @@ const (
 	outcomeReady     = "ready"
 	outcomeSucceeded = "succeeded"
 	outcomeFailed    = "failed"
-	outcomeTimeout   = "timeout"
+	outcomeTimeout   = "timeout" // a rollout past rollout_timeout
+	outcomeGaveUp    = "gave_up" // a Pod past give_up_after
 	outcomeDeleted   = "deleted"
 )
 
@@ -30,7 +32,11 @@ const (
 	rootSpanName           = "Pod start"
 	eventContainerStarted  = "container started"
 	eventContainerRestarts = "container restarted"
+	containerStartName     = "container start"
 )
+
+// originNone is origin.from when the object carries no context.
+const originNone = "none"
 
 // phases are the Pod conditions, in the order a starting Pod passes them (design.md rule 2).
 var phases = []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady}
@@ -45,18 +51,25 @@ type origin struct {
 // ids returns the deterministic ids of a Pod's trace (design.md rule 3): the trace id and the
 // span id of the root and of each phase, from the uid and generation.
 func ids(uid string, generation int64, what string) [32]byte {
-	return sha256.Sum256([]byte(uid + "/" + strconv.FormatInt(generation, 10) + "/" + what))
+	return objspans.Sum(uid, generation, what)
+}
+
+// traceOf is the trace the spans of an object's desired state go into: the context's when
+// they are parented under it, else the derived one (design.md rule 3).
+func traceOf(uid string, generation int64, o origin) pcommon.TraceID {
+	if o.sc.IsValid() && !o.link {
+		return pcommon.TraceID(o.sc.TraceID())
+	}
+	return objspans.TraceID(uid, generation)
 }
 
 // rootIDs gives a trace's root span its trace id, span id and parent or link (design.md rule
 // 3): the ids derive from the object's uid and generation; the trace id is the origin's when the
 // root is parented under it.
 func rootIDs(root ptrace.Span, uid string, generation int64, o origin) (pcommon.TraceID, pcommon.SpanID) {
-	sum := ids(uid, generation, "root")
-	traceID := pcommon.TraceID(sum[:16])
+	traceID := traceOf(uid, generation, o)
 	switch {
 	case o.sc.IsValid() && !o.link:
-		traceID = pcommon.TraceID(o.sc.TraceID())
 		root.SetParentSpanID(pcommon.SpanID(o.sc.SpanID()))
 		root.TraceState().FromRaw(o.sc.TraceState().String())
 	case o.sc.IsValid():
@@ -65,7 +78,7 @@ func rootIDs(root ptrace.Span, uid string, generation int64, o origin) (pcommon.
 		l.SetSpanID(pcommon.SpanID(o.sc.SpanID()))
 		l.TraceState().FromRaw(o.sc.TraceState().String())
 	}
-	rootID := pcommon.SpanID(sum[16:24])
+	rootID := objspans.RootSpanID(uid, generation)
 	root.SetTraceID(traceID)
 	root.SetSpanID(rootID)
 	return traceID, rootID
@@ -103,8 +116,41 @@ func desiredState(pod *corev1.Pod) (outcome string, at time.Time, ok bool) {
 	return "", time.Time{}, false
 }
 
-// buildTrace makes the Pod's lifecycle trace ending at end with outcome (design.md rules 2-4).
-func buildTrace(pod *corev1.Pod, outcome string, end time.Time, o origin) ptrace.Traces {
+// pendingPhase is the first condition of phases the Pod had not reached by end (zero: now):
+// what it is or was waiting for.
+func pendingPhase(pod *corev1.Pod, end time.Time) corev1.PodConditionType {
+	for _, ph := range phases {
+		if t, ok := conditionTime(pod, ph); !ok || !end.IsZero() && t.After(end) {
+			return ph
+		}
+	}
+	return corev1.PodReady
+}
+
+// reasonsOf returns "container: reason" for the waiting reasons that match.
+func reasonsOf(waiting []waitingReason, match func(waitingReason) bool) []string {
+	var out []string
+	for _, w := range waiting {
+		if match(w) {
+			out = append(out, w.container+": "+w.reason)
+		}
+	}
+	return out
+}
+
+func putWaiting(s ptrace.Span, reasons []string) {
+	if len(reasons) == 0 {
+		return
+	}
+	sl := s.Attributes().PutEmptySlice(attr.LifecycleWaiting)
+	for _, r := range reasons {
+		sl.AppendEmpty().SetStr(r)
+	}
+}
+
+// buildTrace makes the Pod's lifecycle trace ending at end with outcome (design.md rules 2-4);
+// waiting are the containers' waiting reasons seen while it was pending.
+func buildTrace(pod *corev1.Pod, outcome string, end time.Time, o origin, waiting []waitingReason) ptrace.Traces {
 	td := ptrace.NewTraces()
 	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
 	ss.Scope().SetName("github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver")
@@ -120,17 +166,25 @@ func buildTrace(pod *corev1.Pod, outcome string, end time.Time, o origin) ptrace
 	root.SetKind(ptrace.SpanKindInternal)
 	root.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 	root.SetEndTimestamp(pcommon.NewTimestampFromTime(end))
-	if outcome != outcomeReady && outcome != outcomeSucceeded {
-		root.Status().SetCode(ptrace.StatusCodeError)
-		root.Status().SetMessage("pod did not become ready: " + outcome)
-	}
 	a := root.Attributes()
 	objref.Put(a, attr.Subject, objref.Ref{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: uid})
 	a.PutStr(attr.LifecycleOutcome, outcome)
 	a.PutStr(attr.LifecycleParent, o.from)
+	child := func(name, what string, from, to time.Time) ptrace.Span {
+		s := ss.Spans().AppendEmpty()
+		s.SetTraceID(traceID)
+		s.SetSpanID(objspans.SpanID(uid, pod.Generation, what))
+		s.SetParentSpanID(rootID)
+		s.SetName(name)
+		s.SetKind(ptrace.SpanKindInternal)
+		s.SetStartTimestamp(pcommon.NewTimestampFromTime(from))
+		s.SetEndTimestamp(pcommon.NewTimestampFromTime(to))
+		return s
+	}
 
 	// one child span per condition reached, from the previous one (or creation) to its time
 	prev := start
+	var initialized time.Time
 	for _, ph := range phases {
 		t, ok := conditionTime(pod, ph)
 		if !ok || t.After(end) {
@@ -139,18 +193,63 @@ func buildTrace(pod *corev1.Pod, outcome string, end time.Time, o origin) ptrace
 		if t.Before(prev) { // conditions are written with second precision and may tie
 			t = prev
 		}
-		sum := ids(uid, pod.Generation, string(ph))
-		var id pcommon.SpanID
-		copy(id[:], sum[:8])
-		s := ss.Spans().AppendEmpty()
-		s.SetTraceID(traceID)
-		s.SetSpanID(id)
-		s.SetParentSpanID(rootID)
-		s.SetName(string(ph))
-		s.SetKind(ptrace.SpanKindInternal)
-		s.SetStartTimestamp(pcommon.NewTimestampFromTime(prev))
-		s.SetEndTimestamp(pcommon.NewTimestampFromTime(t))
+		s := child(string(ph), string(ph), prev, t)
+		putWaiting(s, reasonsOf(waiting, func(w waitingReason) bool { return w.phase == ph }))
+		if ph == corev1.PodInitialized {
+			initialized = t
+		}
 		prev = t
+	}
+	if outcome != outcomeReady && outcome != outcomeSucceeded {
+		// the phase it did not get through, up to the end, with what it waited for
+		ph := pendingPhase(pod, end)
+		reasons := reasonsOf(waiting, func(w waitingReason) bool { return w.phase == ph })
+		if pod.Status.Phase != corev1.PodFailed {
+			s := child(string(ph), string(ph), prev, end)
+			putWaiting(s, reasons)
+			s.Status().SetCode(ptrace.StatusCodeError)
+			s.Status().SetMessage("not reached")
+		}
+		root.Status().SetCode(ptrace.StatusCodeError)
+		msg := fmt.Sprintf("pod did not become ready: %s after %s", outcome, end.Sub(start).Round(time.Second))
+		if pod.Status.Phase != corev1.PodFailed {
+			msg += ", waiting for " + string(ph)
+		}
+		if len(reasons) > 0 {
+			msg += " (" + strings.Join(reasons, ", ") + ")"
+		}
+		root.Status().SetMessage(msg)
+	}
+
+	// each container's start (image pull, creation, start) from initialization, or creation
+	if initialized.IsZero() {
+		initialized = start
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		var started time.Time
+		switch {
+		case cs.RestartCount > 0 && cs.LastTerminationState.Terminated != nil && !cs.LastTerminationState.Terminated.StartedAt.IsZero():
+			started = cs.LastTerminationState.Terminated.StartedAt.Time
+		case cs.State.Running != nil && !cs.State.Running.StartedAt.IsZero():
+			started = cs.State.Running.StartedAt.Time
+		case cs.State.Terminated != nil && !cs.State.Terminated.StartedAt.IsZero():
+			started = cs.State.Terminated.StartedAt.Time
+		}
+		reasons := reasonsOf(waiting, func(w waitingReason) bool { return w.container == cs.Name })
+		if started.IsZero() && len(reasons) == 0 || started.After(end) {
+			continue
+		}
+		to := started
+		if started.IsZero() {
+			to = end
+		}
+		s := child(containerStartName, "container/"+cs.Name, initialized, clampTime(to, initialized, end))
+		s.Attributes().PutStr(attr.LifecycleContainerName, cs.Name)
+		putWaiting(s, reasons)
+		if started.IsZero() {
+			s.Status().SetCode(ptrace.StatusCodeError)
+			s.Status().SetMessage("not started")
+		}
 	}
 
 	// container starts and restarts as events of the root span

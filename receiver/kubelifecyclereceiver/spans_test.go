@@ -58,7 +58,7 @@ func TestBuildTrace(t *testing.T) {
 	var ownTrace pcommon.TraceID
 	copy(ownTrace[:], rootSum[:16])
 
-	allPhases := []wantSpan{{"PodScheduled", 0, 1}, {"Initialized", 1, 3}, {"ContainersReady", 3, 7}, {"Ready", 7, 7}}
+	allPhases := []wantSpan{{"PodScheduled", 0, 1}, {"Initialized", 1, 3}, {"ContainersReady", 3, 7}, {"Ready", 7, 7}, {containerStartName, 3, 6}}
 	tests := []struct {
 		name       string
 		pod        *corev1.Pod
@@ -89,12 +89,12 @@ func TestBuildTrace(t *testing.T) {
 		},
 		{
 			name: "deleted after scheduling: only what happened before the end", pod: pod, outcome: outcomeDeleted, end: 2, origin: origin{from: "none"},
-			wantTrace: ownTrace, wantSpans: []wantSpan{{"PodScheduled", 0, 1}}, wantError: true,
+			wantTrace: ownTrace, wantSpans: []wantSpan{{"PodScheduled", 0, 1}, {"Initialized", 1, 2}}, wantError: true,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			td := buildTrace(tt.pod, tt.outcome, t0.Add(time.Duration(tt.end)*time.Second), tt.origin)
+			td := buildTrace(tt.pod, tt.outcome, t0.Add(time.Duration(tt.end)*time.Second), tt.origin, nil)
 			spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
 			require.Equal(t, 1+len(tt.wantSpans), spans.Len())
 			root := spans.At(0)
@@ -125,7 +125,11 @@ func TestBuildTrace(t *testing.T) {
 				assert.Equal(t, w.name, s.Name())
 				assert.Equal(t, tt.wantTrace, s.TraceID())
 				assert.Equal(t, root.SpanID(), s.ParentSpanID())
-				sum := ids(string(pod.UID), 1, w.name)
+				what := w.name
+				if what == containerStartName {
+					what = "container/app"
+				}
+				sum := ids(string(pod.UID), 1, what)
 				assert.Equal(t, pcommon.SpanID(sum[:8]), s.SpanID())
 				assert.Equal(t, t0.Add(time.Duration(w.start)*time.Second), s.StartTimestamp().AsTime(), w.name)
 				assert.Equal(t, t0.Add(time.Duration(w.end)*time.Second), s.EndTimestamp().AsTime(), w.name)
@@ -166,4 +170,51 @@ func TestDesiredState(t *testing.T) {
 			assert.Equal(t, t0.Add(time.Duration(tt.wantAt)*time.Second), when, tt.name)
 		}
 	}
+}
+
+// TestGiveUpSaysWhatWasSlow: a Pod given up on while its image pull backs off has a span for
+// the phase it did not get through, up to the end, and a container start span that never
+// ended, both with the waiting reasons; the root's message names the phase and why (design.md
+// rule 4).
+func TestGiveUpSaysWhatWasSlow(t *testing.T) {
+	t.Parallel()
+	pod := startedPod()
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.Conditions = []corev1.PodCondition{cond(corev1.PodScheduled, 1), cond(corev1.PodInitialized, 2)}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}}}
+	waiting := []waitingReason{
+		{container: "app", reason: "ErrImagePull", phase: corev1.ContainersReady},
+		{container: "app", reason: "ImagePullBackOff", phase: corev1.ContainersReady},
+	}
+	td := buildTrace(pod, outcomeGaveUp, t0.Add(time.Hour), origin{from: originNone}, waiting)
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	require.Equal(t, 5, spans.Len()) // root, PodScheduled, Initialized, ContainersReady (open), container start
+	root := spans.At(0)
+	assert.Equal(t, ptrace.StatusCodeError, root.Status().Code())
+	assert.Equal(t, "pod did not become ready: gave_up after 1h0m0s, waiting for ContainersReady (app: ErrImagePull, app: ImagePullBackOff)", root.Status().Message())
+	open := spans.At(3)
+	assert.Equal(t, "ContainersReady", open.Name())
+	assert.Equal(t, t0.Add(2*time.Second), open.StartTimestamp().AsTime())
+	assert.Equal(t, t0.Add(time.Hour), open.EndTimestamp().AsTime())
+	assert.Equal(t, ptrace.StatusCodeError, open.Status().Code())
+	w, _ := open.Attributes().Get("otelcol_k8s.lifecycle.waiting")
+	assert.Equal(t, []any{"app: ErrImagePull", "app: ImagePullBackOff"}, w.Slice().AsRaw())
+	start := spans.At(4)
+	assert.Equal(t, containerStartName, start.Name())
+	assert.Equal(t, t0.Add(2*time.Second), start.StartTimestamp().AsTime())
+	assert.Equal(t, t0.Add(time.Hour), start.EndTimestamp().AsTime())
+	assert.Equal(t, "not started", start.Status().Message())
+
+	// the same Pod, ready after the pull: no error anywhere, the pull's real duration
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.Conditions = append(pod.Status.Conditions, cond(corev1.ContainersReady, 180), cond(corev1.PodReady, 180))
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at(179)}}
+	td = buildTrace(pod, outcomeReady, t0.Add(180*time.Second), origin{from: originNone}, waiting)
+	spans = td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := range spans.Len() {
+		assert.Equal(t, ptrace.StatusCodeUnset, spans.At(i).Status().Code(), spans.At(i).Name())
+	}
+	start = spans.At(spans.Len() - 1)
+	require.Equal(t, containerStartName, start.Name())
+	assert.Equal(t, 177*time.Second, start.EndTimestamp().AsTime().Sub(start.StartTimestamp().AsTime()))
 }

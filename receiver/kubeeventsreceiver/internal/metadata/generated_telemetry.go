@@ -67,6 +67,8 @@ type TelemetryBuilder struct {
 	ReceiverKubeEventsSpansDropped metric.Int64Counter
 	// ReceiverKubeEventsSpansEmitted: Spans emitted (one per singleton Event and one per finished series). [{spans}]
 	ReceiverKubeEventsSpansEmitted metric.Int64Counter
+	// ReceiverKubeEventsSpansUnsampled: Spans not made because spans.sampling dropped their trace, by reason (attribute reason) - unsampled_parent, no_context or ratio. [{spans}]
+	ReceiverKubeEventsSpansUnsampled metric.Int64Counter
 	// ReceiverKubeEventsThrottled: Requests answered 429 Too Many Requests. [{responses}]
 	ReceiverKubeEventsThrottled metric.Int64Counter
 	// ReceiverKubeEventsWatchRestarts: Watches re-opened from the last resource version (server timeouts, broken connections). [{watches}]
@@ -212,6 +214,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ReceiverKubeEventsSpansEmitted, err = builder.meter.Int64Counter(
 		"otelcol_receiver_kube_events_spans_emitted",
 		metric.WithDescription("Spans emitted (one per singleton Event and one per finished series)."),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverKubeEventsSpansUnsampled, err = builder.meter.Int64Counter(
+		"otelcol_receiver_kube_events_spans_unsampled",
+		metric.WithDescription("Spans not made because spans.sampling dropped their trace, by reason (attribute reason) - unsampled_parent, no_context or ratio."),
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)

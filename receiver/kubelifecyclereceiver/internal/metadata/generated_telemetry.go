@@ -35,6 +35,8 @@ type TelemetryBuilder struct {
 	ReceiverKubeLifecycleRolloutsPending metric.Int64Gauge
 	// ReceiverKubeLifecycleSpansEmitted: Lifecycle traces emitted, by kind (attribute kind, Pod or Deployment) and outcome (attribute outcome). [{traces}]
 	ReceiverKubeLifecycleSpansEmitted metric.Int64Counter
+	// ReceiverKubeLifecycleTracesDropped: Lifecycle traces not emitted, by kind (attribute kind) and reason (attribute reason) - unsampled_parent, no_context and ratio (sampling), ended_before_start (a Pod at its desired state before this collector started, emitted by its predecessor). [{traces}]
+	ReceiverKubeLifecycleTracesDropped metric.Int64Counter
 }
 
 // TelemetryBuilderOption changes how a TelemetryBuilder is built.
@@ -80,6 +82,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ReceiverKubeLifecycleSpansEmitted, err = builder.meter.Int64Counter(
 		"otelcol_receiver_kube_lifecycle_spans_emitted",
 		metric.WithDescription("Lifecycle traces emitted, by kind (attribute kind, Pod or Deployment) and outcome (attribute outcome)."),
+		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverKubeLifecycleTracesDropped, err = builder.meter.Int64Counter(
+		"otelcol_receiver_kube_lifecycle_traces_dropped",
+		metric.WithDescription("Lifecycle traces not emitted, by kind (attribute kind) and reason (attribute reason) - unsampled_parent, no_context and ratio (sampling), ended_before_start (a Pod at its desired state before this collector started, emitted by its predecessor)."),
 		metric.WithUnit("{traces}"),
 	)
 	errs = errors.Join(errs, err)
