@@ -15,6 +15,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/processor/objectref/internal/metadata"
 )
 
@@ -41,7 +42,7 @@ type refProcessor struct {
 	match     MatchConfig
 	traceID   *component.ID
 	source    TraceContextSource
-	held      TraceContextsHeld  // source's, when it has the method
+	held      tracesource.Held   // source's, when it has the method
 	names     *namefilter.Filter // source's TraceContextNames, when it has the method
 	tel       *metadata.TelemetryBuilder
 
@@ -69,13 +70,13 @@ func (p *refProcessor) start(_ context.Context, host component.Host) error {
 	if p.traceID == nil {
 		return nil
 	}
-	src, err := findTraceContextSource(host, *p.traceID)
+	src, err := tracesource.Find(host, *p.traceID, "trace_context")
 	if err != nil {
 		return err
 	}
 	p.source = src
-	p.held, _ = src.(TraceContextsHeld)
-	if n, ok := src.(TraceContextNames); ok {
+	p.held, _ = src.(tracesource.Held)
+	if n, ok := src.(tracesource.Names); ok {
 		p.names = n.TraceContextNames()
 	}
 	return nil

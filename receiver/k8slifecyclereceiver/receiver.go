@@ -17,7 +17,6 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,17 +25,15 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/k8slifecyclereceiver/internal/metadata"
 )
 
-// traceContextSource is what the receiver needs from the extension named by trace_context (the
-// same method object_ref uses): the span context of an object or of its nearest owner that
-// carries one, from memory.
-type traceContextSource interface {
-	SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool)
-}
+// traceContextSource is the one trace-context look-up (internal/k8smodel/tracesource), as the
+// receiver names it.
+type traceContextSource = tracesource.Source
 
 type lifecycleReceiver struct {
 	cfg    *Config
@@ -74,13 +71,9 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*lif
 // leader_election the watches run only while this replica holds the Lease.
 func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) error {
 	if r.cfg.TraceContext != nil {
-		ext, ok := host.GetExtensions()[*r.cfg.TraceContext]
-		if !ok {
-			return fmt.Errorf("kube_lifecycle: trace_context: extension %q is not configured", r.cfg.TraceContext)
-		}
-		src, ok := ext.(traceContextSource)
-		if !ok {
-			return fmt.Errorf("kube_lifecycle: trace_context: extension %q does not implement SpanContextForObject", r.cfg.TraceContext)
+		src, err := tracesource.Find(host, *r.cfg.TraceContext, "kube_lifecycle: trace_context")
+		if err != nil {
+			return err
 		}
 		r.source = src
 	}
