@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
@@ -41,7 +42,9 @@ type lifecycleReceiver struct {
 	next   consumer.Traces
 	tel    *metadata.TelemetryBuilder
 	source traceContextSource
-	now    func() time.Time
+	// pods is the pod_metadata source the Pods come from; nil: the receiver's own Pod watch.
+	pods podmeta.StatusSource
+	now  func() time.Time
 
 	mu      sync.Mutex
 	pending map[types.UID]*corev1.Pod // trimmed Pods not at their desired state yet
@@ -76,6 +79,13 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 			return err
 		}
 		r.source = src
+	}
+	if r.cfg.PodMetadata != nil {
+		src, err := findPodSource(host, *r.cfg.PodMetadata)
+		if err != nil {
+			return err
+		}
+		r.pods = src
 	}
 	rc, err := kubeclient.RestConfig(kubeclient.Options{Kubeconfig: r.cfg.Kubeconfig, UserAgent: "otelcol-k8s/kube_lifecycle"})
 	if err != nil {
@@ -153,7 +163,9 @@ func (r *lifecycleReceiver) watch(ctx context.Context, client kubernetes.Interfa
 		}()
 		synced = append(synced, ctrl.HasSynced)
 	}
-	if r.cfg.traces(KindPod) {
+	if r.cfg.traces(KindPod) && r.pods != nil {
+		synced = append(synced, r.watchPodSource(ctx, r.pods))
+	} else if r.cfg.traces(KindPod) {
 		lw := cache.NewFilteredListWatchFromClient(client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, func(o *metav1.ListOptions) {
 			if r.cfg.NodeName != "" {
 				o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", r.cfg.NodeName).String()

@@ -162,17 +162,23 @@ type Source interface {
 	Subscribe(fn func(Event)) (unsubscribe func())
 }
 
-// StatusSource is a Source that may carry the Pods' status: a component that needs status
+// Feed is a Source that hands a component starting after it every Pod it holds and every
+// later change (trace_context, kube_lifecycle): SubscribeAll returns the Pods held and
+// subscribes fn to every later change, atomically: a change is either in the returned Pods or
+// delivered to fn, never both, never neither. fn is called as Subscribe's.
+type Feed interface {
+	Source
+	SubscribeAll(fn func(Event)) (pods []*Pod, unsubscribe func())
+}
+
+// StatusSource is a Feed that may carry the Pods' status: a component that needs status
 // (kube_lifecycle) asserts the source to it and refuses to start when WatchesStatus is false, so
 // a configuration that needs status says so on the source (pod_metadata's pod_status) and one
 // that does not keeps the source's watch metadata-only.
 type StatusSource interface {
-	Source
+	Feed
 	// WatchesStatus reports whether the held Pods carry Status.
 	WatchesStatus() bool
-	// SubscribeAll returns every Pod held and subscribes fn to every later change, atomically:
-	// a change is either in the returned Pods or delivered to fn, never both, never neither.
-	SubscribeAll(fn func(Event)) (pods []*Pod, unsubscribe func())
 }
 
 // Truthy reports whether an annotation or label value turns a switch on: "true", any case,
