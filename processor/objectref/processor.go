@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
@@ -41,6 +42,7 @@ type refProcessor struct {
 	bodyField string
 	match     MatchConfig
 	traceID   *component.ID
+	ownPod    bool
 	source    TraceContextSource
 	held      tracesource.Held   // source's, when it has the method
 	names     *namefilter.Filter // source's TraceContextNames, when it has the method
@@ -57,7 +59,7 @@ func newRefProcessor(cfg *Config, tel *metadata.TelemetryBuilder) (*refProcessor
 	}
 	p := &refProcessor{
 		table: t, form: cfg.form(), body: cfg.Body, bodyField: cfg.BodyField, match: cfg.Match,
-		traceID: cfg.TraceContext, tel: tel,
+		traceID: cfg.TraceContext, ownPod: cfg.OwnPod, tel: tel,
 	}
 	for _, r := range objref.Reasons() {
 		p.rejectedOpts[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r.String())))
@@ -101,17 +103,25 @@ func (p *refProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
 		all := p.match.All || p.resourceMatches(rl.Resource().Attributes())
+		var pod trace.SpanContext
+		if w.correlate && p.ownPod {
+			pod = p.podContext(ctx, rl.Resource().Attributes())
+		}
 		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			lrs := sls.At(j).LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
 				c.records++
-				if !all && !p.recordMatches(lr.Attributes()) {
+				if all || p.recordMatches(lr.Attributes()) {
+					p.processRecord(ctx, lr, &w, &c)
+				} else {
 					c.ignored++
-					continue
 				}
-				p.processRecord(ctx, lr, &w, &c)
+				if pod.IsValid() && lr.TraceID().IsEmpty() {
+					setContext(lr, pod)
+					c.correlated++
+				}
 			}
 		}
 	}
@@ -655,9 +665,7 @@ func (p *refProcessor) correlate(ctx context.Context, lr plog.LogRecord, w *work
 		if !ok || !sc.HasTraceID() || !sc.HasSpanID() {
 			return false
 		}
-		lr.SetTraceID(pcommon.TraceID(sc.TraceID()))
-		lr.SetSpanID(pcommon.SpanID(sc.SpanID()))
-		lr.SetFlags(plog.DefaultLogRecordFlags.WithIsSampled(sc.IsSampled()))
+		setContext(lr, sc)
 		c.correlated++
 		return true
 	}
@@ -669,4 +677,34 @@ func (p *refProcessor) correlate(ctx context.Context, lr plog.LogRecord, w *work
 			return
 		}
 	}
+}
+
+// setContext gives the record the trace and span ids and the sampled flag of sc.
+func setContext(lr plog.LogRecord, sc trace.SpanContext) {
+	lr.SetTraceID(pcommon.TraceID(sc.TraceID()))
+	lr.SetSpanID(pcommon.SpanID(sc.SpanID()))
+	lr.SetFlags(plog.DefaultLogRecordFlags.WithIsSampled(sc.IsSampled()))
+}
+
+// podContext returns the trace context of the Pod a resource names (own_pod): by its uid, else
+// by its namespace and name; invalid when it has none.
+func (p *refProcessor) podContext(ctx context.Context, res pcommon.Map) trace.SpanContext {
+	str := func(key string) string {
+		if v, ok := res.Get(key); ok && v.Type() == pcommon.ValueTypeStr {
+			return v.Str()
+		}
+		return ""
+	}
+	uid, ns, name := str(attr.K8sPodUID), str(attr.K8sNamespaceName), str(attr.K8sPodName)
+	if uid == "" && (ns == "" || name == "") {
+		return trace.SpanContext{}
+	}
+	if uid == "" && p.names != nil && !p.names.MayContain("Pod", name) {
+		return trace.SpanContext{}
+	}
+	sc, ok := p.source.SpanContextForObject(ctx, "v1", "Pod", ns, name, uid)
+	if !ok || !sc.HasTraceID() || !sc.HasSpanID() {
+		return trace.SpanContext{}
+	}
+	return sc
 }

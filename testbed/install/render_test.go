@@ -207,6 +207,7 @@ func TestTracesSwitch(t *testing.T) {
 			{"receivers", "otlp"},
 			{"processors", "batch/traces"},
 			{"processors", "object_ref", "trace_context"},
+			{"processors", "object_ref", "own_pod"},
 			{"exporters", "otlp_http/xray"},
 			{"service", "pipelines", "traces"},
 		},
