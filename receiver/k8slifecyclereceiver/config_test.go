@@ -19,6 +19,7 @@ func TestLoadConfig(t *testing.T) {
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	require.NoError(t, err)
 	ext := component.MustNewID("trace_context")
+	pods := component.MustNewID("pod_metadata")
 	tests := []struct {
 		id      string
 		want    *Config
@@ -27,7 +28,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: "kube_lifecycle", want: createDefaultConfig().(*Config)},
 		{id: "kube_lifecycle/node", want: &Config{
 			Kubeconfig: "/etc/kube/config", Kinds: []Kind{KindPod}, NodeName: "node-1", Timeout: 5 * time.Minute, RolloutTimeout: time.Hour,
-			MaxPending: 500, TraceContext: &ext, LeaderElection: kubeclient.NewDefaultLeaderElectionConfig("otelcol-k8s-lifecycle"), SyncTimeout: 10 * time.Second,
+			MaxPending: 500, TraceContext: &ext, PodMetadata: &pods, LeaderElection: kubeclient.NewDefaultLeaderElectionConfig("otelcol-k8s-lifecycle"), SyncTimeout: 10 * time.Second,
 		}},
 		{id: "kube_lifecycle/cluster", want: &Config{
 			Kinds: []Kind{KindDeployment}, Timeout: 10 * time.Minute, RolloutTimeout: 30 * time.Minute, MaxPending: 10000,
@@ -36,6 +37,7 @@ func TestLoadConfig(t *testing.T) {
 				LeaseDuration: kubeclient.DefaultLeaseDuration, RenewDeadline: kubeclient.DefaultRenewDeadline, RetryPeriod: kubeclient.DefaultRetryPeriod,
 			}, SyncTimeout: 30 * time.Second,
 		}},
+		{id: "kube_lifecycle/pod_metadata_rollouts", wantErr: "pod_metadata: only Pods come from it; kinds must include Pod"},
 		{id: "kube_lifecycle/bad", wantErr: "timeout 0s: must be positive\nmax_pending 0: must be positive"},
 		{id: "kube_lifecycle/bad_kind", wantErr: "decoding failed due to the following error(s):\n\n'kinds[1]' \"Job\": must be Pod or Deployment"},
 		{id: "kube_lifecycle/node_rollouts", wantErr: "kinds: Deployment watches Deployments and ReplicaSets cluster-wide: not with node_name (run it in the single cluster collector)\n" +
