@@ -121,32 +121,31 @@ func (e *podMetadataExtension) podListWatch(rc *rest.Config) (cache.ListerWatche
 	selector := fields.OneTermEqualSelector("spec.nodeName", e.cfg.NodeName).String()
 	if !e.cfg.PodStatus {
 		pods := e.client.Resource(podsGVR)
-		return &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				o.FieldSelector = selector
-				return pods.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				o.FieldSelector = selector
-				return pods.Watch(ctx, o)
-			},
-		}, &metav1.PartialObjectMetadata{}, nil
+		return selectedListWatch(selector, pods.List, pods.Watch), &metav1.PartialObjectMetadata{}, nil
 	}
 	kc, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pod_metadata: %w", err)
 	}
 	pods := kc.CoreV1().Pods(metav1.NamespaceAll)
+	return selectedListWatch(selector, pods.List, pods.Watch), &corev1.Pod{}, nil
+}
+
+// selectedListWatch lists and watches with the field selector.
+func selectedListWatch[L runtime.Object](selector string,
+	list func(context.Context, metav1.ListOptions) (L, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error),
+) *cache.ListWatch {
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = selector
-			return pods.List(ctx, o)
+			return list(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = selector
-			return pods.Watch(ctx, o)
+			return watchFn(ctx, o)
 		},
-	}, &corev1.Pod{}, nil
+	}
 }
 
 // Start opens the one Pod watch of the node (design.md rule 1) and waits for its first list.

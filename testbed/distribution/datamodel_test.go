@@ -4,12 +4,10 @@ package distribution
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,24 +105,7 @@ func shippedNodeConfigFrom(t *testing.T, configMap, out string, l harness.Local)
 // test ends, logging its output if the test failed.
 func startCollector(t *testing.T, bin, cfg string, env []string, health string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
-	cmd.Env = append(os.Environ(), env...)
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		cancel()
-		if t.Failed() {
-			t.Logf("collector output:\n%s", logs.String())
-		}
-	})
-	waitHealthy(t, health)
+	runCollector(t, bin, cfg, env, health)
 }
 
 // waitHealthy waits until the collector's health check answers: its pipeline runs and

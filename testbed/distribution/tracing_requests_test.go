@@ -26,6 +26,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness/traced"
 )
 
 // deploymentContext is the traced Deployment's context (the seed's key, traceparent text).
@@ -59,8 +60,8 @@ type tracingRun struct {
 func TestShippedNodeTracingAPIRequests(t *testing.T) {
 	bin := binary(t)
 	runs := map[bool]*tracingRun{}
-	for _, traced := range []bool{false, true} {
-		t.Run(fmt.Sprintf("traces=%v", traced), func(t *testing.T) { runs[traced] = runTracing(t, bin, traced) })
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprintf("traces=%v", on), func(t *testing.T) { runs[on] = runTracing(t, bin, on) })
 	}
 	off, on := runs[false], runs[true]
 	if off == nil || on == nil {
@@ -123,23 +124,23 @@ func TestShippedNodeTracingAPIRequests(t *testing.T) {
 		}
 	}
 	// The Pods' own lines carry their traced owner's trace id, only with tracing on.
-	for traced, run := range runs {
+	for withTraces, run := range runs {
 		for _, r := range run.records {
 			web := strings.HasPrefix(r.Body, "web")
 			want := ""
-			if traced && web {
+			if withTraces && web {
 				want = deploymentTraceID
 			}
 			if r.TraceID != want {
-				t.Errorf("traces=%v: %q has trace id %q, want %q", traced, r.Body, r.TraceID, want)
+				t.Errorf("traces=%v: %q has trace id %q, want %q", withTraces, r.Body, r.TraceID, want)
 			}
 		}
 	}
 }
 
-// runTracing runs the shipped node configuration (traces: the traces set) against a new API
+// runTracing runs the shipped node configuration (withTraces: the traces set) against a new API
 // server and returns what it cost and gave.
-func runTracing(t *testing.T, bin string, traced bool) *tracingRun {
+func runTracing(t *testing.T, bin string, withTraces bool) *tracingRun {
 	cluster := kubecluster.Start(t)
 	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
 	if err != nil {
@@ -224,7 +225,7 @@ func runTracing(t *testing.T, bin string, traced bool) *tracingRun {
 
 	xr, xrayBase := startXRay(t)
 	configMap := harness.ShippedNodeConfigMap
-	if traced {
+	if withTraces {
 		configMap = harness.ShippedTracesNodeConfigMap
 	}
 	root, state := t.TempDir(), t.TempDir()
@@ -270,12 +271,12 @@ func runTracing(t *testing.T, bin string, traced bool) *tracingRun {
 		for _, b := range xr.Batches() {
 			spans = append(spans, b.Traces)
 		}
-		run.spans = allSpans(spans...)
-		if len(run.records) >= 3 && (!traced || rootSpans(run.spans) >= 6) {
+		run.spans = traced.AllSpans(spans...)
+		if len(run.records) >= 3 && (!withTraces || rootSpans(run.spans) >= 6) {
 			break
 		}
 	}
-	if len(run.records) != 3 || traced && rootSpans(run.spans) != 6 {
+	if len(run.records) != 3 || withTraces && rootSpans(run.spans) != 6 {
 		t.Fatalf("got %d records (want 3) and %d lifecycle traces (want 6 with tracing on)", len(run.records), rootSpans(run.spans))
 	}
 	run.watches = diff(longRunning(t, cluster), watchesBefore)
@@ -328,21 +329,6 @@ func rootSpans(spans []ptrace.Span) int {
 	return n
 }
 
-// allSpans returns the spans of traces, in order.
-func allSpans(traces ...ptrace.Traces) []ptrace.Span {
-	var out []ptrace.Span
-	for _, td := range traces {
-		for i := 0; i < td.ResourceSpans().Len(); i++ {
-			sss := td.ResourceSpans().At(i).ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				for k := 0; k < sss.At(j).Spans().Len(); k++ {
-					out = append(out, sss.At(j).Spans().At(k))
-				}
-			}
-		}
-	}
-	return out
-}
 
 // readResources are the resources the node agent reads.
 var readResources = []string{"pods", "namespaces", "replicasets", "deployments", "daemonsets", "statefulsets", "jobs", "cronjobs"}
