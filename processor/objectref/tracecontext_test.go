@@ -267,16 +267,41 @@ func TestOwnPod(t *testing.T) {
 		wantCalls []objectKey
 		wantUIDs  []string
 	}{
-		{"plain line of a traced Pod", true, resource, map[string]any{"msg": "hello"}, podSC,
-			[]objectKey{{"v1", "Pod", "shop", "web-0"}}, []string{"u-1"}},
-		{"not klog: not parsed, still the Pod's", true, resource, map[string]any{}, podSC,
-			[]objectKey{{"v1", "Pod", "shop", "web-0"}}, []string{"u-1"}},
-		{"a named object's context wins", true, resource, withKlogFormat(map[string]any{"node": "node-1"}), nodeSC,
-			[]objectKey{{"v1", "Pod", "shop", "web-0"}, {"v1", "Node", "", "node-1"}}, []string{"u-1", ""}},
-		{"by name without a uid", true, map[string]any{"k8s.namespace.name": "shop", "k8s.pod.name": "web-0"}, map[string]any{}, podSC,
-			[]objectKey{{"v1", "Pod", "shop", "web-0"}}, []string{""}},
-		{"a Pod without context", true, map[string]any{"k8s.namespace.name": "shop", "k8s.pod.name": "db-0"}, map[string]any{}, trace.SpanContext{},
-			[]objectKey{{"v1", "Pod", "shop", "db-0"}}, []string{""}},
+		{
+			"plain line of a traced Pod", true, resource,
+			map[string]any{"msg": "hello"},
+			podSC,
+			[]objectKey{{"v1", "Pod", "shop", "web-0"}},
+			[]string{"u-1"},
+		},
+		{
+			"not klog: not parsed, still the Pod's", true, resource,
+			map[string]any{},
+			podSC,
+			[]objectKey{{"v1", "Pod", "shop", "web-0"}},
+			[]string{"u-1"},
+		},
+		{
+			"a named object's context wins", true, resource, withKlogFormat(map[string]any{"node": "node-1"}), nodeSC,
+			[]objectKey{{"v1", "Pod", "shop", "web-0"}, {"v1", "Node", "", "node-1"}},
+			[]string{"u-1", ""},
+		},
+		{
+			"by name without a uid", true,
+			map[string]any{"k8s.namespace.name": "shop", "k8s.pod.name": "web-0"},
+			map[string]any{},
+			podSC,
+			[]objectKey{{"v1", "Pod", "shop", "web-0"}},
+			[]string{""},
+		},
+		{
+			"a Pod without context", true,
+			map[string]any{"k8s.namespace.name": "shop", "k8s.pod.name": "db-0"},
+			map[string]any{},
+			trace.SpanContext{},
+			[]objectKey{{"v1", "Pod", "shop", "db-0"}},
+			[]string{""},
+		},
 		{"no Pod on the resource", true, map[string]any{"k8s.namespace.name": "shop"}, map[string]any{}, trace.SpanContext{}, nil, nil},
 		{"own_pod off", false, resource, map[string]any{}, trace.SpanContext{}, nil, nil},
 	}

@@ -329,7 +329,6 @@ func rootSpans(spans []ptrace.Span) int {
 	return n
 }
 
-
 // readResources are the resources the node agent reads.
 var readResources = []string{"pods", "namespaces", "replicasets", "deployments", "daemonsets", "statefulsets", "jobs", "cronjobs"}
 
