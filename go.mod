@@ -6,7 +6,7 @@ require (
 	github.com/go-logr/logr v1.4.4
 	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0
 	go.opentelemetry.io/collector/pdata v1.66.0
-	go.uber.org/zap v1.27.1
+	go.uber.org/zap v1.28.0
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/mod v0.40.0
 	k8s.io/component-base v0.36.4

@@ -28,6 +28,7 @@ import (
 	journalreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver"
 	auditlogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver"
 	kubelifecyclereceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver"
+	otlpreceiver "go.opentelemetry.io/collector/receiver/otlpreceiver"
 )
 
 type aliasProvider interface{ DeprecatedAlias() component.Type }
@@ -75,6 +76,7 @@ func components() (otelcol.Factories, error) {
 		journalreceiver.NewFactory(),
 		auditlogreceiver.NewFactory(),
 		kubelifecyclereceiver.NewFactory(),
+		otlpreceiver.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
@@ -84,6 +86,7 @@ func components() (otelcol.Factories, error) {
 		journalreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver v0.1.0",
 		auditlogreceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/auditlogreceiver v0.1.0",
 		kubelifecyclereceiver.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver v0.1.0",
+		otlpreceiver.NewFactory().Type(): "go.opentelemetry.io/collector/receiver/otlpreceiver v0.160.0",
 	})
 
 	factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](

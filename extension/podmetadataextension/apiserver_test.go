@@ -239,6 +239,63 @@ func TestAgainstAPIServer(t *testing.T) {
 		}, events)
 	})
 
+	t.Run("pod_status: still one watch, status trimmed and followed", func(t *testing.T) {
+		tel := componenttest.NewTelemetry()
+		t.Cleanup(func() { require.NoError(t, tel.Shutdown(ctx)) })
+		before := podWatches(t, cluster)
+		full := start(t, tel, func(c *Config) { c.PodStatus = true })
+		require.Eventually(t, func() bool { return podWatches(t, cluster) == before+1 }, 10*time.Second, 20*time.Millisecond,
+			"pod_status replaces the metadata watch by one Pod watch")
+		assert.True(t, full.WatchesStatus())
+		assert.False(t, e.WatchesStatus(), "without pod_status the watch stays metadata-only")
+		metaOnly, _ := e.PodByName("shop", "web-5d8f-001")
+		assert.Nil(t, metaOnly.Status)
+
+		// SubscribeAll: every Pod held now, every change after.
+		changes := make(chan podmeta.Event, 16)
+		held, unsubscribe := full.SubscribeAll(func(ev podmeta.Event) {
+			if ev.Pod.Name == "web-5d8f-002" {
+				changes <- ev
+			}
+		})
+		defer unsubscribe()
+		assert.Len(t, held, len(full.uids()))
+
+		// The kubelet's status update, written as it would.
+		pod, err := kc.CoreV1().Pods("shop").Get(ctx, "web-5d8f-002", metav1.GetOptions{})
+		require.NoError(t, err)
+		ready := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+		pod.Status = corev1.PodStatus{
+			Phase:      corev1.PodRunning,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: ready, Message: "not kept"}},
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "main", Ready: true, RestartCount: 1, Image: "main:1", ImageID: "not kept",
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: ready}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", FinishedAt: ready}},
+			}},
+		}
+		_, err = kc.CoreV1().Pods("shop").UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		select {
+		case ev := <-changes:
+			require.Equal(t, podmeta.Upserted, ev.Type)
+			require.NotNil(t, ev.Pod.Status)
+			assert.Equal(t, &podmeta.Status{
+				Phase:      "Running",
+				Conditions: []podmeta.Condition{{Type: "Ready", Status: "True", LastTransitionTime: ready.Time}},
+				Containers: []podmeta.ContainerStatus{{
+					Name: "main", Ready: true, RestartCount: 1,
+					State:           podmeta.ContainerState{Running: &podmeta.Running{StartedAt: ready.Time}},
+					LastTermination: podmeta.ContainerState{Terminated: &podmeta.Terminated{ExitCode: 137, Reason: "OOMKilled", FinishedAt: ready.Time}},
+				}},
+			}, normalized(ev.Pod.Status))
+			assert.Equal(t, "web", ev.Pod.Owner(podmeta.KindDeployment), "owners as without pod_status")
+			assert.False(t, ev.Pod.Created.IsZero())
+		case <-time.After(10 * time.Second):
+			t.Fatal("the status update was not delivered")
+		}
+	})
+
 	t.Run("bounded", func(t *testing.T) {
 		tel := componenttest.NewTelemetry()
 		t.Cleanup(func() { require.NoError(t, tel.Shutdown(ctx)) })
@@ -329,4 +386,29 @@ func sumBy(t *testing.T, tel *componenttest.Telemetry, name, key string) map[str
 		out[v.AsString()] += dp.Value
 	}
 	return out
+}
+
+// normalized returns s with its times in UTC, as the decoder's differ only in location.
+func normalized(s *podmeta.Status) *podmeta.Status {
+	cp := *s
+	utc := func(t *time.Time) { *t = t.UTC() }
+	utc(&cp.StartTime)
+	cp.Conditions = append([]podmeta.Condition(nil), s.Conditions...)
+	for i := range cp.Conditions {
+		utc(&cp.Conditions[i].LastTransitionTime)
+	}
+	cp.Containers = append([]podmeta.ContainerStatus(nil), s.Containers...)
+	for i := range cp.Containers {
+		c := &cp.Containers[i]
+		if r := c.State.Running; r != nil {
+			c.State.Running = &podmeta.Running{StartedAt: r.StartedAt.UTC()}
+		}
+		if t := c.LastTermination.Terminated; t != nil {
+			tt := *t
+			utc(&tt.StartedAt)
+			utc(&tt.FinishedAt)
+			c.LastTermination.Terminated = &tt
+		}
+	}
+	return &cp
 }

@@ -33,6 +33,10 @@ type Config struct {
 	LookupTimeout time.Duration `mapstructure:"lookup_timeout"`
 	// SyncTimeout bounds the wait for the Pod watch's first list at start.
 	SyncTimeout time.Duration `mapstructure:"sync_timeout"`
+	// PodStatus watches whole Pods instead of their metadata, and keeps of each its status
+	// trimmed to the phase, the conditions and the containers' states (podmeta.Status), for
+	// components that need it (kube_lifecycle). Still one watch, of this node's Pods.
+	PodStatus bool `mapstructure:"pod_status"`
 	// QPS and Burst are the client's rate limit toward the API server.
 	QPS   float32 `mapstructure:"qps"`
 	Burst int     `mapstructure:"burst"`

@@ -12,13 +12,16 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	k8smeta "k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension/internal/metadata"
@@ -58,9 +61,9 @@ type podMetadataExtension struct {
 	cfg *Config
 	tel *metadata.TelemetryBuilder
 
-	// newClient makes the metadata client; tests replace it.
-	newClient func() (k8smeta.Interface, error)
-	client    k8smeta.Interface
+	// restConfig makes the clients' configuration.
+	restConfig func() (*rest.Config, error)
+	client     k8smeta.Interface
 	// now is the clock of the caches; tests replace it.
 	now func() time.Time
 
@@ -98,41 +101,69 @@ func newExtension(cfg *Config, set component.TelemetrySettings) (*podMetadataExt
 		waiters:    map[string]map[chan struct{}]struct{}{},
 		subs:       map[int]func(podmeta.Event){},
 	}
-	e.newClient = func() (k8smeta.Interface, error) {
+	e.restConfig = func() (*rest.Config, error) {
 		rc, err := kubeclient.RestConfig(kubeclient.Options{
 			Kubeconfig: cfg.Kubeconfig, UserAgent: "otelcol-k8s/pod_metadata", QPS: cfg.QPS, Burst: cfg.Burst,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("pod_metadata: %w", err)
 		}
-		return k8smeta.NewForConfig(rc)
+		return rc, nil
 	}
 	return e, nil
 }
 
-// Start opens the one Pod watch of the node (design.md rule 1) and waits for its first list.
-func (e *podMetadataExtension) Start(ctx context.Context, _ component.Host) error {
-	client, err := e.newClient()
-	if err != nil {
-		return err
-	}
-	e.client = client
-	e.runCtx, e.cancel = context.WithCancel(context.Background())
+var _ podmeta.StatusSource = (*podMetadataExtension)(nil)
 
+// podListWatch returns the list-watch of the node's Pods and the type it delivers: metadata
+// only, or with pod_status whole Pods, which the store trims at once (design.md rule 2).
+func (e *podMetadataExtension) podListWatch(rc *rest.Config) (cache.ListerWatcher, runtime.Object, error) {
 	selector := fields.OneTermEqualSelector("spec.nodeName", e.cfg.NodeName).String()
-	pods := client.Resource(podsGVR)
-	lw := &cache.ListWatch{
+	if !e.cfg.PodStatus {
+		pods := e.client.Resource(podsGVR)
+		return selectedListWatch(selector, pods.List, pods.Watch), &metav1.PartialObjectMetadata{}, nil
+	}
+	kc, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pod_metadata: %w", err)
+	}
+	pods := kc.CoreV1().Pods(metav1.NamespaceAll)
+	return selectedListWatch(selector, pods.List, pods.Watch), &corev1.Pod{}, nil
+}
+
+// selectedListWatch lists and watches with the field selector.
+func selectedListWatch[L runtime.Object](selector string,
+	list func(context.Context, metav1.ListOptions) (L, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error),
+) *cache.ListWatch {
+	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = selector
-			return pods.List(ctx, o)
+			return list(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = selector
-			return pods.Watch(ctx, o)
+			return watchFn(ctx, o)
 		},
 	}
+}
+
+// Start opens the one Pod watch of the node (design.md rule 1) and waits for its first list.
+func (e *podMetadataExtension) Start(ctx context.Context, _ component.Host) error {
+	rc, err := e.restConfig()
+	if err != nil {
+		return err
+	}
+	if e.client, err = k8smeta.NewForConfig(rc); err != nil {
+		return fmt.Errorf("pod_metadata: %w", err)
+	}
+	lw, objType, err := e.podListWatch(rc)
+	if err != nil {
+		return err
+	}
+	e.runCtx, e.cancel = context.WithCancel(context.Background())
 	st := &podStore{ext: e, synced: make(chan struct{})}
-	ref := cache.NewReflectorWithOptions(lw, &metav1.PartialObjectMetadata{}, st,
+	ref := cache.NewReflectorWithOptions(lw, objType, st,
 		cache.ReflectorOptions{Name: "pod_metadata pods of node " + e.cfg.NodeName})
 	e.wg.Add(1)
 	go func() {
@@ -225,8 +256,31 @@ func (e *podMetadataExtension) Subscribe(fn func(podmeta.Event)) func() {
 	}
 }
 
+// WatchesStatus implements podmeta.StatusSource: true with pod_status.
+func (e *podMetadataExtension) WatchesStatus() bool { return e.cfg.PodStatus }
+
+// SubscribeAll implements podmeta.StatusSource. The Pods held are copied and fn subscribed
+// under one lock; upsert and remove make a change visible and collect the subscribers to tell
+// under that lock too, so a change is either in the copy or delivered to fn (design.md rule 8).
+func (e *podMetadataExtension) SubscribeAll(fn func(podmeta.Event)) ([]*podmeta.Pod, func()) {
+	e.mu.Lock()
+	pods := make([]*podmeta.Pod, 0, len(e.byUID))
+	for _, p := range e.byUID {
+		pods = append(pods, p)
+	}
+	id := e.nextSub
+	e.nextSub++
+	e.subs[id] = fn
+	e.mu.Unlock()
+	return pods, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		delete(e.subs, id)
+	}
+}
+
 // upsert resolves a watched Pod and publishes it (design.md rules 2 to 5).
-func (e *podMetadataExtension) upsert(m *metav1.PartialObjectMetadata) {
+func (e *podMetadataExtension) upsert(m *metav1.PartialObjectMetadata, status *podmeta.Status) {
 	uid := string(m.UID)
 	e.mu.RLock()
 	old, held := e.byUID[uid]
@@ -240,6 +294,7 @@ func (e *podMetadataExtension) upsert(m *metav1.PartialObjectMetadata) {
 		return
 	}
 	p := e.resolve(m)
+	p.Status = status
 	if p.Incomplete {
 		e.tel.ExtensionPodMetadataIncomplete.Add(context.Background(), 1)
 	}
@@ -316,6 +371,13 @@ func (e *podMetadataExtension) resolve(m *metav1.PartialObjectMetadata) *podmeta
 	p := &podmeta.Pod{
 		UID: string(m.UID), Namespace: m.Namespace, Name: m.Name, NodeName: e.cfg.NodeName,
 		ResourceVersion: m.ResourceVersion, Labels: m.Labels, Annotations: m.Annotations,
+		Generation: m.Generation, Created: m.CreationTimestamp.Time,
+	}
+	if m.DeletionTimestamp != nil {
+		p.Deleting = m.DeletionTimestamp.Time
+		if g := m.DeletionGracePeriodSeconds; g != nil {
+			p.DeletionGracePeriod = time.Duration(*g) * time.Second
+		}
 	}
 	if ref := controllerOf(m.OwnerReferences); ref != nil {
 		owner := podmeta.Owner{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: string(ref.UID)}
@@ -433,8 +495,8 @@ type podStore struct {
 }
 
 func (s *podStore) Add(obj any) error {
-	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		s.ext.upsert(m)
+	if m, st := trim(obj); m != nil {
+		s.ext.upsert(m, st)
 	}
 	return nil
 }
@@ -445,7 +507,7 @@ func (s *podStore) Delete(obj any) error {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+	if m, _ := trim(obj); m != nil {
 		s.ext.remove(string(m.UID))
 	}
 	return nil
@@ -455,9 +517,9 @@ func (s *podStore) Delete(obj any) error {
 func (s *podStore) Replace(list []any, _ string) error {
 	stale := s.ext.uids()
 	for _, obj := range list {
-		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		if m, st := trim(obj); m != nil {
 			delete(stale, string(m.UID))
-			s.ext.upsert(m)
+			s.ext.upsert(m, st)
 		}
 	}
 	for uid := range stale {
@@ -475,3 +537,62 @@ func (*podStore) GetByKey(string) (item any, exists bool, err error) {
 	return nil, false, nil
 }
 func (*podStore) Resync() error { return nil }
+
+// trim returns what the extension keeps of a watched object: its metadata, and with pod_status
+// its status trimmed to podmeta.Status (design.md rule 2). A whole Pod is not kept: the
+// reflector's copy is garbage once trimmed.
+func trim(obj any) (*metav1.PartialObjectMetadata, *podmeta.Status) {
+	switch o := obj.(type) {
+	case *metav1.PartialObjectMetadata:
+		return o, nil
+	case *corev1.Pod:
+		return &metav1.PartialObjectMetadata{TypeMeta: o.TypeMeta, ObjectMeta: o.ObjectMeta}, trimStatus(&o.Status)
+	}
+	return nil, nil
+}
+
+// trimStatus keeps the phase, the conditions and the containers' states.
+func trimStatus(s *corev1.PodStatus) *podmeta.Status {
+	st := &podmeta.Status{Phase: string(s.Phase), ObservedGeneration: s.ObservedGeneration}
+	if s.StartTime != nil {
+		st.StartTime = s.StartTime.Time
+	}
+	if len(s.Conditions) > 0 {
+		st.Conditions = make([]podmeta.Condition, len(s.Conditions))
+		for i, c := range s.Conditions {
+			st.Conditions[i] = podmeta.Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, LastTransitionTime: c.LastTransitionTime.Time}
+		}
+	}
+	st.InitContainers = trimContainers(s.InitContainerStatuses)
+	st.Containers = trimContainers(s.ContainerStatuses)
+	return st
+}
+
+func trimContainers(in []corev1.ContainerStatus) []podmeta.ContainerStatus {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]podmeta.ContainerStatus, len(in))
+	for i := range in {
+		c := &in[i]
+		out[i] = podmeta.ContainerStatus{
+			Name: c.Name, Ready: c.Ready, RestartCount: c.RestartCount,
+			State: trimState(&c.State), LastTermination: trimState(&c.LastTerminationState),
+		}
+	}
+	return out
+}
+
+func trimState(s *corev1.ContainerState) podmeta.ContainerState {
+	var out podmeta.ContainerState
+	if w := s.Waiting; w != nil {
+		out.Waiting = &podmeta.Waiting{Reason: w.Reason}
+	}
+	if r := s.Running; r != nil {
+		out.Running = &podmeta.Running{StartedAt: r.StartedAt.Time}
+	}
+	if t := s.Terminated; t != nil {
+		out.Terminated = &podmeta.Terminated{ExitCode: t.ExitCode, Reason: t.Reason, StartedAt: t.StartedAt.Time, FinishedAt: t.FinishedAt.Time}
+	}
+	return out
+}

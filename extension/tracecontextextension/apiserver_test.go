@@ -4,6 +4,7 @@ package tracecontextextension
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -119,9 +120,31 @@ func TestAgainstAPIServer(t *testing.T) {
 	_, elsewhereCtx := newPod("web-1-elsewhere", "node-2", true)
 	assert.Equal(t, deployCtx.TraceID(), tracedCtx.TraceID(), "the Pod's span continues the Deployment's trace")
 
-	start := func(nodeName string, tel *componenttest.Telemetry) *traceContextExtension {
+	// A DaemonSet carries no context: its Pods' owner is fetched once and remembered as "no
+	// context" (design.md rule 7), however often its Pods change.
+	ds, err := kc.AppsV1().DaemonSets(ns).Create(ctx, &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: ns},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for i := range 3 {
+		_, err = kc.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("agent-%d", i), Namespace: ns, Labels: labels,
+			OwnerReferences: controller("DaemonSet", "agent", string(ds.UID)),
+		}, Spec: corev1.PodSpec{NodeName: "node-1", Containers: podSpec.Containers}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	start := func(nodeName string, tel *componenttest.Telemetry, adjust ...func(*Config)) *traceContextExtension {
 		cfg := createDefaultConfig().(*Config)
 		cfg.Kubeconfig, cfg.NodeName = cluster.Kubeconfig, nodeName
+		for _, a := range adjust {
+			a(cfg)
+		}
+		require.NoError(t, cfg.Validate())
 		e, err := newExtension(cfg, tel.NewTelemetrySettings())
 		require.NoError(t, err)
 		require.NoError(t, e.Start(ctx, componenttest.NewNopHost()))
@@ -167,10 +190,37 @@ func TestAgainstAPIServer(t *testing.T) {
 		})
 	}
 
-	// Node scope fetched the ReplicaSet and the Deployment once each, for three Pods.
-	assert.Equal(t, map[string]int64{"ok": 2}, sumBy(t, nodeTel, "extension_trace_context_owner_fetches", "outcome"))
-	assert.Equal(t, map[string]int64{"Pod": 3, "ReplicaSet": 1, "Deployment": 1}, sumBy(t, nodeTel, "extension_trace_context_objects", "kind"))
-	assert.Equal(t, map[string]int64{"Pod": 4, "ReplicaSet": 1, "Deployment": 1}, sumBy(t, clusterTel, "extension_trace_context_objects", "kind"))
+	// Node scope fetched the ReplicaSet and the Deployment once each, for three Pods, and the
+	// DaemonSet once for its three, though it is not kept.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, map[string]int64{"ok": 2, "no_context": 1}, sumBy(t, nodeTel, "extension_trace_context_owner_fetches", "outcome"))
+	}, 10*time.Second, 20*time.Millisecond)
+	// The DaemonSet's Pods change (a label, as a status update would): no second fetch.
+	for i := range 3 {
+		p, err := kc.CoreV1().Pods(ns).Get(ctx, fmt.Sprintf("agent-%d", i), metav1.GetOptions{})
+		require.NoError(t, err)
+		p.Labels["rev"] = "2"
+		_, err = kc.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	expect(t, node1, lookup{"v1", "Pod", "agent-2", ""}, none)
+	assert.Equal(t, map[string]int64{"ok": 2, "no_context": 1}, sumBy(t, nodeTel, "extension_trace_context_owner_fetches", "outcome"),
+		"an owner without context is remembered for owner_ttl")
+
+	// Trust: contexts only on Deployments of another namespace; none of shop's is joined.
+	trustTel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, trustTel.Shutdown(ctx)) }()
+	wary := start("", trustTel, func(c *Config) { c.Trust = TrustConfig{Namespaces: []string{"payments"}} })
+	expect(t, wary, lookup{"v1", "Pod", "web-1-plain", ""}, none)
+	expect(t, wary, lookup{"v1", "Pod", "web-1-traced", ""}, none)
+	assert.Equal(t, map[string]int64{"": 3}, sumBy(t, trustTel, "extension_trace_context_untrusted_contexts", ""),
+		"the Deployment's and two Pods' contexts ignored and counted")
+	kindTel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, kindTel.Shutdown(ctx)) }()
+	onlyDeployments := start("", kindTel, func(c *Config) { c.Trust = TrustConfig{Kinds: []string{"Deployment"}} })
+	expect(t, onlyDeployments, lookup{"v1", "Pod", "web-1-traced", ""}, deployCtx)
+	assert.Equal(t, map[string]int64{"Pod": 6, "ReplicaSet": 1, "Deployment": 1}, sumBy(t, nodeTel, "extension_trace_context_objects", "kind"))
+	assert.Equal(t, map[string]int64{"Pod": 7, "ReplicaSet": 1, "Deployment": 1}, sumBy(t, clusterTel, "extension_trace_context_objects", "kind"))
 	assert.Equal(t, map[string]int64{"": 1}, sumBy(t, nodeTel, "extension_trace_context_invalid_contexts", ""))
 
 	// The Pod reaches its desired state: its controller removes its context; the Deployment's

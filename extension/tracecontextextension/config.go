@@ -5,6 +5,7 @@ package tracecontextextension
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -26,6 +27,26 @@ type Config struct {
 	OwnerTTL time.Duration `mapstructure:"owner_ttl"`
 	// SyncTimeout bounds the wait for the watches' first lists at start.
 	SyncTimeout time.Duration `mapstructure:"sync_timeout"`
+	// PodMetadata names the pod_metadata extension whose Pods are used in node scope instead of
+	// a Pod watch of the extension's own (the node's one Pod watch). Optional, node scope only.
+	PodMetadata *component.ID `mapstructure:"pod_metadata"`
+	// Trust limits whose contexts are used (design.md, "Threat model").
+	Trust TrustConfig `mapstructure:"trust"`
+}
+
+// TrustConfig says which objects' trace contexts the collector joins. A context on another
+// object is ignored (the object is held as carrying none) and counted. Empty lists trust all.
+type TrustConfig struct {
+	// Namespaces whose objects' contexts are used.
+	Namespaces []string `mapstructure:"namespaces"`
+	// Kinds (as in resources) whose objects' contexts are used.
+	Kinds []string `mapstructure:"kinds"`
+}
+
+// trusts reports whether a context on an object of kind in namespace is used.
+func (t *TrustConfig) trusts(kind, namespace string) bool {
+	return (len(t.Namespaces) == 0 || slices.Contains(t.Namespaces, namespace)) &&
+		(len(t.Kinds) == 0 || slices.Contains(t.Kinds, kind))
 }
 
 // Resource is one kind by group/version/resource, with its Kind (as owner references and log
@@ -71,6 +92,23 @@ func (c *Config) Validate() error {
 	}
 	if c.NodeName != "" && !seen["/Pod"] {
 		errs = append(errs, errors.New("node_name: node scope watches Pods; resources must include pods"))
+	}
+	if c.PodMetadata != nil && c.NodeName == "" {
+		errs = append(errs, errors.New("pod_metadata: node scope only (set node_name)"))
+	}
+	kinds := map[string]bool{}
+	for _, r := range c.Resources {
+		kinds[r.Kind] = true
+	}
+	for _, k := range c.Trust.Kinds {
+		if !kinds[k] {
+			errs = append(errs, fmt.Errorf("trust: kinds: %q is not a kind of resources", k))
+		}
+	}
+	for _, ns := range c.Trust.Namespaces {
+		if ns == "" {
+			errs = append(errs, errors.New("trust: namespaces: empty name (cluster-scoped objects carry no context the collector joins)"))
+		}
 	}
 	if c.MaxObjects <= 0 {
 		errs = append(errs, fmt.Errorf("max_objects %d: must be positive", c.MaxObjects))

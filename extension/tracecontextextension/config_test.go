@@ -32,6 +32,9 @@ func TestLoadConfig(t *testing.T) {
 		{name: "", want: defaults(func(*Config) {})},
 		{name: "node", want: defaults(func(c *Config) {
 			c.Kubeconfig, c.NodeName, c.MaxObjects, c.OwnerTTL, c.SyncTimeout = "/etc/kube/config", "node-1", 5000, 5*time.Minute, 10*time.Second
+			pm := component.MustNewID("pod_metadata")
+			c.PodMetadata = &pm
+			c.Trust = TrustConfig{Namespaces: []string{"shop"}, Kinds: []string{"Deployment"}}
 		})},
 		{name: "custom", want: defaults(func(c *Config) {
 			c.Resources = []Resource{
@@ -40,6 +43,11 @@ func TestLoadConfig(t *testing.T) {
 			}
 		})},
 		{name: "no_pods_in_node_scope", wantErr: []string{"node_name: node scope watches Pods; resources must include pods"}},
+		{name: "untrusted_kind", wantErr: []string{
+			"pod_metadata: node scope only (set node_name)",
+			`trust: kinds: "Gadget" is not a kind of resources`,
+			"trust: namespaces: empty name",
+		}},
 		{name: "bad", wantErr: []string{"resources[0]: version, resource and kind are required", "max_objects 0: must be positive"}},
 	}
 	for _, tt := range tests {

@@ -18,12 +18,14 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	k8smeta "k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
@@ -50,11 +52,15 @@ type traceContextExtension struct {
 
 	fetches chan ownerRef
 	mu      sync.Mutex
-	queued  map[string]bool      // owner uids queued for a fetch
-	failed  map[string]time.Time // owner uids whose last fetch failed, and when
+	queued  map[string]bool // owner uids queued for a fetch
+	// negative holds the owner uids whose last fetch failed or found an object the store does
+	// not keep (no context and no owner of a configured kind: a DaemonSet, a StatefulSet, a bare
+	// Job), and when: neither is asked again within owner_ttl (design.md rule 7).
+	negative map[string]time.Time
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	unsubscribe func() // from pod_metadata
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
 }
 
 func newExtension(cfg *Config, set component.TelemetrySettings) (*traceContextExtension, error) {
@@ -63,12 +69,12 @@ func newExtension(cfg *Config, set component.TelemetrySettings) (*traceContextEx
 		return nil, err
 	}
 	e := &traceContextExtension{
-		cfg:     cfg,
-		tel:     tel,
-		kinds:   map[string]Resource{},
-		fetches: make(chan ownerRef, fetchQueueSize),
-		queued:  map[string]bool{},
-		failed:  map[string]time.Time{},
+		cfg:      cfg,
+		tel:      tel,
+		kinds:    map[string]Resource{},
+		fetches:  make(chan ownerRef, fetchQueueSize),
+		queued:   map[string]bool{},
+		negative: map[string]time.Time{},
 	}
 	var kinds []groupKind
 	for _, r := range cfg.Resources {
@@ -94,7 +100,7 @@ func newMetadataClient(kubeconfig string) (k8smeta.Interface, error) {
 }
 
 // Start opens the watches (design.md rule 7) and waits for their first lists (rule 8).
-func (e *traceContextExtension) Start(ctx context.Context, _ component.Host) error {
+func (e *traceContextExtension) Start(ctx context.Context, host component.Host) error {
 	client, err := e.newClient()
 	if err != nil {
 		return err
@@ -104,8 +110,17 @@ func (e *traceContextExtension) Start(ctx context.Context, _ component.Host) err
 	e.cancel = cancel
 
 	var synced []<-chan struct{}
+	if e.cfg.PodMetadata != nil {
+		if err := e.followPodSource(host); err != nil {
+			cancel()
+			return err
+		}
+	}
 	for _, r := range e.cfg.Resources {
 		selector := ""
+		if e.cfg.PodMetadata != nil {
+			break // node scope: the Pods come from pod_metadata, nothing else is watched
+		}
 		if e.cfg.NodeName != "" {
 			if r.Group != "" || r.Kind != "Pod" {
 				continue
@@ -133,8 +148,61 @@ func (e *traceContextExtension) Start(ctx context.Context, _ component.Host) err
 	return nil
 }
 
+// Dependencies names pod_metadata, when configured, so that the collector starts it first
+// (the collector's extensioncapabilities.Dependent).
+func (e *traceContextExtension) Dependencies() []component.ID {
+	if e.cfg.PodMetadata == nil {
+		return nil
+	}
+	return []component.ID{*e.cfg.PodMetadata}
+}
+
+// followPodSource takes the node's Pods from the pod_metadata extension (design.md rule 7): the
+// Pods it holds now, then its changes, each stored as the extension's own watch would.
+func (e *traceContextExtension) followPodSource(host component.Host) error {
+	id := *e.cfg.PodMetadata
+	ext, ok := host.GetExtensions()[id]
+	if !ok {
+		return fmt.Errorf("trace_context: pod_metadata: extension %q is not configured; add it to the service's extensions", id)
+	}
+	src, ok := ext.(podmeta.Feed)
+	if !ok {
+		return fmt.Errorf("trace_context: pod_metadata: extension %q (%T) does not serve podmeta.Feed", id, ext)
+	}
+	res := e.kinds["/Pod"]
+	apply := func(ev podmeta.Event) {
+		if ev.Type == podmeta.Deleted {
+			e.store.remove(ev.Pod.UID)
+			return
+		}
+		e.observe(res, podObject(ev.Pod), time.Time{})
+	}
+	held, unsubscribe := src.SubscribeAll(apply)
+	e.unsubscribe = unsubscribe
+	for _, p := range held {
+		apply(podmeta.Event{Type: podmeta.Upserted, Pod: p})
+	}
+	return nil
+}
+
+// podObject is the metadata observe reads of a source's Pod: its annotations and its
+// controller owner (the source's nearest owner).
+func podObject(p *podmeta.Pod) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: p.Name, Namespace: p.Namespace, UID: types.UID(p.UID), Annotations: p.Annotations,
+	}}
+	if len(p.Owners) > 0 {
+		o, yes := p.Owners[0], true
+		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: types.UID(o.UID), Controller: &yes}}
+	}
+	return m
+}
+
 // Shutdown stops the watches and the owner fetcher.
 func (e *traceContextExtension) Shutdown(context.Context) error {
+	if e.unsubscribe != nil {
+		e.unsubscribe()
+	}
 	if e.cancel != nil {
 		e.cancel()
 	}
@@ -197,6 +265,10 @@ func (e *traceContextExtension) observe(r Resource, m *metav1.PartialObjectMetad
 	if err != nil {
 		e.tel.ExtensionTraceContextInvalidContexts.Add(context.Background(), 1)
 	}
+	if sc.IsValid() && !e.cfg.Trust.trusts(r.Kind, m.Namespace) {
+		sc = trace.SpanContext{} // threat model: not an object the operator trusts
+		e.tel.ExtensionTraceContextUntrustedContexts.Add(context.Background(), 1)
+	}
 	var owner *ownerRef
 	for i := range m.OwnerReferences {
 		o := &m.OwnerReferences[i]
@@ -219,7 +291,8 @@ func (e *traceContextExtension) observe(r Resource, m *metav1.PartialObjectMetad
 	}
 }
 
-// queueFetch queues owner unless it is held and fresh, queued, or failed within owner_ttl.
+// queueFetch queues owner unless it is held and fresh, queued, or fetched without a result to
+// keep (failed, or nothing to store) within owner_ttl.
 func (e *traceContextExtension) queueFetch(o ownerRef) {
 	if at, held := e.store.fetchedAt(o.uid); held && time.Since(at) < e.cfg.OwnerTTL {
 		return
@@ -229,7 +302,7 @@ func (e *traceContextExtension) queueFetch(o ownerRef) {
 	if e.queued[o.uid] {
 		return
 	}
-	if at, ok := e.failed[o.uid]; ok && time.Since(at) < e.cfg.OwnerTTL {
+	if at, ok := e.negative[o.uid]; ok && time.Since(at) < e.cfg.OwnerTTL {
 		return
 	}
 	select {
@@ -269,19 +342,25 @@ func (e *traceContextExtension) fetchOwner(ctx context.Context, o ownerRef) {
 	case string(m.UID) != o.uid: // deleted and recreated under the same name
 		outcome = "not_found"
 	}
-	e.tel.ExtensionTraceContextOwnerFetches.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+	now := time.Now()
+	kept := false
 	if outcome == "ok" {
-		e.observe(o.res, m, time.Now()) // held before it leaves the queue: no second fetch
+		e.observe(o.res, m, now) // held before it leaves the queue: no second fetch
+		_, kept = e.store.fetchedAt(o.uid)
+		if !kept {
+			outcome = "no_context"
+		}
 	}
+	e.tel.ExtensionTraceContextOwnerFetches.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
 	e.mu.Lock()
 	delete(e.queued, o.uid)
-	if outcome != "ok" {
-		if len(e.failed) >= e.cfg.MaxObjects {
-			clear(e.failed)
+	if !kept {
+		if len(e.negative) >= e.cfg.MaxObjects {
+			clear(e.negative)
 		}
-		e.failed[o.uid] = time.Now()
+		e.negative[o.uid] = now
 	} else {
-		delete(e.failed, o.uid)
+		delete(e.negative, o.uid)
 	}
 	e.mu.Unlock()
 }

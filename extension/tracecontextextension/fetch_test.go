@@ -37,10 +37,10 @@ func TestQueueFetch(t *testing.T) {
 	e.queueFetch(owner("stale"))
 	assert.Len(t, e.fetches, 2, "older than owner_ttl: fetched again")
 
-	e.failed["broken"] = time.Now()
+	e.negative["broken"] = time.Now()
 	e.queueFetch(owner("broken"))
 	assert.Len(t, e.fetches, 2, "failed within owner_ttl: not retried")
-	e.failed["broken"] = time.Now().Add(-2 * time.Minute)
+	e.negative["broken"] = time.Now().Add(-2 * time.Minute)
 	e.queueFetch(owner("broken"))
 	assert.Len(t, e.fetches, 3, "failed before owner_ttl: retried")
 

@@ -18,5 +18,7 @@
 // tracing.k8s.io/ annotations of an object.
 //
 // The package depends on the OpenTelemetry API only: objects are anything with
-// GetAnnotations and SetAnnotations, which every Kubernetes API object (metav1.Object) has.
+// GetAnnotations and SetAnnotations, which every Kubernetes API object (metav1.Object) has. It
+// has no InitializeExporter: a program sets up the OpenTelemetry SDK and its OTLP exporter
+// itself, pointed at the node agent's OTLP receiver (README, "Sending spans to the collector").
 package objecttrace

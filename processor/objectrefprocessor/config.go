@@ -61,6 +61,11 @@ type Config struct {
 	// TraceContext names an extension that gives the trace context of a Kubernetes object;
 	// when set, records take the trace and span ids of the objects they name.
 	TraceContext *component.ID `mapstructure:"trace_context"`
+	// OwnPod, with trace_context, gives a record that names no object with a context the
+	// context of the Pod that wrote it (the resource's k8s.pod.uid, else its namespace and
+	// name), which is its own or its nearest traced owner's: a traced Deployment's Pods' lines
+	// carry its trace id. Looked up once per resource, not per record.
+	OwnPod bool `mapstructure:"own_pod"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -123,6 +128,9 @@ func (cfg *Config) Validate() error {
 	case "", FormString, FormMap:
 	default:
 		errs = append(errs, fmt.Errorf("form: %q is not one of %q, %q", cfg.Form, FormString, FormMap))
+	}
+	if cfg.OwnPod && cfg.TraceContext == nil {
+		errs = append(errs, errors.New("own_pod needs trace_context"))
 	}
 	if cfg.BodyField != "" && !cfg.Body {
 		errs = append(errs, errors.New("body_field needs body: true"))

@@ -244,3 +244,93 @@ func TestTraceContextStartErrors(t *testing.T) {
 
 // The fake must satisfy the interface structurally, as the real extension will.
 var _ TraceContextSource = (*fakeTraceContexts)(nil)
+
+// TestOwnPod checks own_pod: a record that names no object with a context gets the context of
+// the Pod that wrote it (its own or its traced owner's, as the source answers), looked up by the
+// resource's uid, else its namespace and name; a context the record already has, or one of an
+// object it names, wins; without own_pod nothing changes.
+func TestOwnPod(t *testing.T) {
+	extID := component.MustNewID("trace_context")
+	podSC := spanContext(t, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", true)
+	nodeSC := spanContext(t, "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", false)
+	ext := &fakeTraceContexts{objects: map[objectKey]trace.SpanContext{
+		{"v1", "Pod", "shop", "web-0"}: podSC,
+		{"v1", "Node", "", "node-1"}:   nodeSC,
+	}}
+	resource := map[string]any{"k8s.namespace.name": "shop", "k8s.pod.name": "web-0", "k8s.pod.uid": "u-1"}
+	tests := []struct {
+		name      string
+		ownPod    bool
+		resource  map[string]any
+		attrs     map[string]any
+		want      trace.SpanContext
+		wantCalls []objectKey
+		wantUIDs  []string
+	}{
+		{
+			"plain line of a traced Pod", true, resource,
+			map[string]any{"msg": "hello"},
+			podSC,
+			[]objectKey{{"v1", "Pod", "shop", "web-0"}},
+			[]string{"u-1"},
+		},
+		{
+			"not klog: not parsed, still the Pod's", true, resource,
+			map[string]any{},
+			podSC,
+			[]objectKey{{"v1", "Pod", "shop", "web-0"}},
+			[]string{"u-1"},
+		},
+		{
+			"a named object's context wins", true, resource, withKlogFormat(map[string]any{"node": "node-1"}), nodeSC,
+			[]objectKey{{"v1", "Pod", "shop", "web-0"}, {"v1", "Node", "", "node-1"}},
+			[]string{"u-1", ""},
+		},
+		{
+			"by name without a uid", true,
+			map[string]any{"k8s.namespace.name": "shop", "k8s.pod.name": "web-0"},
+			map[string]any{},
+			podSC,
+			[]objectKey{{"v1", "Pod", "shop", "web-0"}},
+			[]string{""},
+		},
+		{
+			"a Pod without context", true,
+			map[string]any{"k8s.namespace.name": "shop", "k8s.pod.name": "db-0"},
+			map[string]any{},
+			trace.SpanContext{},
+			[]objectKey{{"v1", "Pod", "shop", "db-0"}},
+			[]string{""},
+		},
+		{"no Pod on the resource", true, map[string]any{"k8s.namespace.name": "shop"}, map[string]any{}, trace.SpanContext{}, nil, nil},
+		{"own_pod off", false, resource, map[string]any{}, trace.SpanContext{}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.TraceContext, cfg.OwnPod = &extID, tt.ownPod
+			h := newHarness(t, cfg, hostWith{extID: ext})
+			ext.calls, ext.uids = nil, nil
+			lr := h.runRaw(tt.resource, tt.attrs, nil)
+			assert.Equal(t, pcommon.TraceID(tt.want.TraceID()), lr.TraceID())
+			assert.Equal(t, pcommon.SpanID(tt.want.SpanID()), lr.SpanID())
+			assert.Equal(t, tt.want.IsSampled(), lr.Flags().IsSampled())
+			assert.Equal(t, tt.wantCalls, ext.calls)
+			assert.Equal(t, tt.wantUIDs, ext.uids)
+		})
+	}
+
+	t.Run("a record's own trace id is kept", func(t *testing.T) {
+		cfg := createDefaultConfig().(*Config)
+		cfg.TraceContext, cfg.OwnPod = &extID, true
+		h := newHarness(t, cfg, hostWith{extID: ext})
+		ld := plog.NewLogs()
+		rl := ld.ResourceLogs().AppendEmpty()
+		require.NoError(t, rl.Resource().Attributes().FromRaw(resource))
+		own := pcommon.TraceID{1, 2, 3}
+		rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().SetTraceID(own)
+		require.NoError(t, h.proc.ConsumeLogs(context.Background(), ld))
+		got := h.sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+		assert.Equal(t, own, got.TraceID())
+	})
+}

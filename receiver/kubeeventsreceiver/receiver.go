@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver/internal/metadata"
 )
@@ -45,7 +46,7 @@ type kubeEventsReceiver struct {
 	storageClient  storage.Client
 
 	// traceContext answers the regarding object's span context; nil without trace_context.
-	traceContext TraceContextSource
+	traceContext tracesource.Source
 	// spanQ carries spans to the traces consumer; nil without a traces pipeline.
 	spanQ *spanQueue
 
@@ -101,7 +102,7 @@ func (r *kubeEventsReceiver) Start(ctx context.Context, host component.Host) err
 
 func (r *kubeEventsReceiver) start(ctx context.Context, host component.Host) error {
 	if r.cfg.TraceContext != nil {
-		src, err := findTraceContextSource(host, *r.cfg.TraceContext)
+		src, err := tracesource.Find(host, *r.cfg.TraceContext, "kube_events: trace_context")
 		if err != nil {
 			return err
 		}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver/internal/metadata"
 )
@@ -69,7 +70,7 @@ func TestSpansAgainstAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ext.Start(ctx, componenttest.NewNopHost()))
 	defer func() { require.NoError(t, ext.Shutdown(context.Background())) }()
-	src := ext.(TraceContextSource)
+	src := ext.(tracesource.Source)
 	require.Eventually(t, func() bool {
 		sc, ok := src.SpanContextForObject(ctx, "v1", "Pod", ns, p.Name, string(p.UID))
 		return ok && sc.TraceID() == want.TraceID() && sc.SpanID() == want.SpanID()

@@ -59,6 +59,10 @@ type Config struct {
 	// TraceContext names a trace_context extension: a Pod without its own context continues
 	// the trace of its nearest owner that has one. Optional.
 	TraceContext *component.ID `mapstructure:"trace_context"`
+	// PodMetadata names the pod_metadata extension (with pod_status: true) the Pods come
+	// from: the node's one Pod watch serves this receiver too. Optional; without it the receiver
+	// watches Pods itself (a cluster-wide replica).
+	PodMetadata *component.ID `mapstructure:"pod_metadata"`
 	// LeaderElection runs the watches only in the holder of a Lease, for a collector with
 	// several replicas (the events Deployment).
 	LeaderElection LeaderElectionConfig `mapstructure:"leader_election"`
@@ -96,6 +100,12 @@ func (c *Config) Validate() error {
 	}
 	if c.NodeName != "" && slices.Contains(c.Kinds, KindDeployment) {
 		errs = append(errs, errors.New("kinds: Deployment watches Deployments and ReplicaSets cluster-wide: not with node_name (run it in the single cluster collector)"))
+	}
+	if c.PodMetadata != nil && !c.traces(KindPod) {
+		errs = append(errs, errors.New("pod_metadata: only Pods come from it; kinds must include Pod"))
+	}
+	if c.PodMetadata != nil && c.LeaderElection.Enabled {
+		errs = append(errs, errors.New("leader_election: not with pod_metadata (a node's Pods are its own agent's)"))
 	}
 	if c.NodeName != "" && c.LeaderElection.Enabled {
 		errs = append(errs, errors.New("leader_election: not with node_name (every node agent watches its own node)"))

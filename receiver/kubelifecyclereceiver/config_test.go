@@ -20,6 +20,7 @@ func TestLoadConfig(t *testing.T) {
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	require.NoError(t, err)
 	ext := component.MustNewID("trace_context")
+	pods := component.MustNewID("pod_metadata")
 	tests := []struct {
 		id      string
 		want    *Config
@@ -28,7 +29,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: "kube_lifecycle", want: createDefaultConfig().(*Config)},
 		{id: "kube_lifecycle/node", want: &Config{
 			Kubeconfig: "/etc/kube/config", Kinds: []Kind{KindPod}, NodeName: "node-1", GiveUpAfter: 2 * time.Hour, RolloutTimeout: time.Hour,
-			MaxPending: 500, TraceContext: &ext, LeaderElection: kubeclient.NewDefaultLeaderElectionConfig("otelcol-k8s-lifecycle"), SyncTimeout: 10 * time.Second,
+			MaxPending: 500, TraceContext: &ext, PodMetadata: &pods, LeaderElection: kubeclient.NewDefaultLeaderElectionConfig("otelcol-k8s-lifecycle"), SyncTimeout: 10 * time.Second,
 			Sampling: objspans.SamplingConfig{Ratio: 0.25, Kinds: map[string]float64{"Pod": 0.5}, OnlyWithContext: true},
 		}},
 		{id: "kube_lifecycle/cluster", want: &Config{
@@ -38,6 +39,7 @@ func TestLoadConfig(t *testing.T) {
 				LeaseDuration: kubeclient.DefaultLeaseDuration, RenewDeadline: kubeclient.DefaultRenewDeadline, RetryPeriod: kubeclient.DefaultRetryPeriod,
 			}, SyncTimeout: 30 * time.Second, Sampling: objspans.NewDefaultSamplingConfig(),
 		}},
+		{id: "kube_lifecycle/pod_metadata_rollouts", wantErr: "pod_metadata: only Pods come from it; kinds must include Pod"},
 		{id: "kube_lifecycle/bad", wantErr: "give_up_after 0s: must be positive\nsampling: ratio 2: must be between 0 and 1\nmax_pending 0: must be positive"},
 		{id: "kube_lifecycle/bad_kind", wantErr: "decoding failed due to the following error(s):\n\n'kinds[1]' \"Job\": must be Pod or Deployment"},
 		{id: "kube_lifecycle/node_rollouts", wantErr: "kinds: Deployment watches Deployments and ReplicaSets cluster-wide: not with node_name (run it in the single cluster collector)\n" +

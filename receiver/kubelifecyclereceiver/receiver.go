@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,17 +25,16 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver/internal/metadata"
 )
 
-// traceContextSource is what the receiver needs from the extension named by trace_context (the
-// same method object_ref uses): the span context of an object or of its nearest owner that
-// carries one, from memory.
-type traceContextSource interface {
-	SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool)
-}
+// traceContextSource is the one trace-context look-up (internal/k8smodel/tracesource), as the
+// receiver names it.
+type traceContextSource = tracesource.Source
 
 type lifecycleReceiver struct {
 	cfg    *Config
@@ -44,7 +42,9 @@ type lifecycleReceiver struct {
 	next   consumer.Traces
 	tel    *metadata.TelemetryBuilder
 	source traceContextSource
-	now    func() time.Time
+	// pods is the pod_metadata source the Pods come from; nil: the receiver's own Pod watch.
+	pods podmeta.StatusSource
+	now  func() time.Time
 	// startedAt is when Start ran: a Pod first seen at a desired state reached before it was
 	// emitted by the collector that ran before (design.md rule 6).
 	startedAt time.Time
@@ -78,15 +78,18 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*lif
 func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) error {
 	r.startedAt = r.now()
 	if r.cfg.TraceContext != nil {
-		ext, ok := host.GetExtensions()[*r.cfg.TraceContext]
-		if !ok {
-			return fmt.Errorf("kube_lifecycle: trace_context: extension %q is not configured", r.cfg.TraceContext)
-		}
-		src, ok := ext.(traceContextSource)
-		if !ok {
-			return fmt.Errorf("kube_lifecycle: trace_context: extension %q does not implement SpanContextForObject", r.cfg.TraceContext)
+		src, err := tracesource.Find(host, *r.cfg.TraceContext, "kube_lifecycle: trace_context")
+		if err != nil {
+			return err
 		}
 		r.source = src
+	}
+	if r.cfg.PodMetadata != nil {
+		src, err := findPodSource(host, *r.cfg.PodMetadata)
+		if err != nil {
+			return err
+		}
+		r.pods = src
 	}
 	rc, err := kubeclient.RestConfig(kubeclient.Options{Kubeconfig: r.cfg.Kubeconfig, UserAgent: "otelcol-k8s/kube_lifecycle"})
 	if err != nil {
@@ -164,7 +167,9 @@ func (r *lifecycleReceiver) watch(ctx context.Context, client kubernetes.Interfa
 		}()
 		synced = append(synced, ctrl.HasSynced)
 	}
-	if r.cfg.traces(KindPod) {
+	if r.cfg.traces(KindPod) && r.pods != nil {
+		synced = append(synced, r.watchPodSource(ctx, r.pods))
+	} else if r.cfg.traces(KindPod) {
 		lw := cache.NewFilteredListWatchFromClient(client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, func(o *metav1.ListOptions) {
 			if r.cfg.NodeName != "" {
 				o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", r.cfg.NodeName).String()

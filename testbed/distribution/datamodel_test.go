@@ -4,12 +4,10 @@ package distribution
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,10 +57,17 @@ var dataModelCorpus = []podLog{
 // out.
 func shippedNodeConfig(t *testing.T, root, state, health, out, kubeconfig string) (path string, env []string) {
 	t.Helper()
-	sh, err := harness.LoadShippedNodeConfig(filepath.Join(repoRoot, harness.ShippedNodeConfigMap), harness.Local{
+	return shippedNodeConfigFrom(t, harness.ShippedNodeConfigMap, out, harness.Local{
 		NodeRoot: root, StateDir: state, Endpoint: "http://127.0.0.1:1", HealthAddr: health, Kubeconfig: kubeconfig,
 		Env: map[string]string{"AWS_REGION": "eu-west-1", "K8S_NODE_NAME": "node-1", "CLUSTER_NAME": "test"},
 	})
+}
+
+// shippedNodeConfigFrom is shippedNodeConfig for the ConfigMap configMap (relative to the
+// repository root) localized with l.
+func shippedNodeConfigFrom(t *testing.T, configMap, out string, l harness.Local) (path string, env []string) {
+	t.Helper()
+	sh, err := harness.LoadShippedNodeConfig(filepath.Join(repoRoot, configMap), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +75,13 @@ func shippedNodeConfig(t *testing.T, root, state, health, out, kubeconfig string
 	if err := yaml.Unmarshal(sh.YAML, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	cfg["exporters"] = map[string]any{"file": map[string]any{"path": out, "flush_interval": "100ms"}}
+	exporters, _ := cfg["exporters"].(map[string]any)
+	for id := range exporters {
+		if id == "cloudwatch_groups" || strings.HasPrefix(id, "cloudwatch_groups/") {
+			delete(exporters, id) // the traces pipeline's exporters stay
+		}
+	}
+	exporters["file"] = map[string]any{"path": out, "flush_interval": "100ms"}
 	service, _ := cfg["service"].(map[string]any)
 	pipelines, _ := service["pipelines"].(map[string]any)
 	logs, ok := pipelines["logs"].(map[string]any)
@@ -94,24 +105,7 @@ func shippedNodeConfig(t *testing.T, root, state, health, out, kubeconfig string
 // test ends, logging its output if the test failed.
 func startCollector(t *testing.T, bin, cfg string, env []string, health string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
-	cmd.Env = append(os.Environ(), env...)
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		cancel()
-		if t.Failed() {
-			t.Logf("collector output:\n%s", logs.String())
-		}
-	})
-	waitHealthy(t, health)
+	runCollector(t, bin, cfg, env, health)
 }
 
 // waitHealthy waits until the collector's health check answers: its pipeline runs and
@@ -134,6 +128,7 @@ func waitHealthy(t *testing.T, addr string) {
 type fullRecord struct {
 	Body     string
 	Severity string
+	TraceID  string // hex, empty without one
 	Resource map[string]json.RawMessage
 	Attrs    map[string]json.RawMessage
 }
@@ -168,6 +163,7 @@ func readFullRecords(t *testing.T, path string) []fullRecord {
 				ScopeLogs []struct {
 					LogRecords []struct {
 						SeverityText string `json:"severityText"`
+						TraceID      string `json:"traceId"`
 						Body         struct {
 							StringValue string `json:"stringValue"`
 						} `json:"body"`
@@ -183,7 +179,7 @@ func readFullRecords(t *testing.T, path string) []fullRecord {
 			res := toMap(rl.Resource.Attributes)
 			for _, sl := range rl.ScopeLogs {
 				for _, lr := range sl.LogRecords {
-					out = append(out, fullRecord{Body: lr.Body.StringValue, Severity: lr.SeverityText, Resource: res, Attrs: toMap(lr.Attributes)})
+					out = append(out, fullRecord{Body: lr.Body.StringValue, Severity: lr.SeverityText, TraceID: lr.TraceID, Resource: res, Attrs: toMap(lr.Attributes)})
 				}
 			}
 		}

@@ -44,6 +44,9 @@ type Local struct {
 	// TracesEndpoint replaces the endpoint of every otlp_http exporter (an OTLP/HTTP sink);
 	// required when a traces pipeline is kept.
 	TracesEndpoint string
+	// OTLPHTTPAddr, when set, is where the node's OTLP receiver listens for HTTP (a free port
+	// otherwise; its gRPC endpoint always moves to a free port).
+	OTLPHTTPAddr string
 	// MetricsAddr, when set, is the host:port of the collector's own metrics: the Prometheus
 	// pull reader of service::telemetry (there must be exactly one) listens there and the
 	// shipped level is kept. Empty turns the collector's metrics off (the shipped port is

@@ -3,6 +3,7 @@
 package harness
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"sort"
@@ -86,6 +87,10 @@ func (s *Shipped) localizeKube(cfg map[string]any, l Local) error {
 			pm, _ := p.(map[string]any)
 			list, _ := pm["receivers"].([]any)
 			pm["receivers"] = slices.DeleteFunc(list, func(v any) bool { id, _ := v.(string); return isType(id, kubeReceivers) })
+			if rest := pm["receivers"].([]any); len(rest) < len(list) && !slices.ContainsFunc(rest, func(v any) bool { id, _ := v.(string); return !isType(id, []string{"otlp"}) }) {
+				// Only the node's components' own spans would be left: a local run has none.
+				pm["receivers"] = []any{}
+			}
 			if len(pm["receivers"].([]any)) == 0 {
 				delete(pipelines, name)
 				dropped = append(dropped, "pipelines::"+name)
@@ -96,6 +101,7 @@ func (s *Shipped) localizeKube(cfg map[string]any, l Local) error {
 			s.note("%s left out: it needs a Kubernetes API server", d)
 		}
 	}
+	s.localizeOTLP(recvs, pipelines, l.OTLPHTTPAddr)
 	exps, _ := cfg["exporters"].(map[string]any)
 	for id, v := range exps {
 		if !isType(id, []string{"otlp_http"}) {
@@ -124,4 +130,36 @@ func (s *Shipped) localizeKube(cfg map[string]any, l Local) error {
 		s.note("exporters::%s::endpoint = the test's OTLP/HTTP sink", id)
 	}
 	return nil
+}
+
+// localizeOTLP leaves out the otlp receivers no pipeline uses any more and moves the others'
+// endpoints off the shipped fixed ports (several collectors share one machine): gRPC to a free
+// port, HTTP to httpAddr (a free port when empty).
+func (s *Shipped) localizeOTLP(recvs, pipelines map[string]any, httpAddr string) {
+	for id, v := range recvs {
+		if !isType(id, []string{"otlp"}) {
+			continue
+		}
+		used := false
+		for _, p := range pipelines {
+			pm, _ := p.(map[string]any)
+			list, _ := pm["receivers"].([]any)
+			used = used || slices.Contains(list, any(id))
+		}
+		if !used {
+			delete(recvs, id)
+			s.note("receivers::%s left out: no pipeline uses it", id)
+			continue
+		}
+		c, _ := v.(map[string]any)
+		protocols, _ := c["protocols"].(map[string]any)
+		if g, ok := protocols["grpc"].(map[string]any); ok {
+			g["endpoint"] = "127.0.0.1:0"
+			s.note("receivers::%s::protocols::grpc::endpoint = a free local port", id)
+		}
+		if h, ok := protocols["http"].(map[string]any); ok {
+			h["endpoint"] = cmp.Or(httpAddr, "127.0.0.1:0")
+			s.note("receivers::%s::protocols::http::endpoint = the test's address", id)
+		}
+	}
 }

@@ -124,12 +124,16 @@ func TestShippedNodeConfigKeepsShippedSettings(t *testing.T) {
 	if v := dig(got, "service", "pipelines", "traces"); v != nil {
 		t.Errorf("traces pipeline kept: %v", v)
 	}
+	if v := dig(got, "receivers", "otlp"); v != nil {
+		t.Errorf("otlp kept without a traces pipeline: %v", v)
+	}
 
 	// Everything else is the shipped configuration: undo the swaps and compare whole sections.
 	rc := dig(got, "receivers", "cri_log").(map[string]any)
 	rc["include"] = dig(want, "receivers", "cri_log", "include")
 	rc["pod_metadata"] = dig(want, "receivers", "cri_log", "pod_metadata")
 	dig(got, "receivers").(map[string]any)["kube_lifecycle"] = dig(want, "receivers", "kube_lifecycle")
+	dig(got, "receivers").(map[string]any)["otlp"] = dig(want, "receivers", "otlp")
 	dig(got, "exporters").(map[string]any)["otlp_http/xray"] = dig(want, "exporters", "otlp_http/xray")
 	dig(got, "processors", "object_ref").(map[string]any)["trace_context"] = dig(want, "processors", "object_ref", "trace_context")
 	dig(got, "receivers", "journal").(map[string]any)["directories"] = dig(want, "receivers", "journal", "directories")

@@ -199,10 +199,15 @@ func TestTracesSwitch(t *testing.T) {
 	tracing := map[string][][]string{
 		node: {
 			{"extensions", "trace_context"},
+			{"extensions", "trace_context", "pod_metadata"},
+			{"extensions", "pod_metadata", "pod_status"},
 			{"extensions", "aws_sigv4_auth"},
 			{"receivers", "kube_lifecycle"},
+			{"receivers", "kube_lifecycle", "pod_metadata"},
+			{"receivers", "otlp"},
 			{"processors", "batch/traces"},
 			{"processors", "object_ref", "trace_context"},
+			{"processors", "object_ref", "own_pod"},
 			{"exporters", "otlp_http/xray"},
 			{"service", "pipelines", "traces"},
 		},
@@ -227,6 +232,12 @@ func TestTracesSwitch(t *testing.T) {
 			}
 			_, ncfg := collectorConfig(t, objs, node)
 			assert.NotNil(t, dig(ncfg, "processors", "object_ref"), "object_ref stays, with or without trace_context")
+			assert.NotNil(t, dig(ncfg, "extensions", "pod_metadata"), "pod_metadata stays: cri_log's")
+			if on {
+				assert.Equal(t, "127.0.0.1:4317", dig(ncfg, "receivers", "otlp", "protocols", "grpc", "endpoint"), "OTLP on localhost by default")
+				assert.Equal(t, "127.0.0.1:4318", dig(ncfg, "receivers", "otlp", "protocols", "http", "endpoint"))
+				assert.Equal(t, []any{"kube_lifecycle", "otlp"}, dig(ncfg, "service", "pipelines", "traces", "receivers"))
+			}
 			assert.Equal(t, on, slices.Contains(rules(t, find(objs, "ClusterRole", node)), "apps/deployments:get"))
 			assert.Equal(t, on, slices.Contains(rules(t, find(objs, "ClusterRole", events)), "apps/deployments:watch"))
 			assert.Equal(t, on, slices.Contains(rules(t, find(objs, "Role", events)), "coordination.k8s.io/leases:update@otelcol-k8s-lifecycle"))

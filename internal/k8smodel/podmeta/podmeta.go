@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package podmeta is the contract between a node's one source of Pod metadata (the
-// pod_metadata extension) and the components that read it (cri_log today). A component finds
+// pod_metadata extension) and the components that read it (cri_log, trace_context, kube_lifecycle). A component finds
 // the source among the collector's extensions and asserts it to Source; it never watches Pods
 // itself, so a process holds one Pod watch however many components need the node's Pods.
 //
@@ -11,6 +11,7 @@ package podmeta
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // ExcludeAnnotation is the Pod annotation (value "true") by which a Pod opts out of log
@@ -60,6 +61,65 @@ type Pod struct {
 	// Incomplete is true when part of the owner chain or the namespace could not be looked up
 	// (the API server refused or did not answer): what is missing is missing, the rest is right.
 	Incomplete bool
+	// Generation, Created and Deleting are the object's metadata.generation, its
+	// creationTimestamp and its deletionTimestamp (zero while it is not being deleted).
+	Generation        int64
+	Created, Deleting time.Time
+	// DeletionGracePeriod is the metadata's deletionGracePeriodSeconds while the Pod is being
+	// deleted: Deleting less it is when the deletion was asked for.
+	DeletionGracePeriod time.Duration
+	// Status is the Pod's status, trimmed to what the contract carries; nil unless the source
+	// watches status (StatusSource.WatchesStatus).
+	Status *Status
+}
+
+// Status is a Pod's status as the source keeps it: the phase, the conditions and the
+// containers' states, nothing else (no addresses, no images' digests, no messages of the
+// conditions). The names and values are the API's (Phase "Running", condition Type "Ready",
+// Status "True").
+type Status struct {
+	Phase              string
+	Conditions         []Condition
+	InitContainers     []ContainerStatus
+	Containers         []ContainerStatus
+	StartTime          time.Time
+	ObservedGeneration int64
+}
+
+// Condition is one of a Pod's status.conditions.
+type Condition struct {
+	Type, Status, Reason string
+	LastTransitionTime   time.Time
+}
+
+// ContainerStatus is one container's status.
+type ContainerStatus struct {
+	Name         string
+	Ready        bool
+	RestartCount int32
+	// State is the container's current state, LastTermination its previous run's end
+	// (LastTermination.Terminated is nil when it never ended).
+	State, LastTermination ContainerState
+}
+
+// ContainerState is at most one of Waiting, Running and Terminated, as the API's.
+type ContainerState struct {
+	Waiting    *Waiting
+	Running    *Running
+	Terminated *Terminated
+}
+
+// Waiting is a container not started yet (Reason "ContainerCreating", "ImagePullBackOff", ...).
+type Waiting struct{ Reason string }
+
+// Running is a running container.
+type Running struct{ StartedAt time.Time }
+
+// Terminated is a container that ended.
+type Terminated struct {
+	ExitCode              int32
+	Reason                string
+	StartedAt, FinishedAt time.Time
 }
 
 // Owner returns the name of the owner of the given kind in the Pod's chain, or "".
@@ -103,6 +163,25 @@ type Source interface {
 	// the change is visible to the look-ups; fn must not block (it may read the source). The
 	// returned function unsubscribes.
 	Subscribe(fn func(Event)) (unsubscribe func())
+}
+
+// Feed is a Source that hands a component starting after it every Pod it holds and every
+// later change (trace_context, kube_lifecycle): SubscribeAll returns the Pods held and
+// subscribes fn to every later change, atomically: a change is either in the returned Pods or
+// delivered to fn, never both, never neither. fn is called as Subscribe's.
+type Feed interface {
+	Source
+	SubscribeAll(fn func(Event)) (pods []*Pod, unsubscribe func())
+}
+
+// StatusSource is a Feed that may carry the Pods' status: a component that needs status
+// (kube_lifecycle) asserts the source to it and refuses to start when WatchesStatus is false, so
+// a configuration that needs status says so on the source (pod_metadata's pod_status) and one
+// that does not keeps the source's watch metadata-only.
+type StatusSource interface {
+	Feed
+	// WatchesStatus reports whether the held Pods carry Status.
+	WatchesStatus() bool
 }
 
 // Truthy reports whether an annotation or label value turns a switch on: "true", any case,

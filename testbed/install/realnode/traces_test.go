@@ -4,7 +4,9 @@ package realnode
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +91,35 @@ func TestTracedRollout(t *testing.T) {
 		assert.Equal(t, int(replicas), byName[c], "the %s span of each Pod, from the real kubelet's conditions", c)
 	}
 	assert.Empty(t, st.Errors, "the X-Ray endpoint refused requests")
+
+	// The Pods' own lines (loggen's, naming no object) carry the Deployment's trace id: the node
+	// pipeline gives a line its Pod's context (object_ref's own_pod, from pod_metadata's Pods
+	// and their fetched owners), only with tracing on.
+	var withID, without int
+	var sample string
+	require.Eventually(t, func() bool {
+		withID, without = 0, 0
+		evs, _ := e.storedEvents() // what could be read; the next round reads again
+		for _, ev := range evs {
+			var m struct {
+				TraceID  string         `json:"trace_id"`
+				Resource map[string]any `json:"resource"`
+			}
+			if json.Unmarshal([]byte(ev.Message), &m) != nil {
+				continue
+			}
+			if pod, _ := m.Resource["k8s.pod.name"].(string); !strings.HasPrefix(pod, "traced-") {
+				continue
+			}
+			if m.TraceID == traceID {
+				withID++
+			} else {
+				without++
+				sample = ev.Message
+			}
+		}
+		return withID >= 20*int(replicas)
+	}, 2*time.Minute, time.Second, "the traced Deployment's Pods' lines: %d with its trace id, %d without (one: %s)", withID, without, sample)
+	t.Logf("the traced Deployment's Pods' lines: %d with its trace id, %d without", withID, without)
+	assert.LessOrEqual(t, without*10, withID, "most lines carry the trace id (the first ones may precede the owners' fetch)")
 }
