@@ -228,7 +228,7 @@ func TestTraceContextStartErrors(t *testing.T) {
 		wantErr string
 	}{
 		{"not configured", componenttest.NewNopHost(), `extension "trace_context" is not configured`},
-		{"wrong type", hostWith{extID: &plainExtension{}}, `extension "trace_context" (*objectref.plainExtension) does not implement SpanContextForObject`},
+		{"wrong type", hostWith{extID: &plainExtension{}}, `extension "trace_context" (*objectrefprocessor.plainExtension) does not implement SpanContextForObject`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

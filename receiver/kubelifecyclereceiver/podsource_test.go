@@ -49,7 +49,7 @@ func TestFindPodSource(t *testing.T) {
 	}{
 		{"with status", statusSource{status: true}, ""},
 		{"metadata only", statusSource{}, `kube_lifecycle: pod_metadata: extension "pod_metadata" watches metadata only; set its pod_status: true`},
-		{"another extension", plainExtension{}, `kube_lifecycle: pod_metadata: extension "pod_metadata" (k8slifecyclereceiver.plainExtension) does not serve podmeta.StatusSource`},
+		{"another extension", plainExtension{}, `kube_lifecycle: pod_metadata: extension "pod_metadata" (kubelifecyclereceiver.plainExtension) does not serve podmeta.StatusSource`},
 		{"missing", nil, `kube_lifecycle: pod_metadata: extension "pod_metadata" is not configured`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

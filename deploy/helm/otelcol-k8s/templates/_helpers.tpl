@@ -185,3 +185,14 @@ X-Ray's OTLP endpoint (without the /v1/traces path): traces.endpoint or the Regi
 {{- define "otelcol-k8s.xrayEndpoint" -}}
 {{- .Values.traces.endpoint | default "https://xray.${env:AWS_REGION}.amazonaws.com" | trimSuffix "/" -}}
 {{- end -}}
+
+{{/* The sampling block kube_lifecycle (sampling:) and kube_events (spans.sampling:) read:
+     the same decision in both, by trace id. */}}
+{{- define "otelcol-k8s.traceSampling" -}}
+ratio: {{ .Values.traces.sampling.ratio }}
+only_with_context: {{ .Values.traces.sampling.onlyWithContext }}
+{{- with .Values.traces.sampling.kinds }}
+kinds:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
