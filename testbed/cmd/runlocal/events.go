@@ -66,7 +66,7 @@ func startEvents(ctx context.Context, kubeBin, bin, dir string) (*eventsRun, err
 		return nil, fmt.Errorf("local CloudWatch Logs server for Events: %w", err)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := e.startServer(kubeBin, kubeconfig, filepath.Join(dir, "kube-local.log")); err != nil {
+	if err := e.startServer(ctx, kubeBin, kubeconfig, filepath.Join(dir, "kube-local.log")); err != nil {
 		return nil, err
 	}
 	restCfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -136,7 +136,7 @@ func startEvents(ctx context.Context, kubeBin, bin, dir string) (*eventsRun, err
 }
 
 // startServer runs kube-local and waits for its "ready" line.
-func (e *eventsRun) startServer(kubeBin, kubeconfig, logPath string) error {
+func (e *eventsRun) startServer(ctx context.Context, kubeBin, kubeconfig, logPath string) error {
 	out, err := os.Create(logPath)
 	if err != nil {
 		return err
@@ -166,6 +166,9 @@ func (e *eventsRun) startServer(kubeBin, kubeconfig, logPath string) error {
 	select {
 	case <-ready:
 		return nil
+	case <-ctx.Done():
+		e.stop()
+		return ctx.Err()
 	case <-time.After(2 * time.Minute):
 		e.stop()
 		return fmt.Errorf("the local API server is not ready after 2m: see %s", logPath)

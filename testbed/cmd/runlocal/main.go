@@ -2,8 +2,11 @@
 
 // Command runlocal is `make run`: it starts the local CloudWatch Logs server, a simulated node
 // writing container logs like kubelet and containerd, and bin/otelcol-k8s with config/run.yaml
-// between them, then shows what arrived. Ctrl-C (or -duration) stops the simulator, lets the
-// collector deliver what was written, stops it, and prints the final report and accounting.
+// between them, then shows what arrived. The cluster part (cluster.go: the local API server,
+// Events, traced Pods) needs bin/kube-local; with -kube-build the run brings it up to date in
+// the background and starts the cluster part when it is ready, so the node's logs show first.
+// Ctrl-C (or -duration) stops the simulator, lets the collector deliver what was written, stops
+// it, and prints the final report and accounting.
 package main
 
 import (
@@ -40,7 +43,8 @@ func run() error {
 	shortPods := flag.Float64("short-pods", 0.2, "one-second pods started per second")
 	first := flag.Duration("first-report", 15*time.Second, "when to print the first report")
 	events := flag.Int("events", 3, "events shown per log group")
-	kubeBin := flag.String("kube-bin", "bin/kube-local", "local API server for the Events part (empty: no Events)")
+	kubeBin := flag.String("kube-bin", "bin/kube-local", "local API server for the cluster part (empty: no cluster part)")
+	kubeBuild := flag.String("kube-build", "", "shell command that brings -kube-bin up to date, run while the node part runs (empty: -kube-bin as it is)")
 	flag.Parse()
 
 	if err := os.RemoveAll(*dir); err != nil {
@@ -97,20 +101,36 @@ func run() error {
 		return err
 	}
 	fmt.Printf("otelcol-k8s running %s (log: %s); Ctrl-C stops everything\n", *config, logPath)
-	ev, err := startEvents(ctx, *kubeBin, *bin, *dir)
-	if err != nil {
-		return fmt.Errorf("events: %w", err)
-	}
-	defer ev.stop()
+	clusterCtx, stopCluster := context.WithCancel(ctx)
+	defer stopCluster()
+	cl := startCluster(clusterCtx, *kubeBin, *kubeBuild, *bin, *dir)
+	var ev *eventsRun
+	defer func() { ev.stop() }()
 	fmt.Println()
 
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
 	firstReport := time.After(*first)
+	var clusterReport <-chan time.Time
 	var simErr error
 loop:
 	for {
 		select {
+		case r := <-cl.result:
+			cl.result = nil
+			if r.err != nil {
+				fmt.Printf("%s  cluster part left out: %v\n", time.Now().Format("15:04:05"), r.err)
+				break
+			}
+			ev = r.ev
+			if ev != nil {
+				fmt.Printf("%s  cluster part running; its first report in %s\n", time.Now().Format("15:04:05"), *first)
+				clusterReport = time.After(*first)
+			}
+		case <-clusterReport:
+			fmt.Println()
+			ev.report(*events)
+			fmt.Println()
 		case <-ctx.Done():
 			fmt.Println("\nstopping the simulated node")
 			break loop
@@ -122,10 +142,13 @@ loop:
 			harness.Report(os.Stdout, srv, *events)
 			fmt.Println()
 			ev.report(*events)
+			if w := cl.waiting(); w != "" {
+				fmt.Printf("cluster part: %s\n", w)
+			}
 			fmt.Println()
 		case <-tick.C:
 			l := sim.Ledger()
-			fmt.Printf("%s  written %d lines%s, stored %d events\n", time.Now().Format("15:04:05"), l.Lines, ev.status(), harness.Stored(srv))
+			fmt.Printf("%s  written %d lines%s, stored %d events%s\n", time.Now().Format("15:04:05"), l.Lines, ev.status(), harness.Stored(srv), cl.build.status())
 		}
 		if err := ev.exited(); err != nil {
 			return err
@@ -137,6 +160,12 @@ loop:
 	stopSim()
 	if simDone != nil {
 		simErr = <-simDone
+	}
+	if cl.result != nil { // still building or starting: stop it and take down what it started
+		stopCluster()
+		if r := <-cl.result; r.ev != nil {
+			ev = r.ev
+		}
 	}
 	stop() // a second Ctrl-C now ends the wait below at once
 	ledger := sim.Ledger()
