@@ -47,3 +47,20 @@ func TestFilterPassesNoCommonKey(t *testing.T) {
 		assert.True(t, tb.attrRoles.mayHave(k), k)
 	}
 }
+
+// TestBuildTableRefusesAMalformedAPIVersion: a configured kind's api_version is split by the
+// object model's one parser; one with two slashes is an error naming the key.
+func TestBuildTableRefusesAMalformedAPIVersion(t *testing.T) {
+	_, err := buildTable(&Config{Kinds: []KindConfig{{Kind: "Certificate", APIVersion: "cert-manager.io/v1/x"}}})
+	assert.ErrorContains(t, err, `kinds[0]: api_version "cert-manager.io/v1/x" is not group/version`)
+	tb, err := buildTable(&Config{Kinds: []KindConfig{{Kind: "Certificate", APIVersion: "cert-manager.io/v1", Namespaced: true}}})
+	if !assert.NoError(t, err) {
+		return
+	}
+	k := tb.kinds.Lookup("cert-manager.io/v1", "Certificate")
+	if !assert.NotNil(t, k) {
+		return
+	}
+	assert.Equal(t, "cert-manager.io", k.Group)
+	assert.Equal(t, "v1", k.Version)
+}
