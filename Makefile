@@ -139,13 +139,15 @@ build-node: ## compile bin/otelcol-k8s-node, the node agent's build, from the co
 # bin/kube-local.build-time) and starts that part when it is built, so the node's report comes
 # first. RUN_ARGS passes flags to testbed/cmd/runlocal (for example RUN_ARGS='-rate 500
 # -duration 60s'; RUN_ARGS='-kube-bin=' leaves the cluster part out). `make run-samples` is the
-# former quick look: the bundled samples printed by the debug exporter.
+# former quick look: the bundled samples printed by the debug exporter. runlocal is built with
+# the collector's flags (CGO_ENABLED=0, -trimpath) so that the packages they share (client-go,
+# pdata, ...) come from the collector's build in Go's build cache instead of compiling twice.
 RUN_CONFIG ?= config/run.yaml
 RUN_ARGS   ?=
 
 .PHONY: run
 run: build-only ## simulated node -> bin/otelcol-k8s -> local CloudWatch Logs first; Events and traced Pods from bin/kube-local (built meanwhile) after; then what arrived (no AWS, no cluster); Ctrl-C stops
-	$(GO) build -o bin/runlocal ./testbed/cmd/runlocal
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/runlocal ./testbed/cmd/runlocal
 	bin/runlocal -bin $(BIN) -kube-bin $(KUBE_BIN) -kube-build '$(MAKE) --no-print-directory kube-bin' -config $(RUN_CONFIG) $(RUN_ARGS)
 
 .PHONY: run-samples
