@@ -132,12 +132,13 @@ build-node: ## compile bin/otelcol-k8s-node, the node agent's build, from the co
 	cd $(NODE_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(NODE_BIN) .
 
 # make run: a simulated node (testbed/nodesim) writes container logs like kubelet and containerd,
-# bin/otelcol-k8s runs RUN_CONFIG on them and sends to the local CloudWatch Logs server
-# (testbed/localcloudwatch); the report shows what arrived. The cluster part (Events, traced
-# Pods) needs bin/kube-local: runlocal runs `make kube-bin` in the background (about 30
+# the node agent's build (bin/otelcol-k8s-node, what the DaemonSet runs) runs RUN_CONFIG on them
+# and sends to the local CloudWatch Logs server (testbed/localcloudwatch); the report shows what
+# arrived. The cluster part (Events, traced Pods) needs bin/kube-local and the full distribution
+# bin/otelcol-k8s: runlocal runs `make build-only kube-bin` in the background (about 30
 # CPU-minutes the first time, seconds from Go's build cache later; the last duration is kept in
-# bin/kube-local.build-time) and starts that part when it is built, so the node's report comes
-# first. RUN_ARGS passes flags to testbed/cmd/runlocal (for example RUN_ARGS='-rate 500
+# bin/kube-local.build-time) and starts that part when they are built, so the node's report
+# comes first. RUN_ARGS passes flags to testbed/cmd/runlocal (for example RUN_ARGS='-rate 500
 # -duration 60s'; RUN_ARGS='-kube-bin=' leaves the cluster part out). `make run-samples` is the
 # former quick look: the bundled samples printed by the debug exporter. runlocal is built with
 # the collector's flags (CGO_ENABLED=0, -trimpath) so that the packages they share (client-go,
@@ -146,9 +147,10 @@ RUN_CONFIG ?= config/run.yaml
 RUN_ARGS   ?=
 
 .PHONY: run
-run: build-only ## simulated node -> bin/otelcol-k8s -> local CloudWatch Logs first; Events and traced Pods from bin/kube-local (built meanwhile) after; then what arrived (no AWS, no cluster); Ctrl-C stops
+run: build-node ## simulated node -> bin/otelcol-k8s-node -> local CloudWatch Logs first; Events and traced Pods from bin/kube-local (built meanwhile) after; then what arrived (no AWS, no cluster); Ctrl-C stops
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/runlocal ./testbed/cmd/runlocal
-	bin/runlocal -bin $(BIN) -kube-bin $(KUBE_BIN) -kube-build '$(MAKE) --no-print-directory kube-bin' -config $(RUN_CONFIG) $(RUN_ARGS)
+	bin/runlocal -bin $(NODE_BIN) -events-bin $(BIN) -kube-bin $(KUBE_BIN) \
+		-cluster-build '$(MAKE) --no-print-directory build-only kube-bin' -config $(RUN_CONFIG) $(RUN_ARGS)
 
 .PHONY: run-samples
 run-samples: build-only ## print the bundled config/samples records with the debug exporter (config/local.yaml)

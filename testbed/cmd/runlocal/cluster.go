@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// clusterStart is the cluster part on its way: bin/kube-local brought up to date, then the
-// local API server, the events collector and the traced Pods started (events.go, traced.go).
+// clusterStart is the cluster part on its way: bin/kube-local and bin/otelcol-k8s brought up to
+// date, then the local API server, the events collector and the traced Pods started
+// (events.go, traced.go).
 type clusterStart struct {
 	build  *kubeBuild         // nil: no build command, or it could not start
 	result chan clusterResult // one value; nil once the run has taken it
@@ -24,21 +25,21 @@ type clusterResult struct {
 
 // startCluster starts the cluster part in the background. The node part does not wait for
 // it: a first `make run` shows the node's logs while the API server compiles.
-func startCluster(ctx context.Context, kubeBin, buildCmd, bin, dir string) *clusterStart {
+func startCluster(ctx context.Context, kubeBin, buildCmd, eventsBin, nodeBin, dir string) *clusterStart {
 	cl := &clusterStart{result: make(chan clusterResult, 1)}
 	if kubeBin == "" {
 		cl.result <- clusterResult{}
 		return cl
 	}
 	if buildCmd != "" {
-		b, err := startKubeBuild(ctx, kubeBin, buildCmd, filepath.Join(dir, "kube-build.log"))
+		b, err := startKubeBuild(ctx, []string{kubeBin, eventsBin}, buildCmd, filepath.Join(dir, "cluster-build.log"))
 		if err != nil {
 			cl.result <- clusterResult{err: fmt.Errorf("building %s: %w", kubeBin, err)}
 			return cl
 		}
 		cl.build = b
 		fmt.Println(b.describe())
-		fmt.Println("the node part runs meanwhile; the cluster part (Events, traced Pods) starts when the API server is built")
+		fmt.Println("the node part runs meanwhile; the cluster part (Events, traced Pods) starts when they are built")
 	}
 	go func() {
 		if cl.build != nil {
@@ -47,11 +48,13 @@ func startCluster(ctx context.Context, kubeBin, buildCmd, bin, dir string) *clus
 				return
 			}
 		}
-		if _, err := os.Stat(kubeBin); err != nil {
-			cl.result <- clusterResult{err: fmt.Errorf("no local API server (%w); `make kube-bin` builds it", err)}
-			return
+		for _, b := range []string{kubeBin, eventsBin} {
+			if _, err := os.Stat(b); err != nil {
+				cl.result <- clusterResult{err: fmt.Errorf("%w; `make build-only kube-bin` builds what the cluster part runs", err)}
+				return
+			}
 		}
-		ev, err := startEvents(ctx, kubeBin, bin, dir)
+		ev, err := startEvents(ctx, kubeBin, eventsBin, nodeBin, dir)
 		cl.result <- clusterResult{ev: ev, err: err}
 	}()
 	return cl
@@ -62,7 +65,7 @@ func (cl *clusterStart) waiting() string {
 	if cl.result == nil || cl.build == nil || !cl.build.running.Load() {
 		return ""
 	}
-	s := fmt.Sprintf("waiting for %s to build (%s so far", filepath.Base(cl.build.bin), time.Since(cl.build.started).Round(time.Second))
+	s := fmt.Sprintf("waiting for %s to build (%s so far", cl.build.names(), time.Since(cl.build.started).Round(time.Second))
 	if cl.build.last.took > 0 {
 		s += fmt.Sprintf(", %s last time", cl.build.last.took)
 	}

@@ -15,12 +15,13 @@ import (
 	"time"
 )
 
-// kubeBuild brings bin/kube-local up to date while the node part runs: the local API server is
-// etcd and kube-apiserver compiled from their Go modules, about 30 CPU-minutes the first time
-// and seconds once Go's build cache holds it. How long the last build took is kept beside the
-// binary (<kube-bin>.build-time), so the run can say what it is waiting for.
+// kubeBuild brings what the cluster part runs up to date while the node part runs:
+// bin/kube-local (etcd and kube-apiserver compiled from their Go modules, about 30 CPU-minutes
+// the first time and seconds once Go's build cache holds it) and bin/otelcol-k8s (the events
+// collector). How long the last build took is kept beside the first binary
+// (<kube-bin>.build-time), so the run can say what it is waiting for.
 type kubeBuild struct {
-	bin     string // the binary the command writes
+	bins    []string // what the command writes; the first keeps the build time
 	command string // run by sh -c
 	logPath string
 	last    lastBuild
@@ -68,7 +69,7 @@ func writeLastBuild(bin string, took time.Duration, at time.Time) error {
 
 // describe is what the run prints when it starts the build.
 func (b *kubeBuild) describe() string {
-	what := fmt.Sprintf("building %s, the local API server for the cluster part (`%s`, log: %s)", b.bin, b.command, b.logPath)
+	what := fmt.Sprintf("building %s for the cluster part (`%s`, log: %s)", b.names(), b.command, b.logPath)
 	switch {
 	case b.last.took > 0:
 		return fmt.Sprintf("%s; the last build took %s (%s)", what, b.last.took, b.last.at.Local().Format("2006-01-02 15:04"))
@@ -79,8 +80,8 @@ func (b *kubeBuild) describe() string {
 
 // startKubeBuild runs command in its own process group at a lower priority than the node part,
 // with its output in logPath.
-func startKubeBuild(ctx context.Context, bin, command, logPath string) (*kubeBuild, error) {
-	b := &kubeBuild{bin: bin, command: command, logPath: logPath, last: readLastBuild(bin), done: make(chan error, 1)}
+func startKubeBuild(ctx context.Context, bins []string, command, logPath string) (*kubeBuild, error) {
+	b := &kubeBuild{bins: bins, command: command, logPath: logPath, last: readLastBuild(bins[0]), done: make(chan error, 1)}
 	out, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -123,14 +124,25 @@ func (b *kubeBuild) finished(err error) error {
 	if err != nil {
 		return fmt.Errorf("%s failed after %s (%w): see %s", b.command, took.Round(time.Second), err, b.logPath)
 	}
-	if _, err := os.Stat(b.bin); err != nil {
-		return fmt.Errorf("%s finished without writing %s: see %s", b.command, b.bin, b.logPath)
+	for _, bin := range b.bins {
+		if _, err := os.Stat(bin); err != nil {
+			return fmt.Errorf("%s finished without writing %s: see %s", b.command, bin, b.logPath)
+		}
 	}
-	if err := writeLastBuild(b.bin, took, time.Now()); err != nil {
+	if err := writeLastBuild(b.bins[0], took, time.Now()); err != nil {
 		fmt.Fprintf(os.Stderr, "recording the build time: %v\n", err)
 	}
-	fmt.Printf("%s  %s built in %s\n", time.Now().Format("15:04:05"), filepath.Base(b.bin), took.Round(time.Second))
+	fmt.Printf("%s  %s built in %s\n", time.Now().Format("15:04:05"), b.names(), took.Round(time.Second))
 	return nil
+}
+
+// names are the binaries' file names, for messages.
+func (b *kubeBuild) names() string {
+	names := make([]string, len(b.bins))
+	for i, bin := range b.bins {
+		names[i] = filepath.Base(bin)
+	}
+	return strings.Join(names, " and ")
 }
 
 // status is the build's part of the periodic progress line ("" once it is over).
@@ -138,7 +150,7 @@ func (b *kubeBuild) status() string {
 	if b == nil || !b.running.Load() {
 		return ""
 	}
-	s := fmt.Sprintf("; building %s: %s", filepath.Base(b.bin), time.Since(b.started).Round(time.Second))
+	s := fmt.Sprintf("; building %s: %s", b.names(), time.Since(b.started).Round(time.Second))
 	if b.last.took > 0 {
 		s += fmt.Sprintf(" (last build %s)", b.last.took)
 	}

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command runlocal is `make run`: it starts the local CloudWatch Logs server, a simulated node
-// writing container logs like kubelet and containerd, and bin/otelcol-k8s with config/run.yaml
-// between them, then shows what arrived. The cluster part (cluster.go: the local API server,
-// Events, traced Pods) needs bin/kube-local; with -kube-build the run brings it up to date in
-// the background and starts the cluster part when it is ready, so the node's logs show first.
+// writing container logs like kubelet and containerd, and the node agent's build
+// (bin/otelcol-k8s-node, what the DaemonSet runs) with config/run.yaml between them, then shows
+// what arrived. The cluster part (cluster.go: the local API server, the events collector on
+// bin/otelcol-k8s, traced Pods) needs bin/kube-local and the full distribution; with
+// -cluster-build the run brings them up to date in the background and starts the cluster part
+// when they are ready, so the node's logs show first.
 // Ctrl-C (or -duration) stops the simulator, lets the collector deliver what was written, stops
 // it, and prints the final report and accounting.
 package main
@@ -33,7 +35,8 @@ func main() {
 }
 
 func run() error {
-	bin := flag.String("bin", "bin/otelcol-k8s", "the distribution binary")
+	bin := flag.String("bin", "bin/otelcol-k8s-node", "the collector of the node part and of the traced node (the node agent's build)")
+	eventsBin := flag.String("events-bin", "bin/otelcol-k8s", "the collector of the events part (the full distribution)")
 	config := flag.String("config", "config/run.yaml", "collector configuration")
 	dir := flag.String("dir", "tmp/run", "working directory (emptied first): node files, collector state and log")
 	addr := flag.String("addr", "127.0.0.1:0", "address of the local CloudWatch Logs server")
@@ -44,7 +47,7 @@ func run() error {
 	first := flag.Duration("first-report", 15*time.Second, "when to print the first report")
 	events := flag.Int("events", 3, "events shown per log group")
 	kubeBin := flag.String("kube-bin", "bin/kube-local", "local API server for the cluster part (empty: no cluster part)")
-	kubeBuild := flag.String("kube-build", "", "shell command that brings -kube-bin up to date, run while the node part runs (empty: -kube-bin as it is)")
+	clusterBuild := flag.String("cluster-build", "", "shell command that brings -kube-bin and -events-bin up to date, run while the node part runs (empty: them as they are)")
 	flag.Parse()
 
 	if err := os.RemoveAll(*dir); err != nil {
@@ -100,10 +103,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("otelcol-k8s running %s (log: %s); Ctrl-C stops everything\n", *config, logPath)
+	fmt.Printf("%s running %s (log: %s); Ctrl-C stops everything\n", filepath.Base(*bin), *config, logPath)
 	clusterCtx, stopCluster := context.WithCancel(ctx)
 	defer stopCluster()
-	cl := startCluster(clusterCtx, *kubeBin, *kubeBuild, *bin, *dir)
+	cl := startCluster(clusterCtx, *kubeBin, *clusterBuild, *eventsBin, *bin, *dir)
 	var ev *eventsRun
 	defer func() { ev.stop() }()
 	fmt.Println()
@@ -154,7 +157,7 @@ loop:
 			return err
 		}
 		if exited, err := col.Exited(); exited {
-			return fmt.Errorf("otelcol-k8s exited (%v): see %s", err, logPath) //nolint:errorlint // err is nil after a clean exit, which %w would print as %!w(<nil>)
+			return fmt.Errorf("%s exited (%v): see %s", filepath.Base(*bin), err, logPath) //nolint:errorlint // err is nil after a clean exit, which %w would print as %!w(<nil>)
 		}
 	}
 	stopSim()
