@@ -22,7 +22,7 @@ import (
 // (<kube-bin>.build-time), so the run can say what it is waiting for.
 type kubeBuild struct {
 	bins    []string // what the command writes; the first keeps the build time
-	command string // run by sh -c
+	command string   // run by sh -c
 	logPath string
 	last    lastBuild
 	started time.Time
