@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestKeySet(t *testing.T) {
@@ -52,15 +53,11 @@ func TestFilterPassesNoCommonKey(t *testing.T) {
 // object model's one parser; one with two slashes is an error naming the key.
 func TestBuildTableRefusesAMalformedAPIVersion(t *testing.T) {
 	_, err := buildTable(&Config{Kinds: []KindConfig{{Kind: "Certificate", APIVersion: "cert-manager.io/v1/x"}}})
-	assert.ErrorContains(t, err, `kinds[0]: api_version "cert-manager.io/v1/x" is not group/version`)
+	require.ErrorContains(t, err, `kinds[0]: api_version "cert-manager.io/v1/x" is not group/version`)
 	tb, err := buildTable(&Config{Kinds: []KindConfig{{Kind: "Certificate", APIVersion: "cert-manager.io/v1", Namespaced: true}}})
-	if !assert.NoError(t, err) {
-		return
-	}
+	require.NoError(t, err)
 	k := tb.kinds.Lookup("cert-manager.io/v1", "Certificate")
-	if !assert.NotNil(t, k) {
-		return
-	}
+	require.NotNil(t, k)
 	assert.Equal(t, "cert-manager.io", k.Group)
 	assert.Equal(t, "v1", k.Version)
 }
