@@ -141,8 +141,10 @@ build-node: ## compile bin/otelcol-k8s-node, the node agent's build, from the co
 # comes first. RUN_ARGS passes flags to testbed/cmd/runlocal (for example RUN_ARGS='-rate 500
 # -duration 60s'; RUN_ARGS='-kube-bin=' leaves the cluster part out). `make run-samples` is the
 # former quick look: the bundled samples printed by the debug exporter. runlocal is built with
-# the collector's flags (CGO_ENABLED=0, -trimpath) so that the packages they share (client-go,
-# pdata, ...) come from the collector's build in Go's build cache instead of compiling twice.
+# the collector's flags (CGO_ENABLED=0, -trimpath), and the root module requires the versions of
+# cmd/otelcol-k8s-node/go.mod for the modules both use, so that the packages they share
+# (client-go, pdata, grpc, x/net, ...) come from the node build in Go's build cache instead of
+# compiling twice (cold: 291 CPU-seconds for runlocal with other versions, 17 with the same).
 RUN_CONFIG ?= config/run.yaml
 RUN_ARGS   ?=
 
