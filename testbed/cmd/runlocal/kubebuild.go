@@ -64,7 +64,7 @@ func readLastBuild(bin string) lastBuild {
 // writeLastBuild records a finished build: "<seconds> <RFC3339 end time>".
 func writeLastBuild(bin string, took time.Duration, at time.Time) error {
 	line := fmt.Sprintf("%.0f %s\n", took.Seconds(), at.UTC().Format(time.RFC3339))
-	return os.WriteFile(buildTimeFile(bin), []byte(line), 0o644) //nolint:gosec // a build note beside the binary, not a secret
+	return os.WriteFile(buildTimeFile(bin), []byte(line), 0o644)
 }
 
 // describe is what the run prints when it starts the build.
