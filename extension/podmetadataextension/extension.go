@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension/internal/metadata"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 )
@@ -34,14 +35,22 @@ import (
 const failedLookupLife = 30 * time.Second
 
 var (
-	podsGVR       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	// parentKinds are the owners looked up for their own controller (design.md rule 3).
+	podsGVR       = builtinGVR("Pod")
+	namespacesGVR = builtinGVR("Namespace")
+	// parentKinds are the owners looked up for their own controller (design.md rule 3), by
+	// "group/Kind".
 	parentKinds = map[string]schema.GroupVersionResource{
-		"apps/" + podmeta.KindReplicaSet: {Group: "apps", Version: "v1", Resource: "replicasets"},
-		"batch/" + podmeta.KindJob:       {Group: "batch", Version: "v1", Resource: "jobs"},
+		"apps/" + podmeta.KindReplicaSet: builtinGVR(podmeta.KindReplicaSet),
+		"batch/" + podmeta.KindJob:       builtinGVR(podmeta.KindJob),
 	}
 )
+
+// builtinGVR is the group, version and resource of a built-in kind, from the object model's
+// one kind table.
+func builtinGVR(kind string) schema.GroupVersionResource {
+	k := objref.Builtin().Lookup("", kind)
+	return schema.GroupVersionResource{Group: k.Group, Version: k.Version, Resource: k.Resource}
+}
 
 // parentInfo is a cached owner's own controller (nil: it has none).
 type parentInfo struct {
@@ -382,7 +391,7 @@ func (e *podMetadataExtension) resolve(m *metav1.PartialObjectMetadata) *podmeta
 	if ref := controllerOf(m.OwnerReferences); ref != nil {
 		owner := podmeta.Owner{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: string(ref.UID)}
 		p.Owners = append(p.Owners, owner)
-		if gvr, ok := parentKinds[group(ref.APIVersion)+"/"+ref.Kind]; ok {
+		if gvr, ok := parentKinds[objref.APIGroup(ref.APIVersion)+"/"+ref.Kind]; ok {
 			info := e.parentOf(gvr, m.Namespace, owner)
 			if info.failed {
 				p.Incomplete = true
@@ -476,15 +485,6 @@ func controllerOf(refs []metav1.OwnerReference) *metav1.OwnerReference {
 		}
 	}
 	return nil
-}
-
-// group returns the API group of an apiVersion ("apps/v1" -> "apps", "v1" -> "").
-func group(apiVersion string) string {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return ""
-	}
-	return gv.Group
 }
 
 // podStore feeds the Pod reflector into the extension.

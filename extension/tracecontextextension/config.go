@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 )
 
 // Config configures the trace_context extension.
@@ -60,17 +62,16 @@ type Resource struct {
 
 var _ component.Config = (*Config)(nil)
 
-// defaultResources are the workload kinds whose controllers propagate contexts.
+// defaultResources are the workload kinds whose controllers propagate contexts, with their
+// group, version and resource from the object model's one kind table.
 func defaultResources() []Resource {
-	return []Resource{
-		{Version: "v1", Resource: "pods", Kind: "Pod"},
-		{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet"},
-		{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment"},
-		{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet"},
-		{Group: "apps", Version: "v1", Resource: "daemonsets", Kind: "DaemonSet"},
-		{Group: "batch", Version: "v1", Resource: "jobs", Kind: "Job"},
-		{Group: "batch", Version: "v1", Resource: "cronjobs", Kind: "CronJob"},
+	kinds := []string{"Pod", "ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"}
+	out := make([]Resource, 0, len(kinds))
+	for _, kind := range kinds {
+		k := objref.Builtin().Lookup("", kind)
+		out = append(out, Resource{Group: k.Group, Version: k.Version, Resource: k.Resource, Kind: k.Kind})
 	}
+	return out
 }
 
 // Validate checks the configuration.

@@ -69,3 +69,16 @@ func TestLoadConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultResourcesFromTheKindTable: the default kinds take their group, version and resource
+// from the object model's kind table.
+func TestDefaultResourcesFromTheKindTable(t *testing.T) {
+	got := defaultResources()
+	require.Len(t, got, 7)
+	assert.Equal(t, Resource{Version: "v1", Resource: "pods", Kind: "Pod"}, got[0])
+	assert.Equal(t, Resource{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet"}, got[1])
+	assert.Equal(t, Resource{Group: "batch", Version: "v1", Resource: "cronjobs", Kind: "CronJob"}, got[6])
+	cfg := createDefaultConfig().(*Config)
+	assert.Equal(t, got, cfg.Resources)
+	require.NoError(t, cfg.Validate())
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
@@ -275,8 +276,8 @@ func (e *traceContextExtension) observe(r Resource, m *metav1.PartialObjectMetad
 		if o.Controller == nil || !*o.Controller {
 			continue
 		}
-		gv, perr := schema.ParseGroupVersion(o.APIVersion)
-		if res, ok := e.kinds[gv.Group+"/"+o.Kind]; ok && perr == nil {
+		group, _, valid := objref.SplitAPIVersion(o.APIVersion)
+		if res, ok := e.kinds[group+"/"+o.Kind]; ok && valid {
 			owner = &ownerRef{uid: string(o.UID), namespace: m.Namespace, name: o.Name, res: res}
 		}
 		break

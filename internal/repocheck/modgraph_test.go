@@ -16,17 +16,11 @@ import (
 )
 
 // knownCrossComponentRequirements are the component modules that still require another
-// component module, each with the folders it reaches. The list only shrinks: the test fails
-// when a requirement appears that is not listed, and when a listed one is gone (remove it
-// here). Both come from tests that run two components together; they belong in a testbed
-// module (CONTRIBUTING.md, "A component module").
-var knownCrossComponentRequirements = map[string][]string{
-	// correlation_bench_test.go runs object_ref against the extension's store.
-	"extension/tracecontextextension": {"processor/objectrefprocessor"},
-	// spans_apiserver_test.go runs the receiver with the trace_context extension (which brings
-	// object_ref along).
-	"receiver/kubeeventsreceiver": {"extension/tracecontextextension", "processor/objectrefprocessor"},
-}
+// component module, each with the folders it reaches. The list only shrinks (it is empty now):
+// the test fails when a requirement appears that is not listed, and when a listed one is gone
+// (remove it here). A test that runs two components together belongs in a testbed module
+// (testbed/crosscomponent; CONTRIBUTING.md, "A component module").
+var knownCrossComponentRequirements = map[string][]string{}
 
 // ourModule is one go.mod of the repository.
 type ourModule struct {

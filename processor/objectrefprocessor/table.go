@@ -4,7 +4,6 @@ package objectrefprocessor
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
@@ -198,10 +197,10 @@ func (s *keySet) mayHave(key string) bool {
 // buildTable merges the configuration over the built-in tables.
 func buildTable(cfg *Config) (*table, error) {
 	extra := make([]objref.Kind, 0, len(cfg.Kinds))
-	for _, k := range cfg.Kinds {
-		group, version := "", k.APIVersion
-		if i := strings.IndexByte(k.APIVersion, '/'); i >= 0 {
-			group, version = k.APIVersion[:i], k.APIVersion[i+1:]
+	for i, k := range cfg.Kinds {
+		group, version, ok := objref.SplitAPIVersion(k.APIVersion)
+		if !ok {
+			return nil, fmt.Errorf("kinds[%d]: api_version %q is not group/version", i, k.APIVersion)
 		}
 		extra = append(extra, objref.Kind{Kind: k.Kind, Group: group, Version: version, Namespaced: k.Namespaced, Names: objref.PathSegment})
 	}

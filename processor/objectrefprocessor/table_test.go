@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestKeySet(t *testing.T) {
@@ -46,4 +47,17 @@ func TestFilterPassesNoCommonKey(t *testing.T) {
 	for _, k := range []string{"pod", "podUID", "namespace", "kind", "otelcol_k8s.object.name", "otelcol_k8s.object.refs", "related"} {
 		assert.True(t, tb.attrRoles.mayHave(k), k)
 	}
+}
+
+// TestBuildTableRefusesAMalformedAPIVersion: a configured kind's api_version is split by the
+// object model's one parser; one with two slashes is an error naming the key.
+func TestBuildTableRefusesAMalformedAPIVersion(t *testing.T) {
+	_, err := buildTable(&Config{Kinds: []KindConfig{{Kind: "Certificate", APIVersion: "cert-manager.io/v1/x"}}})
+	require.ErrorContains(t, err, `kinds[0]: api_version "cert-manager.io/v1/x" is not group/version`)
+	tb, err := buildTable(&Config{Kinds: []KindConfig{{Kind: "Certificate", APIVersion: "cert-manager.io/v1", Namespaced: true}}})
+	require.NoError(t, err)
+	k := tb.kinds.Lookup("cert-manager.io/v1", "Certificate")
+	require.NotNil(t, k)
+	assert.Equal(t, "cert-manager.io", k.Group)
+	assert.Equal(t, "v1", k.Version)
 }

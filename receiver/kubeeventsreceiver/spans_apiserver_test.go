@@ -10,9 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -21,19 +19,41 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 
-	"github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver/internal/metadata"
 )
 
-// TestSpansAgainstAPIServer: the trace_context extension watches a Pod carrying a context
-// annotation; client-go's new recorder writes Events about it; the receiver (logs and traces
-// pipelines on one instance, as the factory shares it) emits a span per singleton and per
+// annotationSource is a trace context source that reads the context annotation of the object
+// a look-up names from the API server, each time. It stands in for the trace_context extension,
+// which this module does not require (no component module requires another); the two run
+// together in testbed/crosscomponent.
+type annotationSource struct {
+	component.StartFunc
+	component.ShutdownFunc
+	client kubernetes.Interface
+}
+
+func (s annotationSource) SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool) {
+	if apiVersion != "v1" || kind != "Pod" {
+		return trace.SpanContext{}, false
+	}
+	p, err := s.client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil || (uid != "" && string(p.UID) != uid) {
+		return trace.SpanContext{}, false
+	}
+	sc, _, err := objecttrace.SpanContextFromAnnotations(p.Annotations)
+	return sc, err == nil && sc.IsValid()
+}
+
+// TestSpansAgainstAPIServer: a Pod carries a context annotation; client-go's new recorder
+// writes Events about it; the receiver (logs and traces pipelines on one instance, as the
+// factory shares it), asking a trace context source, emits a span per singleton and per
 // finished series, children of the Pod's context, and log records carrying the Pod's trace and
 // span id. A restart in the middle finishes the series in the second run with the span id the
 // first run gave the Event.
@@ -61,20 +81,13 @@ func TestSpansAgainstAPIServer(t *testing.T) {
 	p, err = client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	// The extension, as the shipped events configuration would configure it (cluster-wide).
 	extID := component.MustNewID("trace_context")
-	extFactory := tracecontextextension.NewFactory()
-	extCfg := extFactory.CreateDefaultConfig().(*tracecontextextension.Config)
-	extCfg.Kubeconfig = cluster.Kubeconfig
-	ext, err := extFactory.Create(ctx, extensiontest.NewNopSettings(extFactory.Type()), extCfg)
-	require.NoError(t, err)
-	require.NoError(t, ext.Start(ctx, componenttest.NewNopHost()))
-	defer func() { require.NoError(t, ext.Shutdown(context.Background())) }()
+	var ext component.Component = annotationSource{client: client}
 	src := ext.(tracesource.Source)
-	require.Eventually(t, func() bool {
-		sc, ok := src.SpanContextForObject(ctx, "v1", "Pod", ns, p.Name, string(p.UID))
-		return ok && sc.TraceID() == want.TraceID() && sc.SpanID() == want.SpanID()
-	}, 30*time.Second, 20*time.Millisecond)
+	sc, ok := src.SpanContextForObject(ctx, "v1", "Pod", ns, p.Name, string(p.UID))
+	require.True(t, ok)
+	require.Equal(t, want.TraceID(), sc.TraceID())
+	require.Equal(t, want.SpanID(), sc.SpanID())
 
 	storeID, mem, host := memHost(map[component.ID]component.Component{extID: ext})
 	cfg := testReceiverConfig(cluster.Kubeconfig, &storeID)

@@ -129,5 +129,9 @@ func (t *Table) Lookup(apiVersion, kind string) *Kind {
 	if apiVersion == "" {
 		return t.byKind[kind]
 	}
-	return t.byGroupKind[groupKind{Ref{APIVersion: apiVersion}.Group(), kind}]
+	group, _, ok := SplitAPIVersion(apiVersion)
+	if !ok {
+		return nil
+	}
+	return t.byGroupKind[groupKind{group, kind}]
 }

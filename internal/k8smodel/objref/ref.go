@@ -28,11 +28,28 @@ type Ref struct {
 }
 
 // Group returns the API group of the reference's apiVersion ("" for the core group).
-func (r Ref) Group() string {
-	if i := strings.IndexByte(r.APIVersion, '/'); i >= 0 {
-		return r.APIVersion[:i]
+func (r Ref) Group() string { return APIGroup(r.APIVersion) }
+
+// SplitAPIVersion splits an apiVersion into its API group and version: "apps/v1" is "apps" and
+// "v1", "v1" is the core group "" and "v1", "" is "" and "". ok is false, with both parts empty,
+// when apiVersion has more than one '/' (the API server's own parser refuses it too). It is the
+// project's one parser of an apiVersion: every component takes the group from here.
+func SplitAPIVersion(apiVersion string) (group, version string, ok bool) {
+	i := strings.IndexByte(apiVersion, '/')
+	if i < 0 {
+		return "", apiVersion, true
 	}
-	return ""
+	if strings.IndexByte(apiVersion[i+1:], '/') >= 0 {
+		return "", "", false
+	}
+	return apiVersion[:i], apiVersion[i+1:], true
+}
+
+// APIGroup returns the API group of an apiVersion ("apps/v1" -> "apps", "v1" -> ""), and ""
+// for one SplitAPIVersion refuses.
+func APIGroup(apiVersion string) string {
+	g, _, _ := SplitAPIVersion(apiVersion)
+	return g
 }
 
 // Key returns the canonical object key: Kind[.group]/[namespace/]name, such as

@@ -36,8 +36,9 @@ import (
 )
 
 // eventsRun is the cluster side of `make run`: bin/kube-local, a simulated controller writing
-// Events through client-go's recorders, the events collector with the shipped events
-// configuration (endpoints swapped to the local servers), and traced Pods (traced.go).
+// Events through client-go's recorders, the events collector (bin/otelcol-k8s) with the shipped
+// events configuration (endpoints swapped to the local servers), and traced Pods (traced.go, on
+// the node agent's build).
 type eventsRun struct {
 	srv      *localcloudwatch.Server // the events collector's own, so the node's accounting stays exact
 	once     sync.Once
@@ -52,7 +53,7 @@ type eventsRun struct {
 }
 
 // startEvents starts the cluster side; kubeBin empty or missing skips it (nil, nil).
-func startEvents(ctx context.Context, kubeBin, bin, dir string) (*eventsRun, error) {
+func startEvents(ctx context.Context, kubeBin, eventsBin, nodeBin, dir string) (*eventsRun, error) {
 	if kubeBin == "" {
 		return nil, nil
 	}
@@ -66,7 +67,7 @@ func startEvents(ctx context.Context, kubeBin, bin, dir string) (*eventsRun, err
 		return nil, fmt.Errorf("local CloudWatch Logs server for Events: %w", err)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := e.startServer(kubeBin, kubeconfig, filepath.Join(dir, "kube-local.log")); err != nil {
+	if err := e.startServer(ctx, kubeBin, kubeconfig, filepath.Join(dir, "kube-local.log")); err != nil {
 		return nil, err
 	}
 	restCfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -112,7 +113,7 @@ func startEvents(ctx context.Context, kubeBin, bin, dir string) (*eventsRun, err
 		return nil, err
 	}
 	logPath := filepath.Join(dir, "otelcol-events.log")
-	if e.col, err = harness.StartCollector(bin, config, shipped.Env, logPath); err != nil {
+	if e.col, err = harness.StartCollector(eventsBin, config, shipped.Env, logPath); err != nil {
 		e.stop()
 		return nil, err
 	}
@@ -120,7 +121,7 @@ func startEvents(ctx context.Context, kubeBin, bin, dir string) (*eventsRun, err
 		e.stop()
 		return nil, err
 	}
-	if e.traced, err = startTraced(ctx, client, bin, kubeconfig, dir); err != nil {
+	if e.traced, err = startTraced(ctx, client, nodeBin, kubeconfig, dir); err != nil {
 		e.stop()
 		return nil, err
 	}
@@ -136,7 +137,7 @@ func startEvents(ctx context.Context, kubeBin, bin, dir string) (*eventsRun, err
 }
 
 // startServer runs kube-local and waits for its "ready" line.
-func (e *eventsRun) startServer(kubeBin, kubeconfig, logPath string) error {
+func (e *eventsRun) startServer(ctx context.Context, kubeBin, kubeconfig, logPath string) error {
 	out, err := os.Create(logPath)
 	if err != nil {
 		return err
@@ -166,6 +167,9 @@ func (e *eventsRun) startServer(kubeBin, kubeconfig, logPath string) error {
 	select {
 	case <-ready:
 		return nil
+	case <-ctx.Done():
+		e.stop()
+		return ctx.Err()
 	case <-time.After(2 * time.Minute):
 		e.stop()
 		return fmt.Errorf("the local API server is not ready after 2m: see %s", logPath)

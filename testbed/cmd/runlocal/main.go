@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command runlocal is `make run`: it starts the local CloudWatch Logs server, a simulated node
-// writing container logs like kubelet and containerd, and bin/otelcol-k8s with config/run.yaml
-// between them, then shows what arrived. Ctrl-C (or -duration) stops the simulator, lets the
-// collector deliver what was written, stops it, and prints the final report and accounting.
+// writing container logs like kubelet and containerd, and the node agent's build
+// (bin/otelcol-k8s-node, what the DaemonSet runs) with config/run.yaml between them, then shows
+// what arrived. The cluster part (cluster.go: the local API server, the events collector on
+// bin/otelcol-k8s, traced Pods) needs bin/kube-local and the full distribution; with
+// -cluster-build the run brings them up to date in the background and starts the cluster part
+// when they are ready, so the node's logs show first.
+// Ctrl-C (or -duration) stops the simulator, lets the collector deliver what was written, stops
+// it, and prints the final report and accounting.
 package main
 
 import (
@@ -30,7 +35,8 @@ func main() {
 }
 
 func run() error {
-	bin := flag.String("bin", "bin/otelcol-k8s", "the distribution binary")
+	bin := flag.String("bin", "bin/otelcol-k8s-node", "the collector of the node part and of the traced node (the node agent's build)")
+	eventsBin := flag.String("events-bin", "bin/otelcol-k8s", "the collector of the events part (the full distribution)")
 	config := flag.String("config", "config/run.yaml", "collector configuration")
 	dir := flag.String("dir", "tmp/run", "working directory (emptied first): node files, collector state and log")
 	addr := flag.String("addr", "127.0.0.1:0", "address of the local CloudWatch Logs server")
@@ -40,7 +46,8 @@ func run() error {
 	shortPods := flag.Float64("short-pods", 0.2, "one-second pods started per second")
 	first := flag.Duration("first-report", 15*time.Second, "when to print the first report")
 	events := flag.Int("events", 3, "events shown per log group")
-	kubeBin := flag.String("kube-bin", "bin/kube-local", "local API server for the Events part (empty: no Events)")
+	kubeBin := flag.String("kube-bin", "bin/kube-local", "local API server for the cluster part (empty: no cluster part)")
+	clusterBuild := flag.String("cluster-build", "", "shell command that brings -kube-bin and -events-bin up to date, run while the node part runs (empty: them as they are)")
 	flag.Parse()
 
 	if err := os.RemoveAll(*dir); err != nil {
@@ -96,21 +103,37 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("otelcol-k8s running %s (log: %s); Ctrl-C stops everything\n", *config, logPath)
-	ev, err := startEvents(ctx, *kubeBin, *bin, *dir)
-	if err != nil {
-		return fmt.Errorf("events: %w", err)
-	}
-	defer ev.stop()
+	fmt.Printf("%s running %s (log: %s); Ctrl-C stops everything\n", filepath.Base(*bin), *config, logPath)
+	clusterCtx, stopCluster := context.WithCancel(ctx)
+	defer stopCluster()
+	cl := startCluster(clusterCtx, *kubeBin, *clusterBuild, *eventsBin, *bin, *dir)
+	var ev *eventsRun
+	defer func() { ev.stop() }()
 	fmt.Println()
 
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
 	firstReport := time.After(*first)
+	var clusterReport <-chan time.Time
 	var simErr error
 loop:
 	for {
 		select {
+		case r := <-cl.result:
+			cl.result = nil
+			if r.err != nil {
+				fmt.Printf("%s  cluster part left out: %v\n", time.Now().Format("15:04:05"), r.err)
+				break
+			}
+			ev = r.ev
+			if ev != nil {
+				fmt.Printf("%s  cluster part running; its first report in %s\n", time.Now().Format("15:04:05"), *first)
+				clusterReport = time.After(*first)
+			}
+		case <-clusterReport:
+			fmt.Println()
+			ev.report(*events)
+			fmt.Println()
 		case <-ctx.Done():
 			fmt.Println("\nstopping the simulated node")
 			break loop
@@ -122,21 +145,30 @@ loop:
 			harness.Report(os.Stdout, srv, *events)
 			fmt.Println()
 			ev.report(*events)
+			if w := cl.waiting(); w != "" {
+				fmt.Printf("cluster part: %s\n", w)
+			}
 			fmt.Println()
 		case <-tick.C:
 			l := sim.Ledger()
-			fmt.Printf("%s  written %d lines%s, stored %d events\n", time.Now().Format("15:04:05"), l.Lines, ev.status(), harness.Stored(srv))
+			fmt.Printf("%s  written %d lines%s, stored %d events%s\n", time.Now().Format("15:04:05"), l.Lines, ev.status(), harness.Stored(srv), cl.build.status())
 		}
 		if err := ev.exited(); err != nil {
 			return err
 		}
 		if exited, err := col.Exited(); exited {
-			return fmt.Errorf("otelcol-k8s exited (%v): see %s", err, logPath) //nolint:errorlint // err is nil after a clean exit, which %w would print as %!w(<nil>)
+			return fmt.Errorf("%s exited (%v): see %s", filepath.Base(*bin), err, logPath) //nolint:errorlint // err is nil after a clean exit, which %w would print as %!w(<nil>)
 		}
 	}
 	stopSim()
 	if simDone != nil {
 		simErr = <-simDone
+	}
+	if cl.result != nil { // still building or starting: stop it and take down what it started
+		stopCluster()
+		if r := <-cl.result; r.ev != nil {
+			ev = r.ev
+		}
 	}
 	stop() // a second Ctrl-C now ends the wait below at once
 	ledger := sim.Ledger()
