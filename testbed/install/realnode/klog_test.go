@@ -29,7 +29,7 @@ type klogMessage struct {
 // record whose diff value spans five physical lines) arrives through the shipped node
 // pipeline as one event per klog record: the multi-line record joined by the multi-line
 // preset and parsed by klog_parser (message, severity, source location, the multi-line value
-// as one string), every numbered line once and never glued to a neighbour.
+// as one string), every numbered line once and never glued to a neighbor.
 func TestKlogJoined(t *testing.T) {
 	e := need(t)
 	diagnoseOnFailure(t, e)
