@@ -200,18 +200,38 @@ func runTracing(t *testing.T, bin string, withTraces bool) *tracingRun {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Started and Ready, as the kubelet would write it.
+		// Scheduled, as the scheduler leaves it; the Pods start once the collector runs (a Pod
+		// Ready before the collector started was traced by the one before it, kube_lifecycle
+		// design.md rule 6).
 		at := metav1.NewTime(created.Add(time.Second))
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+		p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
 			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at},
-			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: at},
-			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: at},
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: at},
-		}, ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at}}}}}
+		}}
 		if _, err := kc.CoreV1().Pods("shop").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		uids[name] = p.UID
+	}
+	// startPods writes the node's Pods Started and Ready, as the kubelet would.
+	startPods := func() {
+		t.Helper()
+		at := metav1.NewTime(time.Now().UTC().Truncate(time.Second).Add(time.Second))
+		pods, err := kc.CoreV1().Pods("shop").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: p.Status.Conditions[0].LastTransitionTime},
+				{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: at},
+				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: at},
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: at},
+			}, ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at}}}}}
+			if _, err := kc.CoreV1().Pods("shop").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	for _, n := range []string{"web-1-a", "web-1-b", "web-1-c"} {
 		createPod(n, "node-1", owner("ReplicaSet", rs.Name, rs.UID))
@@ -242,6 +262,7 @@ func runTracing(t *testing.T, bin string, withTraces bool) *tracingRun {
 	before := apiRequests(t, cluster)
 	watchesBefore := longRunning(t, cluster)
 	stop := runCollector(t, bin, cfg, env, health)
+	startPods()
 
 	// The node's Pods write their first lines; the DaemonSet's Pods change meanwhile (a label,
 	// as any update would): the DaemonSet is not fetched again.

@@ -81,6 +81,10 @@ func (s *Shipped) localizeKube(cfg map[string]any, l Local) error {
 					delete(c, "trace_context")
 					s.note("processors::%s::trace_context left out: no trace_context extension", id)
 				}
+				if _, has := c["own_pod"]; has {
+					delete(c, "own_pod") // the Pods' own contexts come from trace_context too
+					s.note("processors::%s::own_pod left out: no trace_context extension", id)
+				}
 			}
 		}
 		for name, p := range pipelines {

@@ -136,6 +136,7 @@ func TestShippedNodeConfigKeepsShippedSettings(t *testing.T) {
 	dig(got, "receivers").(map[string]any)["otlp"] = dig(want, "receivers", "otlp")
 	dig(got, "exporters").(map[string]any)["otlp_http/xray"] = dig(want, "exporters", "otlp_http/xray")
 	dig(got, "processors", "object_ref").(map[string]any)["trace_context"] = dig(want, "processors", "object_ref", "trace_context")
+	dig(got, "processors", "object_ref").(map[string]any)["own_pod"] = dig(want, "processors", "object_ref", "own_pod")
 	dig(got, "receivers", "journal").(map[string]any)["directories"] = dig(want, "receivers", "journal", "directories")
 	ex := dig(got, "exporters", "cloudwatch_groups").(map[string]any)
 	delete(ex, "endpoint")
@@ -313,6 +314,7 @@ func TestDefaultShippedNodeConfigHasNoTracing(t *testing.T) {
 		{"receivers", "kube_lifecycle"},
 		{"exporters", "otlp_http/xray"},
 		{"processors", "object_ref", "trace_context"},
+		{"processors", "object_ref", "own_pod"},
 		{"service", "pipelines", "traces"},
 	} {
 		if v := dig(got, p...); v != nil {
