@@ -76,7 +76,7 @@ func TestRealLoggersIntoPdata(t *testing.T) {
 		delete(got, "thread.id")
 		if i == 1 {
 			got["code.file.path"] = "reallogger_test.go" // JSON caller carries the package directory
-			assert.Equal(t, "klogparser/reallogger_test.go", lr.Attributes().AsRaw()["code.file.path"])
+			assert.Equal(t, "klogparserprocessor/reallogger_test.go", lr.Attributes().AsRaw()["code.file.path"])
 		}
 		for k, v := range common {
 			want[k] = v
