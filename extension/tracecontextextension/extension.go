@@ -25,8 +25,8 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
-	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
