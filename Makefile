@@ -142,9 +142,9 @@ build-node: ## compile bin/otelcol-k8s-node, the node agent's build, from the co
 # -duration 60s'; RUN_ARGS='-kube-bin=' leaves the cluster part out). `make run-samples` is the
 # former quick look: the bundled samples printed by the debug exporter. runlocal is built with
 # the collector's flags (CGO_ENABLED=0, -trimpath), and the root module requires the versions of
-# cmd/otelcol-k8s-node/go.mod for the modules both use (internal/repocheck keeps it so), so that the packages they share
-# (client-go, pdata, grpc, x/net, ...) come from the node build in Go's build cache instead of
-# compiling twice (cold, after the node build: 291 CPU-seconds for runlocal with other versions,
+# cmd/otelcol-k8s-node/go.mod for the modules both use (internal/repocheck keeps it so), so
+# that the packages they share (client-go, pdata, grpc, x/net, ...) come from the node build in
+# Go's build cache instead of compiling twice (cold, after the node build: 291 CPU-seconds for runlocal with other versions,
 # 23 with the same).
 RUN_CONFIG ?= config/run.yaml
 RUN_ARGS   ?=
