@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/go-containerregistry v0.22.1
+	github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/testbed/localxray v0.0.0
 	github.com/stretchr/testify v1.12.1

@@ -163,6 +163,7 @@ func restartProduct(t *testing.T, e *env) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	cs := e.node.Client
+	waitProductRolledOut(t, e)
 	old, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	gone := map[types.UID]bool{}
@@ -193,6 +194,47 @@ func restartProduct(t *testing.T, e *env) map[string]string {
 		return len(clients) == len(old.Items)
 	}, 3*time.Minute, 500*time.Millisecond, "the release's Pods after a restart")
 	return clients
+}
+
+// waitProductRolledOut waits until the release's DaemonSet and Deployments run their current
+// template everywhere (Helm's wait can return before the controllers saw an upgrade).
+func waitProductRolledOut(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	apps := e.node.Client.AppsV1()
+	require.Eventually(t, func() bool {
+		dss, err := apps.DaemonSets(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, d := range dss.Items {
+			st := d.Status
+			if st.ObservedGeneration < d.Generation || st.UpdatedNumberScheduled != st.DesiredNumberScheduled ||
+				st.NumberAvailable != st.DesiredNumberScheduled || st.CurrentNumberScheduled != st.DesiredNumberScheduled {
+				return false
+			}
+		}
+		deps, err := apps.Deployments(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, d := range deps.Items {
+			st, want := d.Status, *d.Spec.Replicas
+			if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.AvailableReplicas != want || st.Replicas != want {
+				return false
+			}
+		}
+		pods, err := e.node.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for i := range pods.Items {
+			if p := &pods.Items[i]; p.DeletionTimestamp != nil || !podReady(p) {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Minute, 500*time.Millisecond, "the release rolled out")
 }
 
 // requestWorkload is the same work in both phases: a Deployment of two Pods rolled out, then
