@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
@@ -111,11 +112,22 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request, inner http.Ha
 }
 
 // Push uploads the image of a docker-archive tarball (ImportImage's kind, one image) as
-// Host/repo:tag and returns that reference and the image's layers' digests.
-func (r *Registry) Push(ctx context.Context, tarballPath, repo, tag string) (string, []v1.Hash, error) {
+// Host/repo:tag, with one more layer holding extra (path relative to the root -> content)
+// when set, and returns that reference and the image's layers' digests, in order. A node that
+// imported the tarball holds its layers already and pulls only the extra one.
+func (r *Registry) Push(ctx context.Context, tarballPath, repo, tag string, extra map[string][]byte) (string, []v1.Hash, error) {
 	img, err := tarball.ImageFromPath(tarballPath, nil)
 	if err != nil {
 		return "", nil, err
+	}
+	if len(extra) > 0 {
+		layer, err := layerOf(extra)
+		if err != nil {
+			return "", nil, err
+		}
+		if img, err = mutate.AppendLayers(img, layer); err != nil {
+			return "", nil, err
+		}
 	}
 	ref := r.Host + "/" + repo + ":" + tag
 	dst, err := name.NewTag(ref, name.Insecure)

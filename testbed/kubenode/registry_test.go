@@ -27,15 +27,15 @@ func TestRegistryHoldsABlob(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ref, layers, err := r.Push(ctx, tar, "held/app", "1")
+	ref, layers, err := r.Push(ctx, tar, "held/app", "1", map[string][]byte{"extra": []byte("this run's own layer")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(layers) != 1 {
-		t.Fatalf("layers %v, want one", layers)
+	if len(layers) != 2 {
+		t.Fatalf("layers %v, want the tarball's and the extra one", layers)
 	}
 	const wait = 600 * time.Millisecond
-	if err := r.HoldBlob(ctx, "held/app", layers[0], wait); err != nil {
+	if err := r.HoldBlob(ctx, "held/app", layers[1], wait); err != nil {
 		t.Fatal(err)
 	}
 	tag, err := name.NewTag(ref, name.Insecure)
@@ -46,7 +46,7 @@ func TestRegistryHoldsABlob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := img.LayerByDigest(layers[0])
+	l, err := img.LayerByDigest(layers[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestRegistryHoldsABlob(t *testing.T) {
 	if second-first > time.Second {
 		t.Errorf("a second download took another %v", second-first)
 	}
-	requested, served := r.Downloads(layers[0])
+	requested, served := r.Downloads(layers[1])
 	if len(requested) != 2 || len(served) != 2 {
 		t.Errorf("downloads asked %v, served %v: want two of each", requested, served)
 	}

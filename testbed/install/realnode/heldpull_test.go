@@ -116,10 +116,14 @@ func TestHeldImagePull(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = reg.Close() })
 	require.NoError(t, e.node.UseRegistry(reg.Host))
-	ref, layers, err := reg.Push(ctx, filepath.Join(e.node.Dir(), "images", "loggen.tar"), "held/loggen", "1")
+	// The loggen image with a layer of this run's own: the node holds loggen's layer already
+	// (imported), so the pull fetches only the new one, which the registry holds.
+	own := map[string][]byte{"held-pull": []byte(time.Now().UTC().Format(time.RFC3339Nano))}
+	ref, layers, err := reg.Push(ctx, filepath.Join(e.node.Dir(), "images", "loggen.tar"), "held/loggen", "1", own)
 	require.NoError(t, err)
-	require.Len(t, layers, 1)
-	require.NoError(t, reg.HoldBlob(ctx, "held/loggen", layers[0], heldPull))
+	require.Len(t, layers, 2)
+	held := layers[1]
+	require.NoError(t, reg.HoldBlob(ctx, "held/loggen", held, heldPull))
 
 	// The node agent with tracing on takes OTLP spans (Helm's wait can return before the
 	// DaemonSet's controller replaced the Pod).
@@ -141,7 +145,7 @@ func TestHeldImagePull(t *testing.T) {
 		got, err := cs.CoreV1().Pods(workNamespace).Get(ctx, p.Name, metav1.GetOptions{})
 		return err == nil && podReady(got)
 	}, heldPull+2*time.Minute, time.Second, "the Pod Ready after its held pull")
-	requested, served := reg.Downloads(layers[0])
+	requested, served := reg.Downloads(held)
 	require.NotEmpty(t, requested, "containerd asked the registry for the layer")
 	require.NotEmpty(t, served, "the layer went out")
 	pull := served[0].Sub(requested[0])

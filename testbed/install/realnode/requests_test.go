@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -344,7 +345,7 @@ func waitRolledOut(t *testing.T, e *env, name string, rev int) {
 			return false
 		}
 		want := *d.Spec.Replicas
-		return d.Annotations["deployment.kubernetes.io/revision"] == fmt.Sprint(rev) &&
+		return d.Annotations["deployment.kubernetes.io/revision"] == strconv.Itoa(rev) &&
 			d.Status.UpdatedReplicas == want && d.Status.AvailableReplicas == want && d.Status.Replicas == want
 	}, 2*time.Minute, 500*time.Millisecond, "Deployment %s revision %d rolled out", name, rev)
 }
