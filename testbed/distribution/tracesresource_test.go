@@ -31,15 +31,7 @@ import (
 // node agent's (kube_lifecycle's spans).
 func TestShippedTracesResource(t *testing.T) {
 	bin := binary(t)
-	cluster := kubecluster.Start(t)
-	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, kc := startClusterClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
@@ -145,4 +137,20 @@ func TestShippedTracesResource(t *testing.T) {
 			t.Errorf("the %s span's resource %v, want %v", kind, got, w)
 		}
 	}
+}
+
+// startClusterClient starts a local API server for the test and returns it with an
+// administrator's client.
+func startClusterClient(t *testing.T) (*kubecluster.Cluster, kubernetes.Interface) {
+	t.Helper()
+	cluster := kubecluster.Start(t)
+	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cluster, kc
 }

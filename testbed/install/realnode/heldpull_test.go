@@ -91,6 +91,20 @@ func postOTLPSpan(t *testing.T, service string, traceID pcommon.TraceID) error {
 	return nil
 }
 
+// tracingOn starts a local X-Ray endpoint (SigV4-verifying, with the Secret's credentials) and
+// turns tracing on with `helm upgrade` (traces.enabled, the endpoint pointed at it); tracing
+// is turned off again when the test ends.
+func tracingOn(t *testing.T, e *env) *localxray.Server {
+	t.Helper()
+	xray := localxray.New(localxray.Config{Credentials: map[string]string{accessKey: secretKey}})
+	endpoint, err := xray.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = xray.Close() })
+	upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": true, "endpoint": endpoint}})
+	t.Cleanup(func() { upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": false}}) })
+	return xray
+}
+
 // TestHeldImagePull (issue 35): a Pod whose image comes from a registry on the node's loopback
 // that holds the image's layer for three minutes. Its lifecycle trace has a container start
 // span of the pull's real duration, without error, saying what the container waited for; the
@@ -105,12 +119,7 @@ func TestHeldImagePull(t *testing.T) {
 	ctx := context.Background()
 	cs := e.node.Client
 
-	xray := localxray.New(localxray.Config{Credentials: map[string]string{accessKey: secretKey}})
-	endpoint, err := xray.Start("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = xray.Close() })
-	upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": true, "endpoint": endpoint}})
-	t.Cleanup(func() { upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": false}}) })
+	xray := tracingOn(t, e)
 
 	reg, err := kubenode.StartRegistry()
 	require.NoError(t, err)

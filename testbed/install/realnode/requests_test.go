@@ -360,26 +360,17 @@ func TestTracingAPIRequests(t *testing.T) {
 	e := need(t)
 	diagnoseOnFailure(t, e)
 	ensureWorkNamespace(t, e)
-	xray := localxray.New(localxray.Config{Credentials: map[string]string{accessKey: secretKey}})
-	endpoint, err := xray.Start("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = xray.Close() })
-
 	phase := func(on bool) requestCount {
+		name, xray := "reqs-off", (*localxray.Server)(nil)
 		if on {
-			upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": true, "endpoint": endpoint}})
+			name, xray = "reqs-on", tracingOn(t, e)
 		}
 		from := auditSize(t, e)
 		clients := restartProduct(t, e)
-		name, x := "reqs-off", (*localxray.Server)(nil)
-		if on {
-			name, x = "reqs-on", xray
-		}
-		requestWorkload(t, e, name, x)
+		requestWorkload(t, e, name, xray)
 		return readAudit(t, e, from, clients)
 	}
 	off := phase(false)
-	t.Cleanup(func() { upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": false}}) })
 	on := phase(true)
 
 	t.Logf("API requests of the release's Pods (the API server's audit log), tracing off and on, same workload:\n%s", requestTable(off, on))
