@@ -23,6 +23,7 @@ import (
 	objectrefprocessor "github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor"
 	batchprocessor "go.opentelemetry.io/collector/processor/batchprocessor"
 	memorylimiterprocessor "go.opentelemetry.io/collector/processor/memorylimiterprocessor"
+	resourceprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourceprocessor"
 	k8sattributesprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor"
 	crilogreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver"
 	journalreceiver "github.com/otelcol-k8s/otelcol-k8s/receiver/journalreceiver"
@@ -106,6 +107,7 @@ func components() (otelcol.Factories, error) {
 		objectrefprocessor.NewFactory(),
 		batchprocessor.NewFactory(),
 		memorylimiterprocessor.NewFactory(),
+		resourceprocessor.NewFactory(),
 		k8sattributesprocessor.NewFactory(),
 	)
 	if err != nil {
@@ -116,6 +118,7 @@ func components() (otelcol.Factories, error) {
 		objectrefprocessor.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor v0.1.0",
 		batchprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/batchprocessor v0.160.0",
 		memorylimiterprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/memorylimiterprocessor v0.160.0",
+		resourceprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourceprocessor v0.160.0",
 		k8sattributesprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor v0.160.0",
 	})
 

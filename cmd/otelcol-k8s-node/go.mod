@@ -8,6 +8,7 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.160.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.160.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor v0.160.0
+	github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourceprocessor v0.160.0
 	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0

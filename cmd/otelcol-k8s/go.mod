@@ -13,6 +13,7 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/filterprocessor v0.160.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor v0.160.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourcedetectionprocessor v0.160.0
+	github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourceprocessor v0.160.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor v0.160.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver v0.160.0
 	github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter v0.1.0

@@ -7,9 +7,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -53,21 +55,7 @@ func WriteImage(ref, out string, files map[string][]byte, entrypoint []string) e
 	if err != nil {
 		return err
 	}
-	var layerTar bytes.Buffer
-	tw := tar.NewWriter(&layerTar)
-	epoch := time.Unix(0, 0)
-	for path, data := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: path, Mode: 0o755, Size: int64(len(data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
-			return err
-		}
-		if _, err := tw.Write(data); err != nil {
-			return err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	layer, err := tarball.LayerFromReader(bytes.NewReader(layerTar.Bytes())) //nolint:staticcheck // the layer is small and built in memory
+	layer, err := layerOf(files)
 	if err != nil {
 		return err
 	}
@@ -86,4 +74,24 @@ func WriteImage(ref, out string, files map[string][]byte, entrypoint []string) e
 		return err
 	}
 	return tarball.WriteToFile(out, tag, img)
+}
+
+// layerOf is a layer holding files (path relative to the root, mode 0755), built in memory.
+func layerOf(files map[string][]byte) (v1.Layer, error) {
+	var layerTar bytes.Buffer
+	tw := tar.NewWriter(&layerTar)
+	epoch := time.Unix(0, 0)
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		data := files[path]
+		if err := tw.WriteHeader(&tar.Header{Name: path, Mode: 0o755, Size: int64(len(data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return tarball.LayerFromReader(bytes.NewReader(layerTar.Bytes())) //nolint:staticcheck // the layer is small and built in memory
 }

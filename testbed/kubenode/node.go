@@ -51,6 +51,10 @@ type Config struct {
 	// ReadyTimeout bounds Start (default 3 minutes).
 	ReadyTimeout time.Duration
 
+	// AuditPolicy, when set, is the API server's audit policy (an audit.k8s.io/v1 Policy in
+	// YAML): its events go to AuditLog() as JSON lines.
+	AuditPolicy string
+
 	// Journal, when set, also writes the kubelet's output to a systemd journal file as
 	// journald would store a service's (unit kubelet.service), so that the product's journal
 	// receiver reads the real kubelet's lines. A file under /run/log/journal is removed by Stop
@@ -162,6 +166,10 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	return n, nil
 }
 
+// AuditLog is the API server's audit log (JSON lines of audit.k8s.io/v1 Events) when
+// Config.AuditPolicy is set.
+func (n *Node) AuditLog() string { return filepath.Join(n.dir, "logs", "audit.log") }
+
 // Dir returns the scratch folder: the programs' logs are in Dir()/logs.
 func (n *Node) Dir() string { return n.dir }
 
@@ -245,8 +253,12 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %[8]q
     conf_dir = %[9]q
+
+  # One folder per registry host (UseRegistry): a test's registry on loopback, over HTTP.
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %[10]q
 `, filepath.Join(cd, "root"), filepath.Join(cd, "state"), n.containerdSock, n.containerdSock+".ttrpc",
-		filepath.Join(cd, "opt"), PauseImage, filepath.Join(cd, "runc"), cniBinDir, cni)
+		filepath.Join(cd, "opt"), PauseImage, filepath.Join(cd, "runc"), cniBinDir, cni, n.registryHostsDir())
 	cfgPath := filepath.Join(cd, "config.toml")
 	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
 		return err
@@ -270,7 +282,15 @@ func (n *Node) startAPIServer(ctx context.Context) error {
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return err
 	}
-	p, err := n.startEnv("kube-apiserver", []string{"TMPDIR=" + tmp}, n.cfg.KubeLocalBin, "-kubeconfig", n.Kubeconfig)
+	args := []string{"-kubeconfig", n.Kubeconfig}
+	if n.cfg.AuditPolicy != "" {
+		policy := filepath.Join(tmp, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(n.cfg.AuditPolicy), 0o600); err != nil {
+			return err
+		}
+		args = append(args, "-audit-policy", policy, "-audit-log", n.AuditLog())
+	}
+	p, err := n.startEnv("kube-apiserver", []string{"TMPDIR=" + tmp}, n.cfg.KubeLocalBin, args...)
 	if err != nil {
 		return err
 	}

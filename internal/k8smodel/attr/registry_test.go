@@ -21,6 +21,7 @@ var pinned = map[string]attribute.Key{
 	K8sNodeName:              semconv.K8SNodeNameKey,
 	K8sClusterName:           semconv.K8SClusterNameKey,
 	HostName:                 semconv.HostNameKey,
+	ServiceName:              semconv.ServiceNameKey,
 	LogIOStream:              semconv.LogIostreamKey,
 	LogFilePath:              semconv.LogFilePathKey,
 	LogRecordOriginal:        semconv.LogRecordOriginalKey,

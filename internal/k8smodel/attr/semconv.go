@@ -20,6 +20,9 @@ const (
 	K8sClusterName = "k8s.cluster.name"
 	// HostName is, on a resource, the host the data came from.
 	HostName = "host.name"
+	// ServiceName is, on a resource, the service that emitted the data (for the spans the
+	// collector makes itself: the collector, by the name its own telemetry gives it).
+	ServiceName = "service.name"
 
 	// LogIOStream is the stream a container line was written to: stdout or stderr.
 	LogIOStream = "log.iostream"
@@ -62,11 +65,15 @@ func init() {
 		},
 		Entry{
 			Name: K8sNodeName, Origin: Semconv, Place: Resource, Type: "string",
-			Writers: []string{"cri_log", "k8s_attributes"}, Doc: "node the data came from",
+			Writers: []string{"cri_log", "k8s_attributes", "resource"}, Doc: "node the data came from (resource: the node agent's spans, the chart's traces pipeline)",
 		},
 		Entry{
 			Name: K8sClusterName, Origin: Semconv, Place: Resource, Type: "string",
-			Writers: []string{"kube_events"}, Doc: "cluster the data came from (configured)",
+			Writers: []string{"kube_events", "resource"}, Doc: "cluster the data came from (configured; resource: every span, the chart's traces pipelines)",
+		},
+		Entry{
+			Name: ServiceName, Origin: Semconv, Place: Resource, Type: "string",
+			Writers: []string{"resource"}, Doc: "service that emitted the span (the chart's traces pipelines: the collector's build name where the sender set none)",
 		},
 		Entry{
 			Name: HostName, Origin: Semconv, Place: Resource, Type: "string",

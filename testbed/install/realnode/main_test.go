@@ -129,7 +129,7 @@ func setUp(ctx context.Context) (*env, error) {
 	}
 	kubenodeDir := filepath.Join(root, "testbed", "kubenode")
 	began := time.Now()
-	cfg := kubenode.Config{KubeLocalBin: kubeBin, NodeBin: nodeBin, ModuleDir: kubenodeDir}
+	cfg := kubenode.Config{KubeLocalBin: kubeBin, NodeBin: nodeBin, ModuleDir: kubenodeDir, AuditPolicy: auditPolicy}
 	// The kubelet's output also goes to a journal file, as journald stores a service's, in
 	// the runtime journal folder the chart mounts: the shipped journal receiver reads it.
 	if remote := kubenode.JournalRemoteBin(); remote != "" {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness/traced"
-	"github.com/otelcol-k8s/otelcol-k8s/testbed/localxray"
 )
 
 // TestTracedRollout (scenario 5): tracing turned on by `helm upgrade` (traces.enabled, the
@@ -35,12 +34,7 @@ func TestTracedRollout(t *testing.T) {
 	ctx := context.Background()
 	cs := e.node.Client
 
-	xray := localxray.New(localxray.Config{Credentials: map[string]string{accessKey: secretKey}})
-	endpoint, err := xray.Start("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = xray.Close() })
-	upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": true, "endpoint": endpoint}})
-	t.Cleanup(func() { upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": false}}) })
+	xray := tracingOn(t, e)
 
 	const traceID, spanID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	replicas := int32(2)
@@ -58,7 +52,7 @@ func TestTracedRollout(t *testing.T) {
 		},
 	}
 	dep.Spec.Template.Spec.Containers[0].Args = []string{"-rate", "20", "-size", "100"}
-	_, err = cs.AppsV1().Deployments(workNamespace).Create(ctx, dep, metav1.CreateOptions{})
+	_, err := cs.AppsV1().Deployments(workNamespace).Create(ctx, dep, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.AppsV1().Deployments(workNamespace).Delete(ctx, dep.Name, metav1.DeleteOptions{}) })
 

@@ -45,6 +45,8 @@ func main() {
 	etcdLog := flag.String("etcd-log-level", "error", "embedded etcd log level: debug, info, warn, error")
 	compaction := flag.Duration("etcd-compaction-interval", 0, "kube-apiserver --etcd-compaction-interval (0: its default, 5m)")
 	watchCache := flag.Bool("watch-cache", true, "kube-apiserver --watch-cache: false sends watches to etcd, so a compacted resource version answers 410 Gone")
+	auditPolicy := flag.String("audit-policy", "", "kube-apiserver --audit-policy-file: an audit policy (audit.k8s.io/v1); with -audit-log")
+	auditLog := flag.String("audit-log", "", "kube-apiserver --audit-log-path: where the audit events go, as JSON lines, never rotated")
 	flag.Parse()
 	if *kubeconfig == "" {
 		fmt.Fprintln(os.Stderr, "server: -kubeconfig is required")
@@ -56,6 +58,16 @@ func main() {
 	}
 	if !*watchCache {
 		extra = append(extra, "--watch-cache=false")
+	}
+	if (*auditPolicy == "") != (*auditLog == "") {
+		fmt.Fprintln(os.Stderr, "server: -audit-policy and -audit-log go together")
+		os.Exit(2)
+	}
+	if *auditLog != "" {
+		// The log backend in blocking mode writes each event before the request is answered,
+		// so a reader after a response sees it.
+		extra = append(extra, "--audit-policy-file="+*auditPolicy, "--audit-log-path="+*auditLog,
+			"--audit-log-format=json", "--audit-log-mode=blocking", "--audit-log-maxsize=0")
 	}
 	if err := run(*kubeconfig, *verbosity, *etcdLog, extra); err != nil {
 		fmt.Fprintln(os.Stderr, "server:", err)

@@ -51,6 +51,14 @@ apply_settings_to_existing_groups: true
 {{- end -}}
 
 {{/* The collector's own metrics: a Prometheus endpoint on the pod's "metrics" port. */}}
+{{/*
+The node agent's service.name: its build's command, as the collector's own telemetry names
+itself (node.build node: otelcol-k8s-node; full: otelcol-k8s).
+*/}}
+{{- define "otelcol-k8s.nodeServiceName" -}}
+{{- if eq (.Values.node.build | default "node") "node" }}otelcol-k8s-node{{ else }}otelcol-k8s{{ end -}}
+{{- end -}}
+
 {{- define "otelcol-k8s.telemetry" -}}
 metrics:
   level: {{ .ctx.Values.metrics.level }}
