@@ -51,10 +51,17 @@ func TestNodePathThroughput(t *testing.T) {
 		}
 	}()
 	began := time.Now()
+	tel := sampleAgent(began,
+		"otelcol_receiver_cri_log_lines_read", "otelcol_receiver_cri_log_read_lag", "otelcol_receiver_cri_log_rotations",
+		"otelcol_receiver_cri_log_files_draining", "otelcol_receiver_cri_log_backpressure_waits",
+		"otelcol_exporter_queue_size", "otelcol_exporter_cloudwatch_groups_events_sent", "otelcol_exporter_cloudwatch_groups_batches",
+		"otelcol_exporter_cloudwatch_groups_streams_created", "otelcol_exporter_cloudwatch_groups_server_errors")
 	runPods(t, e, ps, ws, 3*time.Minute)
 	written := time.Since(began)
 	a, _ := waitAccount(t, e, ws, 3*time.Minute)
 	delivered := time.Since(began)
+	tel.Stop()
+	arr := arrivalsOf(t, e, ws, began)
 	close(stop)
 	<-sampled
 	cpu1, hwm, err := harness.ProcUsage(pid)
@@ -65,6 +72,7 @@ func TestNodePathThroughput(t *testing.T) {
 	t.Logf("real node: %d lines (%d Pods, %d lines/s, %d rotated files left) written in %v, all delivered %v after the start; agent CPU %v = %.0f lines per CPU-second; agent memory peak RSS %.1f MiB (anon %.1f, file %.1f), VmHWM %.1f MiB; %s",
 		a.written, pods, rate*pods, rotations(ws), written.Round(100*time.Millisecond), delivered.Round(100*time.Millisecond),
 		cpu.Round(10*time.Millisecond), lines/cpu.Seconds(), mib(peak.Total()), mib(peak.Anon), mib(peak.File), mib(hwm), a)
+	t.Logf("arrivals: %s\n%s", arr, tel)
 	assert.Zero(t, a.missing, "lines lost")
 	assert.Zero(t, a.duplicates, "lines repeated without any restart")
 }
