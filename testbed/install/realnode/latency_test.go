@@ -41,8 +41,8 @@ func arrivalsOf(t *testing.T, e *env, ws []loggen, began time.Time) arrivals {
 		(*curve)[i]++
 	}
 	for _, ev := range mustStored(t, e) {
-		m := lineRE.FindStringSubmatch(ev.Message)
-		if m == nil || !ids[m[1]] {
+		l, ok := parseLoggen(ev.Message)
+		if !ok || l.end || !ids[l.id] {
 			continue
 		}
 		wrote, stored := time.UnixMilli(ev.Timestamp), time.UnixMilli(ev.IngestionTime)
