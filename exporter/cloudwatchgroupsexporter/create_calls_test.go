@@ -30,7 +30,7 @@ func TestRestartMakesNoCreateCalls(t *testing.T) {
 			cfg.ApplySettingsToExistingGroups = false
 			dir := t.TempDir()
 			run := func() {
-				host := component.Host(componenttest.NewNopHost())
+				host := componenttest.NewNopHost()
 				c := *cfg
 				var stopStorage func()
 				if persistent {

@@ -74,7 +74,7 @@ func openKnownGroups(ctx context.Context, host component.Host, id component.ID, 
 	for _, g := range stored {
 		k.names[g] = true
 	}
-	go k.run()
+	go k.run(context.WithoutCancel(ctx)) // the writes outlive start
 	return k, stored, nil
 }
 
@@ -121,10 +121,10 @@ func (k *knownGroups) add(group string) {
 	k.mu.Unlock()
 }
 
-func (k *knownGroups) run() {
+func (k *knownGroups) run(ctx context.Context) {
 	defer close(k.done)
 	for range k.wake {
-		k.write(context.Background())
+		k.write(ctx)
 	}
 }
 

@@ -201,8 +201,9 @@ func TestKnownGroupsAreNotLookedAt(t *testing.T) {
 	api := &groupsAPI{streams: map[string]map[string]bool{"g1": {"s": true}, "g2": {"s": true}}}
 	var mu sync.Mutex
 	var told []string
-	s := New(api, Config{Backoff: Backoff{Initial: time.Hour, Max: time.Hour}, CreateGroupRate: 1000, CreateStreamRate: 1000,
-		GroupKnown: func(g string) { mu.Lock(); told = append(told, g); mu.Unlock() }}, &countingObserver{}, zap.NewNop())
+	cfg := Config{Backoff: Backoff{Initial: time.Hour, Max: time.Hour}, CreateGroupRate: 1000, CreateStreamRate: 1000}
+	cfg.GroupKnown = func(g string) { mu.Lock(); told = append(told, g); mu.Unlock() }
+	s := New(api, cfg, &countingObserver{}, zap.NewNop())
 	s.Known([]string{"g1"})
 	s.Ahead("g1", "s")
 	s.Ahead("g2", "s")
