@@ -158,7 +158,7 @@ func scrape(client *http.Client, names []string) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("metrics: %s", resp.Status)
 	}
