@@ -44,6 +44,10 @@ type cwExporter struct {
 	health *deliveryHealth
 	// partials keeps the batcher's partial batches within half the queue (partials.go).
 	partials *partialGate
+	// id is the component's; known (with a persistent queue) remembers the groups that exist
+	// across restarts (knowngroups.go).
+	id    component.ID
+	known *knownGroups
 }
 
 func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
@@ -72,6 +76,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*cwExporter, error) {
 		opts.MaxAge = time.Duration(cfg.RetentionDays) * 24 * time.Hour
 	}
 	e.cfg = cfg
+	e.id = set.ID
 	e.logger = set.Logger
 	e.telemetry = tb
 	e.router = router
@@ -98,6 +103,17 @@ func (e *cwExporter) start(ctx context.Context, host component.Host) error {
 	if !e.cfg.BackOffConfig.Enabled {
 		backoff = sender.Backoff{Disabled: true}
 	}
+	var stored []string
+	var groupKnown func(string)
+	if e.cfg.QueueConfig.HasValue() && e.cfg.QueueConfig.Get().StorageID != nil {
+		k, names, err := openKnownGroups(ctx, host, *e.cfg.QueueConfig.Get().StorageID, e.id, e.logger)
+		if err != nil {
+			// Only costs a CreateLogStream per group at this start (design.md, section 7).
+			e.logger.Warn("Cannot keep the known log groups across restarts", zap.Error(err))
+		} else {
+			e.known, stored, groupKnown = k, names, k.add
+		}
+	}
 	e.senderMu.Lock()
 	defer e.senderMu.Unlock()
 	e.sender = sender.New(api, sender.Config{
@@ -111,7 +127,9 @@ func (e *cwExporter) start(ctx context.Context, host component.Host) error {
 		Backoff:          backoff,
 		CreateGroupRate:  e.cfg.CreateLogGroupRate,
 		CreateStreamRate: e.cfg.CreateLogStreamRate,
+		GroupKnown:       groupKnown,
 	}, &observer{tb: e.telemetry, health: e.health}, e.logger)
+	e.sender.Known(stored)
 	e.health.start(ctx, host)
 	return nil
 }
@@ -129,9 +147,12 @@ func (e *cwExporter) stopRetries() {
 	}
 }
 
-func (e *cwExporter) shutdown(context.Context) error {
+func (e *cwExporter) shutdown(ctx context.Context) error {
 	e.stopRetries()
 	e.telemetry.Shutdown()
+	if e.known != nil {
+		return e.known.close(ctx)
+	}
 	return nil
 }
 

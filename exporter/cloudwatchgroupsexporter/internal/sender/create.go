@@ -166,7 +166,39 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 		return fmt.Errorf("create log stream %q in %q: %w", stream, group, err)
 	}
 	s.markCreated(key)
+	s.groupKnown(group)
 	return nil
+}
+
+// Known tells the sender that groups exist, as an earlier process of this node learned
+// (design.md, section 7): Ahead makes no call for them, and GroupKnown is not called for them.
+func (s *Sender) Known(groups []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range groups {
+		if len(s.known) >= aheadLimit || len(s.ahead) >= aheadLimit {
+			return
+		}
+		s.known[g] = true
+		s.ahead[g] = true
+	}
+}
+
+// groupKnown records that group exists and, the first time in the process, tells GroupKnown.
+func (s *Sender) groupKnown(group string) {
+	s.mu.Lock()
+	if s.known[group] {
+		s.mu.Unlock()
+		return
+	}
+	if len(s.known) >= aheadLimit {
+		clear(s.known)
+	}
+	s.known[group] = true
+	s.mu.Unlock()
+	if s.cfg.GroupKnown != nil {
+		s.cfg.GroupKnown(group)
+	}
 }
 
 // lookAgain is the wait before a node looks again at a group it found missing (asked: when
@@ -225,8 +257,8 @@ const aheadBudget = time.Minute
 // the wait before looking again and the group's creation (createStream). The send path then
 // finds the stream in place, or waits for the creation in progress (the same locks and the
 // shared wait), instead of making each new group's wait one after another while holding a
-// sender. It costs one CreateLogStream call per group and process start for a group and
-// stream that exist (answered ResourceAlreadyExists).
+// sender. For a group and stream that exist it costs one CreateLogStream call (answered
+// ResourceAlreadyExists), once per group and process unless the group was made Known.
 func (s *Sender) Ahead(group, stream string) {
 	s.mu.Lock()
 	if s.stopped || s.ahead[group] {

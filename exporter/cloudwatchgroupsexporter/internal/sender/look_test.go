@@ -193,3 +193,28 @@ func TestAheadCreatesNewGroupsInParallel(t *testing.T) {
 	_, creates, _ = api.counts()
 	require.Equal(t, len(groups), creates)
 }
+
+// TestKnownGroupsAreNotLookedAt: groups an earlier process learned exist (Known) get no
+// CreateLogStream ahead and are not reported again; any other group is reported once, when the
+// sender first finds it exists (design.md, section 7).
+func TestKnownGroupsAreNotLookedAt(t *testing.T) {
+	api := &groupsAPI{streams: map[string]map[string]bool{"g1": {"s": true}, "g2": {"s": true}}}
+	var mu sync.Mutex
+	var told []string
+	cfg := Config{Backoff: Backoff{Initial: time.Hour, Max: time.Hour}, CreateGroupRate: 1000, CreateStreamRate: 1000}
+	cfg.GroupKnown = func(g string) { mu.Lock(); told = append(told, g); mu.Unlock() }
+	s := New(api, cfg, &countingObserver{}, zap.NewNop())
+	s.Known([]string{"g1"})
+	s.Ahead("g1", "s")
+	s.Ahead("g2", "s")
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(told) == 1 }, 10*time.Second, time.Millisecond)
+	for _, g := range []string{"g1", "g2", "g1", "g2"} {
+		_, err := s.Put(WithDeadline(context.Background(), time.Now().Add(time.Minute)), g, "s", []types.InputLogEvent{{Message: aws.String("m"), Timestamp: aws.Int64(1)}})
+		require.NoError(t, err)
+	}
+	s.Stop()
+	asks, _, stored := api.counts()
+	require.Equal(t, 1, asks, "CreateLogStream calls: only the unknown group's, ahead")
+	require.Equal(t, 4, stored)
+	require.Equal(t, []string{"g2"}, told)
+}

@@ -51,6 +51,10 @@ type Config struct {
 	Backoff         Backoff
 	// CreateGroupRate and CreateStreamRate bound CreateLogGroup and CreateLogStream calls per second.
 	CreateGroupRate, CreateStreamRate float64
+	// GroupKnown, when set, is called once per group and process when the sender first learns
+	// that the group exists (a stream in it created or found, a batch written to it), unless
+	// Known named the group. It must not block.
+	GroupKnown func(group string)
 }
 
 // Sender writes batches. It is safe for concurrent use.
@@ -67,6 +71,7 @@ type Sender struct {
 	created     map[string]time.Time  // group+stream -> when this process created (or found) it
 	looks       map[string]*groupLook // group -> this process's latest wait before looking at it again
 	ahead       map[string]bool       // groups Ahead has seen
+	known       map[string]bool       // groups this process knows exist (found, created, written to, or Known)
 	stopped     bool                  // Stop was called: Ahead starts nothing
 	sleep       func(context.Context, time.Duration) error
 
@@ -91,6 +96,7 @@ func New(api API, cfg Config, obs Observer, logger *zap.Logger) *Sender {
 		created:     map[string]time.Time{},
 		looks:       map[string]*groupLook{},
 		ahead:       map[string]bool{},
+		known:       map[string]bool{},
 		stop:        make(chan struct{}),
 		pending:     make(chan settingsJob, settingsQueue),
 	}
@@ -146,6 +152,7 @@ func (s *Sender) Put(ctx context.Context, group, stream string, events []types.I
 		})
 		if err == nil {
 			res.Rejected = rejected(out.RejectedLogEventsInfo, len(events))
+			s.groupKnown(group)
 			return res, nil
 		}
 		switch classifyCtx(ctx, err) {
