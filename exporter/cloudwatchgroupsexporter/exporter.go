@@ -148,7 +148,7 @@ type work struct {
 // ConsumeLogs, before the queue): the queue then holds encoded events, not pdata.
 func (e *cwExporter) convert(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
 	req := e.route(ctx, ld, e.now())
-	req.gate = e.partials
+	e.partials.enter(req)
 	return req, nil
 }
 

@@ -114,7 +114,7 @@ func (q queueEncoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Req
 		return ctx, nil, err
 	}
 	if q.e != nil {
-		req.gate = q.e.partials
+		q.e.partials.enter(req)
 	}
 	return ctx, req, nil
 }

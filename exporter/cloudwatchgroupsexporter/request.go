@@ -34,6 +34,9 @@ type eventsRequest struct {
 	gate  *partialGate
 	held  int64
 	ready bool
+	// origins are the queue items the request holds events of: a partial batch is counted by
+	// their whole size, which the queue keeps until the batch is sent.
+	origins origins
 }
 
 // streamEvents are events of one request for one stream, in arrival order. A stream's
@@ -161,6 +164,7 @@ func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterh
 		for _, s := range o.streams {
 			r.appendSegment(s)
 		}
+		r.origins.add(o.origins)
 		*o = eventsRequest{}
 	}
 	items := false
@@ -204,7 +208,15 @@ func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterh
 		out = append(out, cur)
 	}
 	if len(out) > 0 {
-		gate.settle(out[len(out)-1].(*eventsRequest))
+		last := out[len(out)-1].(*eventsRequest)
+		if r.partitionKey() != "" {
+			last.origins = r.origins.last(last.events)
+		} else {
+			// Streams mixed: the events are not in the items' order, so the last piece is
+			// counted with every item the request held (more than the queue keeps for it).
+			last.origins = r.origins
+		}
+		gate.settle(last)
 	}
 	*r = eventsRequest{}
 	return out, nil
