@@ -171,6 +171,7 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 	}
 	// A partition's batch sent by flush_timeout or at shutdown is no longer a partial one.
 	req.gate.release(req)
+	held := &req.origins
 	// Events read back from the persistent queue waited packed; decode them for sending.
 	req, decoded, err := req.unpack()
 	if err != nil {
@@ -209,9 +210,10 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 	failed, err := e.send(ctx, batches)
 	if len(failed) == 0 {
 		// Every batch is in CloudWatch (or counted as refused): the decoded messages are
-		// read no more. Failed ones are left to the garbage collector with the retry.
+		// read no more, nor the arena chunks no other request holds messages in. Failed
+		// ones are left to the garbage collector with the retry.
 		releaseChunks(decoded)
-		req.releaseArena()
+		held.release(true)
 		return nil
 	}
 	rest := &eventsRequest{firstFailure: first}

@@ -3,7 +3,6 @@
 package cloudwatchgroupsexporter // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter"
 
 import (
-	"slices"
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
@@ -47,67 +46,6 @@ func newPartialGate(cfg *Config) *partialGate {
 		return nil
 	}
 	return &partialGate{budget: q.QueueSize / 2, queueSizer: q.Sizer, minSize: b.MinSize}
-}
-
-// origin is one queue item: a request convert made or the persistent queue read back. The
-// queue keeps its whole size (units) until every batch that took events from it is sent, so
-// a partial batch holding a few of its events holds all of it.
-type origin struct{ units int64 }
-
-// originRun is n consecutive events of one origin.
-type originRun struct {
-	o *origin
-	n int
-}
-
-// origins are the queue items a request holds events of, in the order of its events when it
-// has one stream, and what the queue keeps for them (units, each item once: a request never
-// holds two runs of one item apart, as a split sends every piece but the last and a partition
-// keeps one).
-type origins struct {
-	runs  []originRun
-	units int64
-}
-
-// enter makes r a queue item of its own: the gate counts it and its pieces by the item's size.
-func (g *partialGate) enter(r *eventsRequest) {
-	r.gate = g
-	if g == nil || r.events == 0 {
-		return
-	}
-	u := g.units(r)
-	r.origins = origins{runs: []originRun{{o: &origin{units: u}, n: r.events}}, units: u}
-}
-
-// add appends other's runs after these, joining a run to the one before it when both are of
-// the same item.
-func (og *origins) add(other origins) {
-	for _, run := range other.runs {
-		if n := len(og.runs); n > 0 && og.runs[n-1].o == run.o {
-			og.runs[n-1].n += run.n
-			continue
-		}
-		og.runs = append(og.runs, run)
-		og.units += run.o.units
-	}
-}
-
-// last returns the origins of the last n events: the items the last piece of a split holds
-// events of. The runs must be in event order (a request of one stream).
-func (og *origins) last(n int) origins {
-	i := len(og.runs)
-	for i > 0 && n > 0 {
-		i--
-		n -= og.runs[i].n
-	}
-	out := origins{runs: slices.Clone(og.runs[i:])}
-	if n < 0 {
-		out.runs[0].n += n // the first run is cut: only its last events are in the piece
-	}
-	for _, run := range out.runs {
-		out.units += run.o.units
-	}
-	return out
 }
 
 // units is r's size in the queue's unit.
