@@ -68,6 +68,15 @@ func (og *origins) add(other origins) {
 	}
 }
 
+// events is the number of events the runs cover.
+func (og *origins) events() int {
+	n := 0
+	for _, run := range og.runs {
+		n += run.n
+	}
+	return n
+}
+
 // split hands the runs to pieces of counts[i] events each, in order: the runs must be in event
 // order (a request of one stream). Each item is held once more for every further piece
 // holding its events.

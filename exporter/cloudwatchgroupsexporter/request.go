@@ -199,9 +199,10 @@ func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterh
 	}
 	if len(out) > 0 {
 		// The pieces hold the queue items (origins.go) their events come from; with streams
-		// mixed the events are not cut in the items' order, so each holds all of them.
+		// mixed the events are not cut in the items' order (nor when some events have no
+		// item), so each holds all of them.
 		var held []origins
-		if r.partitionKey() != "" {
+		if r.partitionKey() != "" && r.origins.events() == r.events {
 			counts := make([]int, len(out))
 			for i, p := range out {
 				counts[i] = p.(*eventsRequest).events
