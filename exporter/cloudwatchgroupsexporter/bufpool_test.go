@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter/internal/bufpool"
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter/internal/sender"
@@ -70,13 +71,15 @@ func TestPooledBuffersOutliveTheirMessages(t *testing.T) {
 	r, err := e.convert(context.Background(), makeLogs(testSources, 300, time.Now(), "node-1"))
 	require.NoError(t, err)
 	req := r.(*eventsRequest)
-	require.NotEmpty(t, req.arena, "route writes its messages to pooled chunks")
+	require.Len(t, req.origins.runs, 1)
+	item := req.origins.runs[0].o
+	require.NotEmpty(t, item.arena, "route writes its messages to pooled chunks")
 	want := messagesOf(t, req)
 
 	enc := queueEncoding{e: e}
 	stored, err := enc.Marshal(context.Background(), req)
 	require.NoError(t, err)
-	assert.Nil(t, req.arena, "Marshal gives the arena back")
+	assert.Nil(t, item.arena, "Marshal gives the arena back")
 	scribbleOverPool()
 	_, back, err := enc.Unmarshal(stored)
 	require.NoError(t, err)
@@ -111,4 +114,43 @@ func TestPooledBuffersOutliveTheirMessages(t *testing.T) {
 	}
 	sort.Strings(wantStored)
 	assert.Equal(t, wantStored, got)
+}
+
+// In a memory queue the batcher cuts a request into pieces that share its arena: the chunks go
+// back to the pool when the last piece holding its messages is delivered, not before, and
+// never after a failed push.
+func TestArenaGoesBackWithItsLastPiece(t *testing.T) {
+	awsEnv(t)
+	b := startLocal(t, localConfig{})
+	e, _ := newPushExporter(t, b.endpoint, nil)
+	ld := makeLogs(testSources[:1], 400, time.Now(), "node-1")
+	r, err := e.convert(context.Background(), ld)
+	require.NoError(t, err)
+	req := r.(*eventsRequest)
+	item := req.origins.runs[0].o
+	require.NotEmpty(t, item.arena)
+	want := messagesOf(t, req)
+
+	pieces, err := req.MergeSplit(context.Background(), req.bytes/3, exporterhelper.RequestSizerTypeBytes, nil)
+	require.NoError(t, err)
+	require.Len(t, pieces, 4)
+	assert.Equal(t, int32(4), item.refs.Load(), "every piece holds the item")
+	var got []string
+	for i, p := range pieces {
+		got = append(got, messagesOf(t, p.(*eventsRequest))...)
+		require.NoError(t, e.pushRequest(context.Background(), p))
+		if i < len(pieces)-1 {
+			assert.NotNil(t, item.arena, "pieces still to send read the arena")
+		}
+		scribbleOverPool()
+		for _, q := range pieces[i+1:] {
+			for _, m := range messagesOf(t, q.(*eventsRequest)) {
+				assert.NotContains(t, m, "ZZZZ", "a piece still to send lost its messages")
+			}
+		}
+	}
+	sort.Strings(got)
+	assert.Equal(t, want, got)
+	assert.Nil(t, item.arena, "the last piece gave the arena back")
+	assert.Equal(t, int32(0), item.refs.Load())
 }

@@ -169,7 +169,7 @@ type work struct {
 // ConsumeLogs, before the queue): the queue then holds encoded events, not pdata.
 func (e *cwExporter) convert(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
 	req := e.route(ctx, ld, e.now())
-	req.gate = e.partials
+	e.partials.enter(req)
 	return req, nil
 }
 
@@ -192,6 +192,7 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 	}
 	// A partition's batch sent by flush_timeout or at shutdown is no longer a partial one.
 	req.gate.release(req)
+	held := &req.origins
 	// Events read back from the persistent queue waited packed; decode them for sending.
 	req, decoded, err := req.unpack()
 	if err != nil {
@@ -230,9 +231,10 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 	failed, err := e.send(ctx, batches)
 	if len(failed) == 0 {
 		// Every batch is in CloudWatch (or counted as refused): the decoded messages are
-		// read no more. Failed ones are left to the garbage collector with the retry.
+		// read no more, nor the arena chunks no other request holds messages in. Failed
+		// ones are left to the garbage collector with the retry.
 		releaseChunks(decoded)
-		req.releaseArena()
+		held.release(true)
 		return nil
 	}
 	rest := &eventsRequest{firstFailure: first}

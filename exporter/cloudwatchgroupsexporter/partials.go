@@ -71,7 +71,8 @@ func (g *partialGate) settle(last *eventsRequest) {
 	if int64(last.bytes) >= g.minSize {
 		return
 	}
-	u := g.units(last)
+	// The queue keeps whole items: a piece holding the last events of an item holds it all.
+	u := max(last.origins.units, g.units(last))
 	if g.held.Add(u) > g.budget {
 		g.held.Add(-u)
 		last.ready = true

@@ -113,20 +113,38 @@ func backlogChunk(stream, round, records int) plog.Logs {
 }
 
 // TestBoundedQueueKeepsPace catches up a backlog of many streams, read in turns as cri_log
-// reads a node's files (a quarter of a batch per file and turn), through a queue a quarter of
-// the streams' partial batches, and through an unbounded one. A run ends when every event is
-// stored or waits in a partition (shutdown sends those, in both runs alike). Without the
-// partial gate the small queue fills with partial batches, the producer blocks, and only
-// flush_timeout (a minute here) sends them: the producer's deadline fails the test. With it,
-// the small queue costs at most 1.5 times the unbounded run's time.
+// reads a node's files, through a queue of a quarter of the streams' partial batches, and
+// through an unbounded one. A run ends when every event is stored or waits in a partition
+// (shutdown sends those, in both runs alike). The small queue may cost at most 1.5 times the
+// unbounded run's time; waiting for flush_timeout (a minute here) fails the producer's
+// deadline instead.
+//
+// "quarter batch": reads of a quarter of a batch. Without the partial gate the small queue
+// fills with partial batches and the producer blocks.
+//
+// "just over a batch": every read is a little more than a batch, so every stream's partial
+// batch is a small tail of one read, while the queue keeps that whole read until the tail is
+// sent. A gate counting the tails' own size let them fill the queue.
 func TestBoundedQueueKeepsPace(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		rounds, records int
+	}{
+		{"quarter batch", 8, 64},      // about 64 KiB per read
+		{"just over a batch", 3, 225}, // a little more than 256 KiB per read
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			boundedQueueKeepsPace(t, tc.rounds, tc.records)
+		})
+	}
+}
+
+func boundedQueueKeepsPace(t *testing.T, rounds, records int) {
 	const (
 		streams = 32
-		rounds  = 8
-		records = 64 // about 64 KiB per read
 		batch   = 256 << 10
 		small   = 2 << 20 // a quarter of the streams' partial batches (32 x 256 KiB)
-		rate    = 8 << 20 // bytes per second; the backlog is about 17 MiB
+		rate    = 8 << 20 // bytes per second
 	)
 	run := func(t *testing.T, queueSize int64, persistent bool) (time.Duration, int64) {
 		t.Helper()
@@ -240,6 +258,67 @@ func TestPartialGateKeepsBudget(t *testing.T) {
 	g.release(b)
 	g.release(small)
 	g.release(small) // once only
+	assert.Equal(t, int64(0), g.held.Load())
+	assert.Equal(t, int64(0), g.heldEvents.Load())
+}
+
+// TestPartialGateCountsWholeItems: a partial batch that holds the last events of a queue item
+// is counted with the whole item, which the queue keeps until the batch is sent; pieces of
+// several items count each item once.
+func TestPartialGateCountsWholeItems(t *testing.T) {
+	g := &partialGate{budget: 3000, queueSizer: exporterhelper.RequestSizerTypeBytes, minSize: 1000}
+	item := func(stream string, sizes ...int) *eventsRequest {
+		r := &eventsRequest{}
+		evs := make([]batching.Event, 0, len(sizes))
+		for _, size := range sizes {
+			msg := strings.Repeat("m", size-batching.EventOverhead)
+			evs = append(evs, batching.Event{}.WithMessage(msg, len(msg)))
+		}
+		r.append(streamID{group: "g", stream: stream}, evs)
+		g.enter(r)
+		return r
+	}
+	split := func(r, other *eventsRequest) []xexporterhelper.Request {
+		var o xexporterhelper.Request
+		if other != nil {
+			o = other
+		}
+		out, err := r.MergeSplit(context.Background(), 1000, exporterhelper.RequestSizerTypeBytes, o)
+		require.NoError(t, err)
+		return out
+	}
+
+	// 1100 bytes: a full batch of 1000 and a tail of 100, which keeps the whole item queued.
+	out := split(item("a", 500, 500, 100), nil)
+	require.Len(t, out, 2)
+	tail := out[1].(*eventsRequest)
+	assert.Equal(t, 100, tail.bytes)
+	assert.False(t, tail.ready)
+	assert.Equal(t, int64(1100), g.held.Load(), "the tail holds its whole item in the queue")
+
+	// The next item of the stream merges into the tail: 100 + 1300 = 1400, a batch of 1000
+	// (the tail, 800 of the item) and a tail of 400 holding the second item only.
+	out = split(tail, item("a", 800, 400, 100))
+	require.Len(t, out, 2)
+	tail = out[1].(*eventsRequest)
+	assert.Equal(t, 500, tail.bytes)
+	assert.Equal(t, int64(1300), g.held.Load(), "the first item left with the sent batch")
+	require.Len(t, tail.origins.runs, 1)
+	assert.Equal(t, 2, tail.origins.runs[0].n)
+
+	// Two items merged without a split: each counted once, whole.
+	b := split(item("b", 300), nil)[0].(*eventsRequest)
+	b = split(b, item("b", 200))[0].(*eventsRequest)
+	assert.Equal(t, int64(1800), g.held.Load())
+
+	// Past the budget (1800 + 1400 > 3000): the tail goes at once and is not counted.
+	out = split(item("c", 900, 100, 400), nil)
+	c := out[len(out)-1].(*eventsRequest)
+	assert.True(t, c.ready, "a tail holding an item past the budget is sent at once")
+	assert.Equal(t, int64(1800), g.held.Load())
+
+	g.release(tail)
+	g.release(b)
 	assert.Equal(t, int64(0), g.held.Load())
 	assert.Equal(t, int64(0), g.heldEvents.Load())
 }

@@ -97,7 +97,7 @@ func (queueEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]by
 	// route made is not used after Marshal (exporterhelper's persistent queue drops it once
 	// stored); one read back from the queue stays packed, its decoded copy was unpacked's.
 	releaseChunks(decoded)
-	req.releaseArena()
+	req.origins.release(true)
 	return b, nil
 }
 
@@ -114,7 +114,7 @@ func (q queueEncoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Req
 		return ctx, nil, err
 	}
 	if q.e != nil {
-		req.gate = q.e.partials
+		q.e.partials.enter(req)
 	}
 	return ctx, req, nil
 }

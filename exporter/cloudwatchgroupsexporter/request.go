@@ -25,15 +25,16 @@ type eventsRequest struct {
 	// (retry_on_failure.max_elapsed_time) counts from there. Zero for a fresh request.
 	firstFailure time.Time
 	// arena holds the chunks of the message arena route wrote this request's messages to,
-	// while no other request shares them (a merge clears it). Marshal, the end of such a
-	// request's life in a persistent queue, returns them to the buffer pool; a request that
-	// stays in memory leaves them to the garbage collector.
+	// until enter hands them to the request's origin.
 	arena [][]byte
 	// gate counts the request while the batcher keeps it as a partition's batch (held, in
 	// the queue's units); ready marks a piece the gate sends at once (partials.go).
 	gate  *partialGate
 	held  int64
 	ready bool
+	// origins are the queue items the request holds events of: a partial batch is counted by
+	// their whole size, which the queue keeps until the batch is sent.
+	origins origins
 }
 
 // streamEvents are events of one request for one stream, in arrival order. A stream's
@@ -79,13 +80,6 @@ var (
 	_ xexporterhelper.Request             = (*eventsRequest)(nil)
 	_ xexporterhelper.RequestErrorHandler = (*eventsRequest)(nil)
 )
-
-// releaseArena gives the request's arena chunks back to the pool: only at the end of its life,
-// when nothing reads its messages again.
-func (r *eventsRequest) releaseArena() {
-	releaseChunks(r.arena)
-	r.arena = nil
-}
 
 // ItemsCount is the number of events.
 func (r *eventsRequest) ItemsCount() int { return r.events }
@@ -146,7 +140,6 @@ func (r *eventsRequest) partitionKey() string {
 // (events or CloudWatch bytes, by sizer). Every returned request but the last is full; the
 // last holds the rest. An event larger than maxSize on its own travels alone.
 func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterhelper.RequestSizerType, other xexporterhelper.Request) ([]xexporterhelper.Request, error) {
-	r.arena = nil // the pieces share the chunks from here on
 	gate := r.gate
 	if other != nil {
 		o, ok := other.(*eventsRequest)
@@ -161,6 +154,7 @@ func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterh
 		for _, s := range o.streams {
 			r.appendSegment(s)
 		}
+		r.origins.add(o.origins)
 		*o = eventsRequest{}
 	}
 	items := false
@@ -204,6 +198,22 @@ func (r *eventsRequest) MergeSplit(_ context.Context, maxSize int, szt exporterh
 		out = append(out, cur)
 	}
 	if len(out) > 0 {
+		// The pieces hold the queue items (origins.go) their events come from; with streams
+		// mixed the events are not cut in the items' order (nor when some events have no
+		// item), so each holds all of them.
+		var held []origins
+		if r.partitionKey() != "" && r.origins.events() == r.events {
+			counts := make([]int, len(out))
+			for i, p := range out {
+				counts[i] = p.(*eventsRequest).events
+			}
+			held = r.origins.split(counts)
+		} else {
+			held = r.origins.share(len(out))
+		}
+		for i, p := range out {
+			p.(*eventsRequest).origins = held[i]
+		}
 		gate.settle(out[len(out)-1].(*eventsRequest))
 	}
 	*r = eventsRequest{}

@@ -4,6 +4,7 @@ package crilogreceiver
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -27,8 +28,9 @@ type recMeta struct {
 	flags              tracker.RecordFlags
 }
 
-// batch is the records of one reader turn. Bodies and tags are copied into one arena that is
-// turned into a single string, so a batch costs one allocation for all its text.
+// batch is the records of one reader turn. Bodies and tags are copied into one arena that
+// becomes a single string without another copy, so a batch costs one allocation for all its
+// text.
 type batch struct {
 	recs     []recMeta
 	arena    string
@@ -49,16 +51,22 @@ type emitter struct {
 	// extract writes the configured attributes of a file's Pod (nil without pod_metadata).
 	extract *extractor
 	cur     batch
-	buf     []byte
+	// text holds the current batch's bodies and tags; the batch takes it as its arena
+	// (strings.Builder hands out its bytes as a string without copying them, and allocates
+	// without clearing). lastText is the size of the last batch's text, to size the next.
+	text     strings.Builder
+	lastText int
 }
+
+// maxTextReserve bounds the room reserved for a batch's text up front.
+const maxTextReserve = 8 << 20
 
 func (e *emitter) begin(_ *fileState, now time.Time) *batch {
 	e.cur.recs = e.cur.recs[:0]
 	e.cur.arena, e.cur.built = "", false
 	e.cur.observed = now
-	e.buf = e.buf[:0]
-	if cap(e.buf) > 8<<20 {
-		e.buf = nil // one huge batch must not pin its buffer forever
+	if e.text.Len() > 0 {
+		e.text = strings.Builder{} // records of a batch that was not built
 	}
 	return &e.cur
 }
@@ -66,19 +74,26 @@ func (e *emitter) begin(_ *fileState, now time.Time) *batch {
 // sink is the tracker's record callback.
 func (e *emitter) sink(rec *tracker.Record) {
 	m := recMeta{time: rec.Time, stream: rec.Stream, flags: rec.Flags}
-	m.bodyStart = len(e.buf)
-	e.buf = append(e.buf, rec.Body...)
-	m.bodyEnd = len(e.buf)
+	if e.text.Cap() == 0 {
+		// Room for about the last batch's text, reserved when the first record comes, so a
+		// quiet file's turn allocates nothing.
+		e.text.Grow(min(e.lastText+e.lastText/8, maxTextReserve) + len(rec.Body) + len(rec.Tags))
+	}
+	m.bodyStart = e.text.Len()
+	e.text.Write(rec.Body)
+	m.bodyEnd = e.text.Len()
 	m.tagsStart = m.bodyEnd
-	e.buf = append(e.buf, rec.Tags...)
-	m.tagsEnd = len(e.buf)
+	e.text.Write(rec.Tags)
+	m.tagsEnd = e.text.Len()
 	e.cur.recs = append(e.cur.recs, m)
 }
 
 // logs builds the batch's pdata: one ResourceLogs for the file.
 func (b *batch) logs(e *emitter, fs *fileState) plog.Logs {
 	if !b.built {
-		b.arena, b.built = string(e.buf), true
+		b.arena, b.built = e.text.String(), true
+		e.lastText = e.text.Len()
+		e.text = strings.Builder{} // the arena keeps the bytes; the next batch writes new ones
 	}
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
