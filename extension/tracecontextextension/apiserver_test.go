@@ -22,16 +22,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
 
-// objectRefSource is object_ref's hook interface, restated: the extension must satisfy it.
-type objectRefSource interface {
-	SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool)
-}
-
-var _ objectRefSource = (*traceContextExtension)(nil)
+// The contract object_ref, kube_events and kube_lifecycle ask, with its trust decision.
+var (
+	_ tracesource.Source = (*traceContextExtension)(nil)
+	_ tracesource.Trust  = (*traceContextExtension)(nil)
+)
 
 // The optional method object_ref asks once per batch.
 var _ interface{ TraceContextsHeld() bool } = (*traceContextExtension)(nil)
@@ -158,11 +158,15 @@ func TestAgainstAPIServer(t *testing.T) {
 	type lookup struct {
 		apiVersion, kind, name, uid string
 	}
+	// The Pods' own contexts are written under tracing.k8s.io/traceparent: they are links end
+	// to end (design.md rule 10); the Deployment's trace.kubernetes.io/context is a parent.
+	linked := func(sc trace.SpanContext) bool { return sc.Equal(tracedCtx) || sc.Equal(elsewhereCtx) }
 	expect := func(t *testing.T, e *traceContextExtension, l lookup, want trace.SpanContext) {
 		t.Helper()
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			got, ok := e.SpanContextForObject(ctx, l.apiVersion, l.kind, ns, l.name, l.uid)
+			got, link, ok := e.SpanContextForObject(ctx, l.apiVersion, l.kind, ns, l.name, l.uid)
 			assert.Equal(c, want.IsValid(), ok)
+			assert.Equal(c, linked(want), link, "link")
 			assert.Equal(c, want.TraceID(), got.TraceID())
 			assert.Equal(c, want.SpanID(), got.SpanID())
 		}, 20*time.Second, 20*time.Millisecond, "%+v", l)

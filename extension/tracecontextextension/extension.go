@@ -213,15 +213,23 @@ func (e *traceContextExtension) Shutdown(context.Context) error {
 }
 
 // SpanContextForObject returns the span context of the object, or of its nearest controller
-// owner that carries one (object_ref's TraceContextSource). It answers from memory.
-func (e *traceContextExtension) SpanContextForObject(_ context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool) {
+// owner that carries one, and whether it is to be linked to (tracesource.Source; design.md rule
+// 10). It answers from memory.
+func (e *traceContextExtension) SpanContextForObject(_ context.Context, apiVersion, kind, namespace, name, uid string) (sc trace.SpanContext, link, ok bool) {
 	if e.store.table.n.Load() == 0 { // nothing resolves to a context (design.md rule 4)
-		return trace.SpanContext{}, false
+		return trace.SpanContext{}, false, false
 	}
 	if r := e.store.find(apiVersion, kind, namespace, name, uid); r != nil {
-		return r.spanContext(), true
+		return r.spanContext(), r.link, true
 	}
-	return trace.SpanContext{}, false
+	return trace.SpanContext{}, false, false
+}
+
+// TrustsContext reports whether a context an object of kind in namespace carries itself is used
+// (tracesource.Trust; design.md rule 9): the one trust decision, also for the annotations
+// kube_lifecycle reads itself.
+func (e *traceContextExtension) TrustsContext(kind, namespace string) bool {
+	return e.cfg.Trust.trusts(kind, namespace)
 }
 
 // TraceContextNames returns a filter of the names of every object a look-up may answer for
@@ -262,7 +270,7 @@ func (e *traceContextExtension) watch(ctx context.Context, r Resource, fieldSele
 // observe stores what a watched or fetched object says (design.md rules 2 and 6) and, in node
 // scope, queues its owner for a fetch (rule 7).
 func (e *traceContextExtension) observe(r Resource, m *metav1.PartialObjectMetadata, fetched time.Time) {
-	sc, _, err := objecttrace.SpanContextFromAnnotations(m.Annotations)
+	sc, scheme, err := objecttrace.SpanContextFromAnnotations(m.Annotations)
 	if err != nil {
 		e.tel.ExtensionTraceContextInvalidContexts.Add(context.Background(), 1)
 	}
@@ -282,7 +290,7 @@ func (e *traceContextExtension) observe(r Resource, m *metav1.PartialObjectMetad
 		}
 		break
 	}
-	rec := record{key: nameKey{group: r.Group, kind: r.Kind, namespace: m.Namespace, name: m.Name}, sc: sc, fetched: fetched}
+	rec := record{key: nameKey{group: r.Group, kind: r.Kind, namespace: m.Namespace, name: m.Name}, sc: sc, link: scheme == objecttrace.SchemeTraceparent, fetched: fetched}
 	if owner != nil {
 		rec.owner = owner.uid
 	}
