@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -83,11 +82,11 @@ func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, 
 			}
 		}
 	}
-	var objectContext func(objref.Ref) (trace.SpanContext, bool)
+	var objectContext func(objref.Ref) (objContext, bool)
 	if src := r.traceContext; src != nil {
-		objectContext = func(ref objref.Ref) (trace.SpanContext, bool) {
-			sc, ok := src.SpanContextForObject(context.Background(), ref.APIVersion, ref.Kind, ref.Namespace, ref.Name, ref.UID)
-			return sc, ok && sc.HasTraceID() && sc.HasSpanID()
+		objectContext = func(ref objref.Ref) (objContext, bool) {
+			sc, link, ok := src.SpanContextForObject(context.Background(), ref.APIVersion, ref.Kind, ref.Namespace, ref.Name, ref.UID)
+			return objContext{sc: sc, link: link}, ok && sc.HasTraceID() && sc.HasSpanID()
 		}
 	}
 	t.builder = recordBuilder{
@@ -108,9 +107,12 @@ func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, 
 	}
 	if objectContext != nil {
 		// a series' context is the one its object had when it began (design.md rule 9.6)
-		t.table.capture = func(ev *event) trace.SpanContext {
-			sc, _ := objectContext(canonicalRef(ev.Regarding))
-			return sc
+		t.table.capture = func(ev *event) objContext {
+			c, ok := objectContext(canonicalRef(ev.Regarding))
+			if !ok {
+				return objContext{}
+			}
+			return c
 		}
 	}
 	return t
