@@ -191,6 +191,7 @@ func (e *traceContextExtension) followPodSource(host component.Host) error {
 func podObject(p *podmeta.Pod) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Name: p.Name, Namespace: p.Namespace, UID: types.UID(p.UID), Annotations: p.Annotations,
+		CreationTimestamp: metav1.NewTime(p.Created),
 	}}
 	if len(p.Owners) > 0 {
 		o, yes := p.Owners[0], true
@@ -278,7 +279,30 @@ func (e *traceContextExtension) observe(r Resource, m *metav1.PartialObjectMetad
 		sc = trace.SpanContext{} // threat model: not an object the operator trusts
 		e.tel.ExtensionTraceContextUntrustedContexts.Add(context.Background(), 1)
 	}
-	var owner *ownerRef
+	owner := e.controllerOwner(m)
+	rec := record{key: nameKey{group: r.Group, kind: r.Kind, namespace: m.Namespace, name: m.Name}, sc: sc, link: scheme == objecttrace.SchemeTraceparent, fetched: fetched}
+	if owner == nil {
+		e.store.put(string(m.UID), rec)
+		return
+	}
+	rec.owner = owner.uid
+	if e.cfg.NodeName == "" {
+		e.store.put(string(m.UID), rec)
+		return
+	}
+	// An owner read before this object was created is read again, and the object resolves to no
+	// context until then rather than to the owner's older one (design.md rule 7, re-read).
+	created := m.CreationTimestamp.Time
+	rec.wait = e.readBefore(owner.uid, created)
+	e.store.put(string(m.UID), rec)
+	if queued := e.queueFetch(*owner, created); rec.wait && !queued {
+		rec.wait = false // the queue is full: the owner's context as held
+		e.store.put(string(m.UID), rec)
+	}
+}
+
+// controllerOwner returns m's controller owner when it is of a configured kind.
+func (e *traceContextExtension) controllerOwner(m *metav1.PartialObjectMetadata) *ownerRef {
 	for i := range m.OwnerReferences {
 		o := &m.OwnerReferences[i]
 		if o.Controller == nil || !*o.Controller {
@@ -286,38 +310,54 @@ func (e *traceContextExtension) observe(r Resource, m *metav1.PartialObjectMetad
 		}
 		group, _, valid := objref.SplitAPIVersion(o.APIVersion)
 		if res, ok := e.kinds[group+"/"+o.Kind]; ok && valid {
-			owner = &ownerRef{uid: string(o.UID), namespace: m.Namespace, name: o.Name, res: res}
+			return &ownerRef{uid: string(o.UID), namespace: m.Namespace, name: o.Name, res: res}
 		}
-		break
+		return nil
 	}
-	rec := record{key: nameKey{group: r.Group, kind: r.Kind, namespace: m.Namespace, name: m.Name}, sc: sc, link: scheme == objecttrace.SchemeTraceparent, fetched: fetched}
-	if owner != nil {
-		rec.owner = owner.uid
+	return nil
+}
+
+// readBefore reports whether owner uid was last read (held from a fetch, or remembered as
+// negative) before created, to the API's one-second precision: only a dependent created in a
+// later second than the read counts (design.md rule 7, re-read). Counting the read's own second
+// too would read the owner again for the very dependent whose appearance caused the read (it
+// is created, then the owner is read, within a second), and hide that dependent's context
+// meanwhile.
+func (e *traceContextExtension) readBefore(uid string, created time.Time) bool {
+	if created.IsZero() {
+		return false
 	}
-	e.store.put(string(m.UID), rec)
-	if owner != nil && e.cfg.NodeName != "" {
-		e.queueFetch(*owner)
+	at, held := e.store.fetchedAt(uid)
+	if !held || at.IsZero() {
+		e.mu.Lock()
+		at = e.negative[uid]
+		e.mu.Unlock()
 	}
+	return !at.IsZero() && !created.Before(at.Truncate(time.Second).Add(time.Second))
 }
 
 // queueFetch queues owner unless it is held and fresh, queued, or fetched without a result to
-// keep (failed, or nothing to store) within owner_ttl.
-func (e *traceContextExtension) queueFetch(o ownerRef) {
-	if at, held := e.store.fetchedAt(o.uid); held && time.Since(at) < e.cfg.OwnerTTL {
-		return
+// keep (failed, or nothing to store) within owner_ttl, and was read after a dependent created at
+// created; it reports whether the owner is queued (now or before).
+func (e *traceContextExtension) queueFetch(o ownerRef, created time.Time) bool {
+	reread := e.readBefore(o.uid, created)
+	if at, held := e.store.fetchedAt(o.uid); held && time.Since(at) < e.cfg.OwnerTTL && !reread {
+		return false
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.queued[o.uid] {
-		return
+		return true
 	}
-	if at, ok := e.negative[o.uid]; ok && time.Since(at) < e.cfg.OwnerTTL {
-		return
+	if at, ok := e.negative[o.uid]; ok && time.Since(at) < e.cfg.OwnerTTL && !reread {
+		return false
 	}
 	select {
 	case e.fetches <- o:
 		e.queued[o.uid] = true
+		return true
 	default: // full: a later Pod naming the owner queues it again
+		return false
 	}
 }
 
@@ -340,8 +380,21 @@ func (e *traceContextExtension) fetchOwners(ctx context.Context) {
 }
 
 func (e *traceContextExtension) fetchOwner(ctx context.Context, o ownerRef) {
+	e.fetchOwnerAt(ctx, o, 0)
+}
+
+// fetchOwnerAt fetches o, hops owners above the first one fetched. An owner of o read before o
+// was created (a Deployment read before its new ReplicaSet) is read first, so that o never
+// resolves to the context it had then (design.md rule 7, re-read).
+func (e *traceContextExtension) fetchOwnerAt(ctx context.Context, o ownerRef, hops int) {
+	defer e.store.release(o.uid) // its waiting dependents resolve, whatever the outcome
 	gvr := schema.GroupVersionResource{Group: o.res.Group, Version: o.res.Version, Resource: o.res.Resource}
 	m, err := e.client.Resource(gvr).Namespace(o.namespace).Get(ctx, o.name, metav1.GetOptions{})
+	if err == nil && string(m.UID) == o.uid && hops+1 < maxOwnerHops {
+		if up := e.controllerOwner(m); up != nil && e.readBefore(up.uid, m.CreationTimestamp.Time) {
+			e.fetchOwnerAt(ctx, *up, hops+1)
+		}
+	}
 	outcome := "ok"
 	switch {
 	case apierrors.IsNotFound(err):

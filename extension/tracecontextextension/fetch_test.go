@@ -12,7 +12,8 @@ import (
 )
 
 // TestQueueFetch checks when node scope asks the API server for an owner (design.md rule 7):
-// once while queued, not while its record is fresh or its last fetch failed within owner_ttl.
+// once while queued, not while its record is fresh or its last fetch failed within owner_ttl,
+// unless the dependent naming it was created after that read (re-read).
 func TestQueueFetch(t *testing.T) {
 	t.Parallel()
 	cfg := createDefaultConfig().(*Config)
@@ -24,30 +25,65 @@ func TestQueueFetch(t *testing.T) {
 	rsKey := func(uid string) nameKey {
 		return nameKey{group: "apps", kind: "ReplicaSet", namespace: "shop", name: uid}
 	}
+	now := time.Now()
+	read := now.Add(-10 * time.Second) // when the held owners were read
+	e.store.put("fresh", record{key: rsKey("fresh"), sc: sc(1), fetched: read})
+	e.store.put("stale", record{key: rsKey("stale"), sc: sc(2), fetched: now.Add(-2 * time.Minute)})
+	e.store.put("renewed", record{key: rsKey("renewed"), sc: sc(3), fetched: read})
+	e.store.put("same-second", record{key: rsKey("same-second"), sc: sc(4), fetched: read})
+	e.negative["broken"] = read
+	e.negative["no-context"] = read
 
-	e.queueFetch(owner("new"))
-	e.queueFetch(owner("new"))
-	assert.Len(t, e.fetches, 1, "queued once")
-
-	e.store.put("fresh", record{key: rsKey("fresh"), sc: sc(1), fetched: time.Now()})
-	e.queueFetch(owner("fresh"))
-	assert.Len(t, e.fetches, 1, "fresh: not fetched again")
-
-	e.store.put("stale", record{key: rsKey("stale"), sc: sc(2), fetched: time.Now().Add(-2 * time.Minute)})
-	e.queueFetch(owner("stale"))
-	assert.Len(t, e.fetches, 2, "older than owner_ttl: fetched again")
-
-	e.negative["broken"] = time.Now()
-	e.queueFetch(owner("broken"))
-	assert.Len(t, e.fetches, 2, "failed within owner_ttl: not retried")
-	e.negative["broken"] = time.Now().Add(-2 * time.Minute)
-	e.queueFetch(owner("broken"))
-	assert.Len(t, e.fetches, 3, "failed before owner_ttl: retried")
+	tests := []struct {
+		name    string
+		uid     string
+		created time.Time // the dependent's creation; zero: unknown
+		queued  bool      // reported queued
+		fetches int       // queue length after
+	}{
+		{"unknown owner: queued", "new", time.Time{}, true, 1},
+		{"queued once", "new", time.Time{}, true, 1},
+		{"fresh: not fetched again", "fresh", time.Time{}, false, 1},
+		{"fresh, dependent created before the read: not fetched again", "fresh", read.Add(-time.Minute), false, 1},
+		{"older than owner_ttl: fetched again", "stale", time.Time{}, true, 2},
+		{"failed within owner_ttl: not retried", "broken", read.Add(-time.Second * 5), false, 2},
+		{"fresh, dependent created after the read: read again", "renewed", read.Add(5 * time.Second), true, 3},
+		{"created within the read's second: not read again (one-second precision)", "same-second", read.Truncate(time.Second), false, 3},
+		{"no context, dependent created after the read: read again", "no-context", read.Add(time.Second), true, 4},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.queued, e.queueFetch(owner(tt.uid), tt.created), tt.name)
+		assert.Len(t, e.fetches, tt.fetches, tt.name)
+	}
+	e.negative["broken"] = now.Add(-2 * time.Minute)
+	assert.True(t, e.queueFetch(owner("broken"), time.Time{}), "failed before owner_ttl: retried")
 
 	for len(e.fetches) < fetchQueueSize {
 		e.fetches <- owner("filler")
 	}
-	e.queueFetch(owner("overflow"))
+	assert.False(t, e.queueFetch(owner("overflow"), time.Time{}))
 	assert.False(t, e.queued["overflow"], "a full queue drops the request; the next Pod naming the owner asks again")
 	require.NoError(t, e.Shutdown(t.Context()))
+}
+
+// TestWaitForReRead: a dependent whose owner is being read again resolves to no context, not to
+// the owner's older one, until the read ends (design.md rule 7, re-read).
+func TestWaitForReRead(t *testing.T) {
+	t.Parallel()
+	s := newStore(10, testKinds, func(string, int64) {}, func() {})
+	deploy := nameKey{group: "apps", kind: "Deployment", namespace: "shop", name: "web"}
+	rs := nameKey{group: "apps", kind: "ReplicaSet", namespace: "shop", name: "web-2"}
+	s.put("d1", record{key: deploy, sc: sc(1), fetched: time.Now()})
+	s.put("rs2", record{key: rs, owner: "d1", fetched: time.Now()})
+	s.put("p1", record{key: pod("web-2-a"), owner: "rs2", wait: true})
+	_, ok := s.lookup("p1", nameKey{})
+	assert.False(t, ok, "waiting: no context rather than the previous rollout's")
+	got, ok := s.lookup("rs2", nameKey{})
+	assert.True(t, ok)
+	assert.Equal(t, sc(1), got, "the owner itself still answers")
+	s.put("rs2", record{key: rs, sc: sc(2), owner: "d1", fetched: time.Now()}) // the read finds a new context
+	s.release("rs2")
+	got, ok = s.lookup("p1", nameKey{})
+	assert.True(t, ok)
+	assert.Equal(t, sc(2), got, "released: the context read again")
 }

@@ -27,6 +27,9 @@ type record struct {
 	link    bool      // sc is to be linked to, not parented under (tracing.k8s.io/traceparent)
 	owner   string    // controller owner uid; empty when none of a configured kind
 	fetched time.Time // when fetched on demand (node scope); zero for watched objects
+	// wait: the owner is being read again for this object (design.md rule 7, re-read): it
+	// resolves to no context until release(owner), rather than to the owner's older context.
+	wait bool
 }
 
 // objKey is a nameKey with the kind as its index in the store's kinds.
@@ -44,6 +47,7 @@ type held struct {
 	pos     int32              // its index in owner.list
 	ent     int32              // its entry in the resolved table; -1 when its effective context is empty
 	fetched int64              // unix ns when fetched on demand (node scope); 0 for watched objects
+	wait    bool               // resolves to no context until its owner is read again (record.wait)
 }
 
 // ownContext is the context an object carries itself and its relation (tracesource.Source).
@@ -199,7 +203,7 @@ func (s *store) put(uid string, r record) {
 		s.claimName(h)
 	default:
 		h.fetched = fetched
-		if h.key == key && sameContext(h.own, r.sc, r.link) && h.ownerUID() == r.owner {
+		if h.key == key && sameContext(h.own, r.sc, r.link) && h.ownerUID() == r.owner && h.wait == r.wait {
 			s.mu.Unlock() // most updates (a Pod's status) change nothing the store keeps
 			return
 		}
@@ -213,6 +217,7 @@ func (s *store) put(uid string, r record) {
 		}
 	}
 	h.fetched = fetched
+	h.wait = r.wait
 	if !sameContext(h.own, r.sc, r.link) {
 		h.own = nil
 		if r.sc.IsValid() {
@@ -293,7 +298,7 @@ func (s *store) unlink(h *held) {
 // (design.md rule 5), with that object's relation (rule 10).
 func (s *store) effective(h *held) (ownContext, bool) {
 	for range maxOwnerHops {
-		if h == nil {
+		if h == nil || h.wait {
 			return ownContext{}, false
 		}
 		if h.own != nil {
@@ -339,6 +344,23 @@ func (s *store) resolveFrom(uid string, self *held) {
 			}
 		}
 		level = next
+	}
+}
+
+// release ends the wait of owner's dependents (its read is over, whatever its outcome) and
+// resolves them and theirs.
+func (s *store) release(owner string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.children[owner]
+	if d == nil {
+		return
+	}
+	for _, h := range d.list {
+		if h.wait {
+			h.wait = false
+			s.resolveFrom(h.uid, h)
+		}
 	}
 }
 
