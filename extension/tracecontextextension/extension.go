@@ -176,6 +176,7 @@ func (e *traceContextExtension) followPodSource(host component.Host) error {
 			e.store.remove(ev.Pod.UID)
 			return
 		}
+		e.observeRead(ev.Pod) // before the Pod, so that the Pod does not queue its owner's GET
 		e.observe(res, podObject(ev.Pod), time.Time{})
 	}
 	held, unsubscribe := src.SubscribeAll(apply)
@@ -184,6 +185,48 @@ func (e *traceContextExtension) followPodSource(host component.Host) error {
 		apply(podmeta.Event{Type: podmeta.Upserted, Pod: p})
 	}
 	return nil
+}
+
+// observeRead stores the owner pod_metadata read for the Pod (its nearest, when podmeta.Owner.Read
+// is set) as if this extension had fetched it then: one GET per owner for both extensions
+// (design.md rule 7). A read older than what is held (this extension's own re-read) is ignored;
+// an owner not kept is remembered as negative, as a fetch of it would be.
+func (e *traceContextExtension) observeRead(p *podmeta.Pod) {
+	if len(p.Owners) == 0 || p.Owners[0].Read.IsZero() {
+		return
+	}
+	o := &p.Owners[0]
+	group, _, valid := objref.SplitAPIVersion(o.APIVersion)
+	res, ok := e.kinds[group+"/"+o.Kind]
+	if !ok || !valid {
+		return
+	}
+	if at, held := e.store.fetchedAt(o.UID); held && !at.Before(o.Read) {
+		return
+	}
+	e.mu.Lock()
+	at, negative := e.negative[o.UID]
+	e.mu.Unlock()
+	if negative && !at.Before(o.Read) {
+		return
+	}
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: o.Name, Namespace: p.Namespace, UID: types.UID(o.UID), Annotations: o.Annotations,
+		CreationTimestamp: metav1.NewTime(o.Created),
+	}}
+	if len(p.Owners) > 1 {
+		up, yes := p.Owners[1], true
+		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: up.APIVersion, Kind: up.Kind, Name: up.Name, UID: types.UID(up.UID), Controller: &yes}}
+	}
+	e.observe(res, m, o.Read)
+	if _, kept := e.store.fetchedAt(o.UID); !kept {
+		e.mu.Lock()
+		if len(e.negative) >= e.cfg.MaxObjects {
+			clear(e.negative)
+		}
+		e.negative[o.UID] = o.Read
+		e.mu.Unlock()
+	}
 }
 
 // podObject is the metadata observe reads of a source's Pod: its annotations and its

@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
+	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
 
 // TestQueueFetch checks when node scope asks the API server for an owner (design.md rule 7):
@@ -86,4 +89,70 @@ func TestWaitForReRead(t *testing.T) {
 	got, ok = s.lookup("p1", nameKey{})
 	assert.True(t, ok)
 	assert.Equal(t, sc(2), got, "released: the context read again")
+}
+
+// TestOwnerReadByPodMetadata: an owner pod_metadata read for a Pod is stored as if fetched
+// then, so neither the Pod nor a later one of the same owner makes this extension GET it
+// (design.md rule 7: one GET per owner for both); its own owner is still fetched.
+func TestOwnerReadByPodMetadata(t *testing.T) {
+	t.Parallel()
+	cfg := createDefaultConfig().(*Config)
+	cfg.NodeName, cfg.OwnerTTL = "node-1", time.Minute
+	e, err := newExtension(cfg, componenttest.NewNopTelemetrySettings())
+	require.NoError(t, err)
+	now := time.Now()
+	created := now.Add(-time.Hour)
+	deployment := podmeta.Owner{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d1"}
+	replicaSet := func(read time.Time, annotations map[string]string) podmeta.Owner {
+		return podmeta.Owner{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs1", Read: read, Created: created, Annotations: annotations}
+	}
+	withContext := map[string]string{objecttrace.ContextAnnotation: objecttrace.FormatTraceparent(sc(7))}
+	pod := func(name string, owners ...podmeta.Owner) *podmeta.Pod {
+		return &podmeta.Pod{UID: "uid-" + name, Namespace: "shop", Name: name, Created: created.Add(time.Minute), Owners: owners}
+	}
+	queued := func() []string {
+		var uids []string
+		for len(e.fetches) > 0 {
+			uids = append(uids, (<-e.fetches).uid)
+		}
+		clear(e.queued)
+		return uids
+	}
+	res := e.kinds["/Pod"]
+	apply := func(p *podmeta.Pod) {
+		e.observeRead(p)
+		e.observe(res, podObject(p), time.Time{})
+	}
+
+	apply(pod("a", replicaSet(now, withContext), deployment))
+	assert.Equal(t, []string{"d1"}, queued(), "the ReplicaSet read by pod_metadata is not fetched again; its Deployment is")
+	got, ok := e.store.lookup("uid-a", nameKey{})
+	assert.True(t, ok)
+	assert.Equal(t, sc(7).TraceID(), got.TraceID(), "the Pod resolves to the context of the ReplicaSet read by pod_metadata")
+	at, _ := e.store.fetchedAt("rs1")
+	assert.True(t, at.Equal(now), "held as fetched when pod_metadata read it")
+
+	e.store.put("rs1", record{key: nameKey{group: "apps", kind: "ReplicaSet", namespace: "shop", name: "web-1"}, sc: sc(8), owner: "d1", fetched: now.Add(time.Second)})
+	apply(pod("b", replicaSet(now, withContext), deployment))
+	got, _ = e.store.lookup("uid-b", nameKey{})
+	assert.Equal(t, sc(8).TraceID(), got.TraceID(), "an older read does not replace this extension's newer one")
+	assert.Empty(t, queued())
+
+	bare := podmeta.Owner{APIVersion: "batch/v1", Kind: "Job", Name: "once", UID: "j1", Read: now, Created: created}
+	apply(pod("c", bare))
+	assert.Empty(t, queued(), "an owner read without a context to keep is remembered as negative, not fetched")
+	assert.Contains(t, e.negative, "j1")
+
+	apply(pod("d", podmeta.Owner{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-2", UID: "rs2"}, deployment))
+	assert.Equal(t, []string{"rs2"}, queued(), "an owner pod_metadata did not read is fetched")
+	require.NoError(t, e.Shutdown(t.Context()))
+}
+
+// TestPodMetadataKeepsTheTraceKeys: the owner annotations pod_metadata keeps for this extension
+// include every key pkg/objecttrace reads.
+func TestPodMetadataKeepsTheTraceKeys(t *testing.T) {
+	t.Parallel()
+	for _, k := range []string{objecttrace.ContextAnnotation, objecttrace.TraceparentAnnotation, objecttrace.TracestateAnnotation} {
+		assert.True(t, podmeta.TraceAnnotation(k), k)
+	}
 }

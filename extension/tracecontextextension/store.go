@@ -43,11 +43,11 @@ type held struct {
 	uid     string
 	key     objKey
 	own     *ownContext // its own context; nil when it has none (most objects)
-	owner   *dependents        // the dependents of its controller owner; nil when none
-	pos     int32              // its index in owner.list
-	ent     int32              // its entry in the resolved table; -1 when its effective context is empty
-	fetched int64              // unix ns when fetched on demand (node scope); 0 for watched objects
-	wait    bool               // resolves to no context until its owner is read again (record.wait)
+	owner   *dependents // the dependents of its controller owner; nil when none
+	pos     int32       // its index in owner.list
+	ent     int32       // its entry in the resolved table; -1 when its effective context is empty
+	fetched int64       // unix ns when fetched on demand (node scope); 0 for watched objects
+	wait    bool        // resolves to no context until its owner is read again (record.wait)
 }
 
 // ownContext is the context an object carries itself and its relation (tracesource.Source).
