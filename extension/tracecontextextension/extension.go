@@ -59,6 +59,8 @@ type traceContextExtension struct {
 	// Job), and when: neither is asked again within owner_ttl (design.md rule 7).
 	negative map[string]time.Time
 
+	lookupMu sync.Mutex // lookup mode: one object's fetches at a time, so none is read twice
+
 	unsubscribe func() // from pod_metadata
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
@@ -110,6 +112,11 @@ func (e *traceContextExtension) Start(ctx context.Context, host component.Host) 
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 
+	if e.cfg.Mode == ModeLookup { // no watch; fetched objects are forgotten as in node scope
+		e.wg.Add(1)
+		go e.fetchOwners(runCtx)
+		return nil
+	}
 	var synced []<-chan struct{}
 	if e.cfg.PodMetadata != nil {
 		if err := e.followPodSource(host); err != nil {
@@ -267,6 +274,37 @@ func (e *traceContextExtension) SpanContextForObject(_ context.Context, apiVersi
 		return r.spanContext(), r.link, true
 	}
 	return trace.SpanContext{}, false, false
+}
+
+// FetchSpanContextForObject is SpanContextForObject that, in lookup mode (design.md rule 11),
+// first reads the object and its owners from the API server when nothing fresh is held about
+// its uid: at most one GET per object and owner per owner_ttl, failures and objects without a
+// context included. It may block for those GETs (bounded by ctx); in watch mode it never does.
+// An object named without a uid is not fetched (its identity could not be checked).
+func (e *traceContextExtension) FetchSpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (sc trace.SpanContext, link, ok bool) {
+	if e.cfg.Mode == ModeLookup && uid != "" && name != "" {
+		group, _, valid := objref.SplitAPIVersion(apiVersion)
+		if res, configured := e.kinds[group+"/"+kind]; configured && valid {
+			e.lookupMu.Lock()
+			if e.stale(uid) {
+				e.fetchOwnerAt(ctx, ownerRef{uid: uid, namespace: namespace, name: name, res: res}, 0)
+			}
+			e.lookupMu.Unlock()
+		}
+	}
+	return e.SpanContextForObject(ctx, apiVersion, kind, namespace, name, uid)
+}
+
+// stale reports whether nothing fresh is known of uid: neither held from a fetch within
+// owner_ttl nor remembered as negative within it.
+func (e *traceContextExtension) stale(uid string) bool {
+	if at, held := e.store.fetchedAt(uid); held && !at.IsZero() && time.Since(at) < e.cfg.OwnerTTL {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	at, ok := e.negative[uid]
+	return !ok || time.Since(at) >= e.cfg.OwnerTTL
 }
 
 // TrustsContext reports whether a context an object of kind in namespace carries itself is used
@@ -434,7 +472,8 @@ func (e *traceContextExtension) fetchOwnerAt(ctx context.Context, o ownerRef, ho
 	gvr := schema.GroupVersionResource{Group: o.res.Group, Version: o.res.Version, Resource: o.res.Resource}
 	m, err := e.client.Resource(gvr).Namespace(o.namespace).Get(ctx, o.name, metav1.GetOptions{})
 	if err == nil && string(m.UID) == o.uid && hops+1 < maxOwnerHops {
-		if up := e.controllerOwner(m); up != nil && e.readBefore(up.uid, m.CreationTimestamp.Time) {
+		// lookup mode reads the owners it does not know fresh too, before the object (rule 11)
+		if up := e.controllerOwner(m); up != nil && (e.readBefore(up.uid, m.CreationTimestamp.Time) || e.cfg.Mode == ModeLookup && e.stale(up.uid)) {
 			e.fetchOwnerAt(ctx, *up, hops+1)
 		}
 	}

@@ -11,11 +11,13 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver/internal/metadata"
 )
 
@@ -31,6 +33,10 @@ const finishTimeout = 30 * time.Second
 
 // errGone reports a 410 Gone: the resource version was compacted, the watch loop relists.
 var errGone = errors.New("resource version expired (410 Gone)")
+
+// fetchTimeout bounds a trace-context source's on-demand read of one Event's object and its
+// owners (tracesource.Fetcher): the watch goroutine waits at most this long per new object.
+const fetchTimeout = 5 * time.Second
 
 // term is one run of the watch loops: from a start (or the acquisition of the Lease) to
 // shutdown (or the loss of the Lease). Its series table starts empty and is rebuilt by the list.
@@ -84,8 +90,16 @@ func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, 
 	}
 	var objectContext func(objref.Ref) (objContext, bool)
 	if src := r.traceContext; src != nil {
+		lookup := src.SpanContextForObject
+		if f, ok := src.(tracesource.Fetcher); ok { // a source that fetches on demand (design.md rule 9.6)
+			lookup = func(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool, bool) {
+				ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+				defer cancel()
+				return f.FetchSpanContextForObject(ctx, apiVersion, kind, namespace, name, uid)
+			}
+		}
 		objectContext = func(ref objref.Ref) (objContext, bool) {
-			sc, link, ok := src.SpanContextForObject(context.Background(), ref.APIVersion, ref.Kind, ref.Namespace, ref.Name, ref.UID)
+			sc, link, ok := lookup(context.Background(), ref.APIVersion, ref.Kind, ref.Namespace, ref.Name, ref.UID)
 			return objContext{sc: sc, link: link}, ok && sc.HasTraceID() && sc.HasSpanID()
 		}
 	}

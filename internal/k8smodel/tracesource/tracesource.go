@@ -52,6 +52,16 @@ type Names interface {
 	TraceContextNames() *namefilter.Filter
 }
 
+// Fetcher is an optional method of a Source that learns objects on demand instead of watching
+// them (trace_context's lookup mode, the events collector's): it may read the object and its
+// owners from the API server when it holds nothing fresh about them, and so may block, bounded
+// by ctx. It answers as SpanContextForObject. A caller that is not on a hot path and sees each
+// object rarely (kube_events, once per Event series) asks it; a caller per log record never
+// does.
+type Fetcher interface {
+	FetchSpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (sc trace.SpanContext, link, ok bool)
+}
+
 // Trust is an optional method of a Source: whether a context that an object of kind in
 // namespace carries itself is used (the source's trust configuration: trace_context's
 // trust.namespaces and trust.kinds). A component that reads an object's annotations itself
