@@ -76,7 +76,7 @@ func TestAgainstAPIServer(t *testing.T) {
 				"deployment.kubernetes.io/revision": "1",
 			},
 		},
-		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	jobTemplate := template
