@@ -35,15 +35,7 @@ import (
 // Deployments and ReplicaSets): the Pod and its owners cost one GET each, however many Events.
 func TestShippedEventsPodEventsInDeploymentTrace(t *testing.T) {
 	bin := binary(t)
-	cluster := kubecluster.Start(t)
-	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, kc := localAPIServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	check := func(err error) {
@@ -53,7 +45,7 @@ func TestShippedEventsPodEventsInDeploymentTrace(t *testing.T) {
 		}
 	}
 	const ns = "shop"
-	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	check(err)
 	_, err = kc.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 	check(err)
@@ -147,4 +139,19 @@ func TestShippedEventsPodEventsInDeploymentTrace(t *testing.T) {
 			t.Errorf("%s: %d, want 1 (the Event's Pod and its owners once each, for %d Events)", r, requests[r], len(reasons))
 		}
 	}
+}
+
+// localAPIServer starts the local API server (kubecluster) and returns it with a client.
+func localAPIServer(t *testing.T) (*kubecluster.Cluster, kubernetes.Interface) {
+	t.Helper()
+	cluster := kubecluster.Start(t)
+	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cluster, kc
 }

@@ -20,8 +20,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
@@ -144,15 +142,7 @@ func TestShippedNodeTracingAPIRequests(t *testing.T) {
 // runTracing runs the shipped node configuration (withTraces: the traces set) against a new API
 // server and returns what it cost and gave.
 func runTracing(t *testing.T, bin string, withTraces bool) *tracingRun {
-	cluster := kubecluster.Start(t)
-	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, kc := localAPIServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	must := func(_ any, err error) {
