@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -148,7 +147,7 @@ func rootTrace(sink *consumertest.TracesSink, name string) string {
 				continue
 			}
 			if v, ok := sp.Attributes().Get(attr.Subject.Name); ok && v.Str() == name {
-				return pcommon.TraceID(sp.TraceID()).String()
+				return sp.TraceID().String()
 			}
 		}
 	}
