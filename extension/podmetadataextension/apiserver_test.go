@@ -68,8 +68,15 @@ func TestAgainstAPIServer(t *testing.T) {
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	rs, err := kc.AppsV1().ReplicaSets("shop").Create(ctx, &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-5d8f", Namespace: "shop", OwnerReferences: controller("apps/v1", "Deployment", "web", deploy.UID)},
-		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web-5d8f", Namespace: "shop", OwnerReferences: controller("apps/v1", "Deployment", "web", deploy.UID),
+			// kept for trace_context (podmeta.Owner.Annotations): only the trace-context keys
+			Annotations: map[string]string{
+				"trace.kubernetes.io/context":       "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+				"deployment.kubernetes.io/revision": "1",
+			},
+		},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	jobTemplate := template
@@ -168,6 +175,12 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 		web, _ := e.PodByName("shop", "web-5d8f-007")
 		assert.Equal(t, "web", web.Owner(podmeta.KindDeployment))
+		// The ReplicaSet it read, with its trace-context annotations, for trace_context; the
+		// Deployment, known only from the ReplicaSet's reference, is not read.
+		assert.False(t, web.Owners[0].Read.IsZero())
+		assert.Equal(t, rs.CreationTimestamp.Time, web.Owners[0].Created)
+		assert.Equal(t, map[string]string{"trace.kubernetes.io/context": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, web.Owners[0].Annotations)
+		assert.True(t, web.Owners[1].Read.IsZero())
 		assert.Equal(t, map[string]string{"team": "web", "kubernetes.io/metadata.name": "shop"}, web.NamespaceLabels)
 		assert.NotEmpty(t, web.NamespaceUID)
 		_, ok := e.PodByName("shop", "elsewhere-0")

@@ -52,10 +52,14 @@ func builtinGVR(kind string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: k.Group, Version: k.Version, Resource: k.Resource}
 }
 
-// parentInfo is a cached owner's own controller (nil: it has none).
+// parentInfo is a cached owner's own controller (nil: it has none) and, when the read found
+// it, when that was, its creation and its trace-context annotations (podmeta.Owner.Read).
 type parentInfo struct {
-	parent *podmeta.Owner
-	failed bool
+	parent      *podmeta.Owner
+	failed      bool
+	read        time.Time
+	created     time.Time
+	annotations map[string]string
 }
 
 // namespaceInfo is a cached namespace.
@@ -393,6 +397,7 @@ func (e *podMetadataExtension) resolve(m *metav1.PartialObjectMetadata) *podmeta
 		p.Owners = append(p.Owners, owner)
 		if gvr, ok := parentKinds[objref.APIGroup(ref.APIVersion)+"/"+ref.Kind]; ok {
 			info := e.parentOf(gvr, m.Namespace, owner)
+			p.Owners[0].Read, p.Owners[0].Created, p.Owners[0].Annotations = info.read, info.created, info.annotations
 			if info.failed {
 				p.Incomplete = true
 			} else if info.parent != nil {
@@ -433,6 +438,15 @@ func (e *podMetadataExtension) parentOf(gvr schema.GroupVersionResource, namespa
 	default:
 		if ref := controllerOf(obj.OwnerReferences); ref != nil {
 			info.parent = &podmeta.Owner{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: string(ref.UID)}
+		}
+		info.read, info.created = now, obj.CreationTimestamp.Time
+		for k, v := range obj.Annotations {
+			if podmeta.TraceAnnotation(k) {
+				if info.annotations == nil {
+					info.annotations = map[string]string{}
+				}
+				info.annotations[k] = v
+			}
 		}
 	}
 	e.parents.put(owner.UID, info, now)

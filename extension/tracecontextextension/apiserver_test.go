@@ -22,16 +22,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 )
 
-// objectRefSource is object_ref's hook interface, restated: the extension must satisfy it.
-type objectRefSource interface {
-	SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool)
-}
-
-var _ objectRefSource = (*traceContextExtension)(nil)
+// The contract object_ref, kube_events and kube_lifecycle ask, with its trust decision.
+var (
+	_ tracesource.Source = (*traceContextExtension)(nil)
+	_ tracesource.Trust  = (*traceContextExtension)(nil)
+)
 
 // The optional method object_ref asks once per batch.
 var _ interface{ TraceContextsHeld() bool } = (*traceContextExtension)(nil)
@@ -158,11 +158,15 @@ func TestAgainstAPIServer(t *testing.T) {
 	type lookup struct {
 		apiVersion, kind, name, uid string
 	}
+	// The Pods' own contexts are written under tracing.k8s.io/traceparent: they are links end
+	// to end (design.md rule 10); the Deployment's trace.kubernetes.io/context is a parent.
+	linked := func(sc trace.SpanContext) bool { return sc.Equal(tracedCtx) || sc.Equal(elsewhereCtx) }
 	expect := func(t *testing.T, e *traceContextExtension, l lookup, want trace.SpanContext) {
 		t.Helper()
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			got, ok := e.SpanContextForObject(ctx, l.apiVersion, l.kind, ns, l.name, l.uid)
+			got, link, ok := e.SpanContextForObject(ctx, l.apiVersion, l.kind, ns, l.name, l.uid)
 			assert.Equal(c, want.IsValid(), ok)
+			assert.Equal(c, linked(want), link, "link")
 			assert.Equal(c, want.TraceID(), got.TraceID())
 			assert.Equal(c, want.SpanID(), got.SpanID())
 		}, 20*time.Second, 20*time.Millisecond, "%+v", l)
@@ -262,4 +266,75 @@ func sumBy(t *testing.T, tel *componenttest.Telemetry, name, key string) map[str
 		out[v.AsString()] += dp.Value
 	}
 	return out
+}
+
+// TestLookupMode: the events collector's trace_context (mode lookup) opens no watch; an Event's
+// Pod asked about through FetchSpanContextForObject is read with its ReplicaSet and Deployment,
+// once per uid within owner_ttl, a Pod without any context too (design.md rule 11).
+func TestLookupMode(t *testing.T) {
+	cluster := kubecluster.Start(t)
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	require.NoError(t, err)
+	kc, err := kubernetes.NewForConfig(restCfg)
+	require.NoError(t, err)
+	ctx := context.Background()
+	const ns = "shop"
+	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = kc.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	want := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{0x35, 1}, SpanID: trace.SpanID{0x35, 2}, TraceFlags: trace.FlagsSampled})
+	labels := map[string]string{"app": "web"}
+	podSpec := corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "web:1"}}}
+	deploy, err := kc.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Annotations: map[string]string{objecttrace.TraceparentAnnotation: objecttrace.FormatTraceparent(want)}},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	yes := true
+	rs, err := kc.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: ns, OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: deploy.UID, Controller: &yes}}},
+		Spec: appsv1.ReplicaSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	newPod := func(name string, owners []metav1.OwnerReference) *corev1.Pod {
+		p, err := kc.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, OwnerReferences: owners}, Spec: podSpec}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		return p
+	}
+	web := newPod("web-1-a", []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: rs.UID, Controller: &yes}})
+	bare := newPod("bare", nil)
+
+	cfg := createDefaultConfig().(*Config)
+	cfg.Kubeconfig, cfg.Mode = cluster.Kubeconfig, ModeLookup
+	require.NoError(t, cfg.Validate())
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(ctx)) }()
+	e, err := newExtension(cfg, tel.NewTelemetrySettings())
+	require.NoError(t, err)
+	require.NoError(t, e.Start(ctx, componenttest.NewNopHost()))
+	defer func() { require.NoError(t, e.Shutdown(ctx)) }()
+
+	_, _, ok := e.SpanContextForObject(ctx, "v1", "Pod", ns, web.Name, string(web.UID))
+	assert.False(t, ok, "nothing is watched: unknown until fetched")
+	for range 3 {
+		got, link, ok := e.FetchSpanContextForObject(ctx, "v1", "Pod", ns, web.Name, string(web.UID))
+		require.True(t, ok)
+		assert.Equal(t, want.TraceID(), got.TraceID())
+		assert.True(t, link, "the Deployment's tracing.k8s.io/traceparent stays a link")
+		_, _, ok = e.FetchSpanContextForObject(ctx, "v1", "Pod", ns, bare.Name, string(bare.UID))
+		assert.False(t, ok, "a Pod without any context")
+	}
+	_, _, ok = e.FetchSpanContextForObject(ctx, "v1", "Node", "", "node-1", "node-uid")
+	assert.False(t, ok, "a kind not configured is not fetched")
+	// The Pod, its ReplicaSet and its Deployment once each, and the bare Pod once (negative),
+	// however often they are asked about.
+	assert.Equal(t, map[string]int64{"ok": 3, "no_context": 1}, sumBy(t, tel, "extension_trace_context_owner_fetches", "outcome"))
 }

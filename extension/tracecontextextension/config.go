@@ -13,8 +13,33 @@ import (
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 )
 
+// Mode says how the extension learns the objects it answers for (design.md rule 11).
+type Mode string
+
+// Modes.
+const (
+	// ModeWatch watches (cluster-wide, or the node's Pods in node scope): the default.
+	ModeWatch Mode = "watch"
+	// ModeLookup opens no watch: an object asked about through FetchSpanContextForObject is read
+	// with a metadata GET, with its owners, once per uid and owner_ttl.
+	ModeLookup Mode = "lookup"
+)
+
+// UnmarshalText accepts the modes by name.
+func (m *Mode) UnmarshalText(b []byte) error {
+	switch v := Mode(b); v {
+	case ModeWatch, ModeLookup:
+		*m = v
+		return nil
+	default:
+		return fmt.Errorf("mode: %q is not watch or lookup", string(b))
+	}
+}
+
 // Config configures the trace_context extension.
 type Config struct {
+	// Mode is watch (the default) or lookup (no watch: objects asked about are fetched).
+	Mode Mode `mapstructure:"mode"`
 	// Kubeconfig is a kubeconfig file; empty means the in-cluster service account.
 	Kubeconfig string `mapstructure:"kubeconfig"`
 	// NodeName, when set, scopes the extension to one node: Pods on that node are watched and
@@ -93,6 +118,15 @@ func (c *Config) Validate() error {
 	}
 	if c.NodeName != "" && !seen["/Pod"] {
 		errs = append(errs, errors.New("node_name: node scope watches Pods; resources must include pods"))
+	}
+	switch c.Mode {
+	case ModeWatch:
+	case ModeLookup:
+		if c.NodeName != "" {
+			errs = append(errs, errors.New("mode: lookup fetches the objects asked about; it has no node scope (unset node_name)"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("mode: %q is not watch or lookup", string(c.Mode)))
 	}
 	if c.PodMetadata != nil && c.NodeName == "" {
 		errs = append(errs, errors.New("pod_metadata: node scope only (set node_name)"))

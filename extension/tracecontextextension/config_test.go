@@ -42,6 +42,8 @@ func TestLoadConfig(t *testing.T) {
 				{Group: "serving.knative.dev", Version: "v1", Resource: "revisions", Kind: "Revision"},
 			}
 		})},
+		{name: "lookup", want: defaults(func(c *Config) { c.Mode, c.OwnerTTL = ModeLookup, 2*time.Minute })},
+		{name: "lookup_on_node", wantErr: []string{"mode: lookup fetches the objects asked about; it has no node scope"}},
 		{name: "no_pods_in_node_scope", wantErr: []string{"node_name: node scope watches Pods; resources must include pods"}},
 		{name: "untrusted_kind", wantErr: []string{
 			"pod_metadata: node scope only (set node_name)",
@@ -81,4 +83,27 @@ func TestDefaultResourcesFromTheKindTable(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	assert.Equal(t, got, cfg.Resources)
 	require.NoError(t, cfg.Validate())
+}
+
+func TestModeUnmarshalText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in      string
+		want    Mode
+		wantErr string
+	}{
+		{"watch", ModeWatch, ""},
+		{"lookup", ModeLookup, ""},
+		{"poll", "", `mode: "poll" is not watch or lookup`},
+		{"", "", `mode: "" is not watch or lookup`},
+	} {
+		var m Mode
+		err := m.UnmarshalText([]byte(tc.in))
+		if tc.wantErr != "" {
+			require.EqualError(t, err, tc.wantErr, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, m)
+	}
 }

@@ -59,6 +59,8 @@ type traceContextExtension struct {
 	// Job), and when: neither is asked again within owner_ttl (design.md rule 7).
 	negative map[string]time.Time
 
+	lookupMu sync.Mutex // lookup mode: one object's fetches at a time, so none is read twice
+
 	unsubscribe func() // from pod_metadata
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
@@ -110,6 +112,11 @@ func (e *traceContextExtension) Start(ctx context.Context, host component.Host) 
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 
+	if e.cfg.Mode == ModeLookup { // no watch; fetched objects are forgotten as in node scope
+		e.wg.Add(1)
+		go e.fetchOwners(runCtx)
+		return nil
+	}
 	var synced []<-chan struct{}
 	if e.cfg.PodMetadata != nil {
 		if err := e.followPodSource(host); err != nil {
@@ -176,6 +183,7 @@ func (e *traceContextExtension) followPodSource(host component.Host) error {
 			e.store.remove(ev.Pod.UID)
 			return
 		}
+		e.observeRead(ev.Pod) // before the Pod, so that the Pod does not queue its owner's GET
 		e.observe(res, podObject(ev.Pod), time.Time{})
 	}
 	held, unsubscribe := src.SubscribeAll(apply)
@@ -186,11 +194,54 @@ func (e *traceContextExtension) followPodSource(host component.Host) error {
 	return nil
 }
 
+// observeRead stores the owner pod_metadata read for the Pod (its nearest, when podmeta.Owner.Read
+// is set) as if this extension had fetched it then: one GET per owner for both extensions
+// (design.md rule 7). A read older than what is held (this extension's own re-read) is ignored;
+// an owner not kept is remembered as negative, as a fetch of it would be.
+func (e *traceContextExtension) observeRead(p *podmeta.Pod) {
+	if len(p.Owners) == 0 || p.Owners[0].Read.IsZero() {
+		return
+	}
+	o := &p.Owners[0]
+	group, _, valid := objref.SplitAPIVersion(o.APIVersion)
+	res, ok := e.kinds[group+"/"+o.Kind]
+	if !ok || !valid {
+		return
+	}
+	if at, held := e.store.fetchedAt(o.UID); held && !at.Before(o.Read) {
+		return
+	}
+	e.mu.Lock()
+	at, negative := e.negative[o.UID]
+	e.mu.Unlock()
+	if negative && !at.Before(o.Read) {
+		return
+	}
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: o.Name, Namespace: p.Namespace, UID: types.UID(o.UID), Annotations: o.Annotations,
+		CreationTimestamp: metav1.NewTime(o.Created),
+	}}
+	if len(p.Owners) > 1 {
+		up, yes := p.Owners[1], true
+		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: up.APIVersion, Kind: up.Kind, Name: up.Name, UID: types.UID(up.UID), Controller: &yes}}
+	}
+	e.observe(res, m, o.Read)
+	if _, kept := e.store.fetchedAt(o.UID); !kept {
+		e.mu.Lock()
+		if len(e.negative) >= e.cfg.MaxObjects {
+			clear(e.negative)
+		}
+		e.negative[o.UID] = o.Read
+		e.mu.Unlock()
+	}
+}
+
 // podObject is the metadata observe reads of a source's Pod: its annotations and its
 // controller owner (the source's nearest owner).
 func podObject(p *podmeta.Pod) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Name: p.Name, Namespace: p.Namespace, UID: types.UID(p.UID), Annotations: p.Annotations,
+		CreationTimestamp: metav1.NewTime(p.Created),
 	}}
 	if len(p.Owners) > 0 {
 		o, yes := p.Owners[0], true
@@ -213,15 +264,54 @@ func (e *traceContextExtension) Shutdown(context.Context) error {
 }
 
 // SpanContextForObject returns the span context of the object, or of its nearest controller
-// owner that carries one (object_ref's TraceContextSource). It answers from memory.
-func (e *traceContextExtension) SpanContextForObject(_ context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool) {
+// owner that carries one, and whether it is to be linked to (tracesource.Source; design.md rule
+// 10). It answers from memory.
+func (e *traceContextExtension) SpanContextForObject(_ context.Context, apiVersion, kind, namespace, name, uid string) (sc trace.SpanContext, link, ok bool) {
 	if e.store.table.n.Load() == 0 { // nothing resolves to a context (design.md rule 4)
-		return trace.SpanContext{}, false
+		return trace.SpanContext{}, false, false
 	}
 	if r := e.store.find(apiVersion, kind, namespace, name, uid); r != nil {
-		return r.spanContext(), true
+		return r.spanContext(), r.link, true
 	}
-	return trace.SpanContext{}, false
+	return trace.SpanContext{}, false, false
+}
+
+// FetchSpanContextForObject is SpanContextForObject that, in lookup mode (design.md rule 11),
+// first reads the object and its owners from the API server when nothing fresh is held about
+// its uid: at most one GET per object and owner per owner_ttl, failures and objects without a
+// context included. It may block for those GETs (bounded by ctx); in watch mode it never does.
+// An object named without a uid is not fetched (its identity could not be checked).
+func (e *traceContextExtension) FetchSpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (sc trace.SpanContext, link, ok bool) {
+	if e.cfg.Mode == ModeLookup && uid != "" && name != "" {
+		group, _, valid := objref.SplitAPIVersion(apiVersion)
+		if res, configured := e.kinds[group+"/"+kind]; configured && valid {
+			e.lookupMu.Lock()
+			if e.stale(uid) {
+				e.fetchOwnerAt(ctx, ownerRef{uid: uid, namespace: namespace, name: name, res: res}, 0)
+			}
+			e.lookupMu.Unlock()
+		}
+	}
+	return e.SpanContextForObject(ctx, apiVersion, kind, namespace, name, uid)
+}
+
+// stale reports whether nothing fresh is known of uid: neither held from a fetch within
+// owner_ttl nor remembered as negative within it.
+func (e *traceContextExtension) stale(uid string) bool {
+	if at, held := e.store.fetchedAt(uid); held && !at.IsZero() && time.Since(at) < e.cfg.OwnerTTL {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	at, ok := e.negative[uid]
+	return !ok || time.Since(at) >= e.cfg.OwnerTTL
+}
+
+// TrustsContext reports whether a context an object of kind in namespace carries itself is used
+// (tracesource.Trust; design.md rule 9): the one trust decision, also for the annotations
+// kube_lifecycle reads itself.
+func (e *traceContextExtension) TrustsContext(kind, namespace string) bool {
+	return e.cfg.Trust.trusts(kind, namespace)
 }
 
 // TraceContextNames returns a filter of the names of every object a look-up may answer for
@@ -262,7 +352,7 @@ func (e *traceContextExtension) watch(ctx context.Context, r Resource, fieldSele
 // observe stores what a watched or fetched object says (design.md rules 2 and 6) and, in node
 // scope, queues its owner for a fetch (rule 7).
 func (e *traceContextExtension) observe(r Resource, m *metav1.PartialObjectMetadata, fetched time.Time) {
-	sc, _, err := objecttrace.SpanContextFromAnnotations(m.Annotations)
+	sc, scheme, err := objecttrace.SpanContextFromAnnotations(m.Annotations)
 	if err != nil {
 		e.tel.ExtensionTraceContextInvalidContexts.Add(context.Background(), 1)
 	}
@@ -270,7 +360,30 @@ func (e *traceContextExtension) observe(r Resource, m *metav1.PartialObjectMetad
 		sc = trace.SpanContext{} // threat model: not an object the operator trusts
 		e.tel.ExtensionTraceContextUntrustedContexts.Add(context.Background(), 1)
 	}
-	var owner *ownerRef
+	owner := e.controllerOwner(m)
+	rec := record{key: nameKey{group: r.Group, kind: r.Kind, namespace: m.Namespace, name: m.Name}, sc: sc, link: scheme == objecttrace.SchemeTraceparent, fetched: fetched}
+	if owner == nil {
+		e.store.put(string(m.UID), rec)
+		return
+	}
+	rec.owner = owner.uid
+	if e.cfg.NodeName == "" {
+		e.store.put(string(m.UID), rec)
+		return
+	}
+	// An owner read before this object was created is read again, and the object resolves to no
+	// context until then rather than to the owner's older one (design.md rule 7, re-read).
+	created := m.CreationTimestamp.Time
+	rec.wait = e.readBefore(owner.uid, created)
+	e.store.put(string(m.UID), rec)
+	if queued := e.queueFetch(*owner, created); rec.wait && !queued {
+		rec.wait = false // the queue is full: the owner's context as held
+		e.store.put(string(m.UID), rec)
+	}
+}
+
+// controllerOwner returns m's controller owner when it is of a configured kind.
+func (e *traceContextExtension) controllerOwner(m *metav1.PartialObjectMetadata) *ownerRef {
 	for i := range m.OwnerReferences {
 		o := &m.OwnerReferences[i]
 		if o.Controller == nil || !*o.Controller {
@@ -278,38 +391,54 @@ func (e *traceContextExtension) observe(r Resource, m *metav1.PartialObjectMetad
 		}
 		group, _, valid := objref.SplitAPIVersion(o.APIVersion)
 		if res, ok := e.kinds[group+"/"+o.Kind]; ok && valid {
-			owner = &ownerRef{uid: string(o.UID), namespace: m.Namespace, name: o.Name, res: res}
+			return &ownerRef{uid: string(o.UID), namespace: m.Namespace, name: o.Name, res: res}
 		}
-		break
+		return nil
 	}
-	rec := record{key: nameKey{group: r.Group, kind: r.Kind, namespace: m.Namespace, name: m.Name}, sc: sc, fetched: fetched}
-	if owner != nil {
-		rec.owner = owner.uid
+	return nil
+}
+
+// readBefore reports whether owner uid was last read (held from a fetch, or remembered as
+// negative) before created, to the API's one-second precision: only a dependent created in a
+// later second than the read counts (design.md rule 7, re-read). Counting the read's own second
+// too would read the owner again for the very dependent whose appearance caused the read (it
+// is created, then the owner is read, within a second), and hide that dependent's context
+// meanwhile.
+func (e *traceContextExtension) readBefore(uid string, created time.Time) bool {
+	if created.IsZero() {
+		return false
 	}
-	e.store.put(string(m.UID), rec)
-	if owner != nil && e.cfg.NodeName != "" {
-		e.queueFetch(*owner)
+	at, held := e.store.fetchedAt(uid)
+	if !held || at.IsZero() {
+		e.mu.Lock()
+		at = e.negative[uid]
+		e.mu.Unlock()
 	}
+	return !at.IsZero() && !created.Before(at.Truncate(time.Second).Add(time.Second))
 }
 
 // queueFetch queues owner unless it is held and fresh, queued, or fetched without a result to
-// keep (failed, or nothing to store) within owner_ttl.
-func (e *traceContextExtension) queueFetch(o ownerRef) {
-	if at, held := e.store.fetchedAt(o.uid); held && time.Since(at) < e.cfg.OwnerTTL {
-		return
+// keep (failed, or nothing to store) within owner_ttl, and was read after a dependent created at
+// created; it reports whether the owner is queued (now or before).
+func (e *traceContextExtension) queueFetch(o ownerRef, created time.Time) bool {
+	reread := e.readBefore(o.uid, created)
+	if at, held := e.store.fetchedAt(o.uid); held && time.Since(at) < e.cfg.OwnerTTL && !reread {
+		return false
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.queued[o.uid] {
-		return
+		return true
 	}
-	if at, ok := e.negative[o.uid]; ok && time.Since(at) < e.cfg.OwnerTTL {
-		return
+	if at, ok := e.negative[o.uid]; ok && time.Since(at) < e.cfg.OwnerTTL && !reread {
+		return false
 	}
 	select {
 	case e.fetches <- o:
 		e.queued[o.uid] = true
+		return true
 	default: // full: a later Pod naming the owner queues it again
+		return false
 	}
 }
 
@@ -332,8 +461,22 @@ func (e *traceContextExtension) fetchOwners(ctx context.Context) {
 }
 
 func (e *traceContextExtension) fetchOwner(ctx context.Context, o ownerRef) {
+	e.fetchOwnerAt(ctx, o, 0)
+}
+
+// fetchOwnerAt fetches o, hops owners above the first one fetched. An owner of o read before o
+// was created (a Deployment read before its new ReplicaSet) is read first, so that o never
+// resolves to the context it had then (design.md rule 7, re-read).
+func (e *traceContextExtension) fetchOwnerAt(ctx context.Context, o ownerRef, hops int) {
+	defer e.store.release(o.uid) // its waiting dependents resolve, whatever the outcome
 	gvr := schema.GroupVersionResource{Group: o.res.Group, Version: o.res.Version, Resource: o.res.Resource}
 	m, err := e.client.Resource(gvr).Namespace(o.namespace).Get(ctx, o.name, metav1.GetOptions{})
+	if err == nil && string(m.UID) == o.uid && hops+1 < maxOwnerHops {
+		// lookup mode reads the owners it does not know fresh too, before the object (rule 11)
+		if up := e.controllerOwner(m); up != nil && (e.readBefore(up.uid, m.CreationTimestamp.Time) || e.cfg.Mode == ModeLookup && e.stale(up.uid)) {
+			e.fetchOwnerAt(ctx, *up, hops+1)
+		}
+	}
 	outcome := "ok"
 	switch {
 	case apierrors.IsNotFound(err):

@@ -19,6 +19,7 @@ func NewFactory() extension.Factory {
 
 func createDefaultConfig() component.Config {
 	return &Config{
+		Mode:        ModeWatch,
 		Resources:   defaultResources(),
 		MaxObjects:  100_000,
 		OwnerTTL:    10 * time.Minute,

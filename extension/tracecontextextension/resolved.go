@@ -69,6 +69,7 @@ type resolvedEntry struct {
 	kind, nsLen, nameLen uint16
 	flags                trace.TraceFlags
 	remote               bool
+	link                 bool // link to the context instead of parenting under it (rule 10)
 	traceID              trace.TraceID
 	spanID               trace.SpanID
 	inline               [inlineKey]byte   // namespace then name, when they fit
@@ -80,11 +81,12 @@ type resolvedEntry struct {
 // inlineKey is how many bytes of namespace and name an entry holds in place.
 const inlineKey = 56
 
-func newEntry(rec *held, sc trace.SpanContext) *resolvedEntry {
+func newEntry(rec *held, c ownContext) *resolvedEntry {
+	sc := c.sc
 	e := &resolvedEntry{
 		//nolint:gosec // a few kinds; API names are at most 253 bytes (a longer one would only never match)
 		kind: uint16(rec.key.kind), nsLen: uint16(len(rec.key.namespace)), nameLen: uint16(len(rec.key.name)),
-		flags: sc.TraceFlags(), remote: sc.IsRemote(), traceID: sc.TraceID(), spanID: sc.SpanID(), uid: rec.uid,
+		flags: sc.TraceFlags(), remote: sc.IsRemote(), link: c.link, traceID: sc.TraceID(), spanID: sc.SpanID(), uid: rec.uid,
 	}
 	if ts := sc.TraceState(); ts.Len() > 0 {
 		e.state = &ts
@@ -187,18 +189,18 @@ func (t *resolvedTable) getUID(h uint64, uid string) *resolvedEntry {
 	}
 }
 
-// set makes rec's entry hold sc, in the name slots when named.
-func (t *resolvedTable) set(rec *held, sc trace.SpanContext, named bool) {
+// set makes rec's entry hold c, in the name slots when named.
+func (t *resolvedTable) set(rec *held, c ownContext, named bool) {
 	if rec.ent >= 0 {
 		v := t.view.Load()
 		e := v.entries[rec.ent].Load()
 		if !e.is(rec.key) { // renamed (not done by the API server, but possible here)
 			t.del(rec)
-			t.set(rec, sc, named)
+			t.set(rec, c, named)
 			return
 		}
-		if !e.spanContext().Equal(sc) {
-			v.entries[rec.ent].Store(newEntry(rec, sc))
+		if !e.spanContext().Equal(c.sc) || e.link != c.link {
+			v.entries[rec.ent].Store(newEntry(rec, c))
 		}
 		m := &t.meta[rec.ent]
 		switch {
@@ -224,7 +226,7 @@ func (t *resolvedTable) set(rec *held, sc trace.SpanContext, named bool) {
 	m := entryMeta{rec: rec, nameHash: t.nameHash(rec.key), uidHash: t.uidHash(rec.uid), named: named}
 	t.names.Add(rec.key.name) // before the entry can be found
 	t.meta[idx] = m
-	v.entries[idx].Store(newEntry(rec, sc))
+	v.entries[idx].Store(newEntry(rec, c))
 	rec.ent = idx
 	t.uidUsed += place(v, v.byUID, slot(m.uidHash, int(idx)))
 	if named {

@@ -24,8 +24,12 @@ type nameKey struct {
 type record struct {
 	key     nameKey
 	sc      trace.SpanContext
+	link    bool      // sc is to be linked to, not parented under (tracing.k8s.io/traceparent)
 	owner   string    // controller owner uid; empty when none of a configured kind
 	fetched time.Time // when fetched on demand (node scope); zero for watched objects
+	// wait: the owner is being read again for this object (design.md rule 7, re-read): it
+	// resolves to no context until release(owner), rather than to the owner's older context.
+	wait bool
 }
 
 // objKey is a nameKey with the kind as its index in the store's kinds.
@@ -38,11 +42,18 @@ type objKey struct {
 type held struct {
 	uid     string
 	key     objKey
-	own     *trace.SpanContext // its own context; nil when it has none (most objects)
-	owner   *dependents        // the dependents of its controller owner; nil when none
-	pos     int32              // its index in owner.list
-	ent     int32              // its entry in the resolved table; -1 when its effective context is empty
-	fetched int64              // unix ns when fetched on demand (node scope); 0 for watched objects
+	own     *ownContext // its own context; nil when it has none (most objects)
+	owner   *dependents // the dependents of its controller owner; nil when none
+	pos     int32       // its index in owner.list
+	ent     int32       // its entry in the resolved table; -1 when its effective context is empty
+	fetched int64       // unix ns when fetched on demand (node scope); 0 for watched objects
+	wait    bool        // resolves to no context until its owner is read again (record.wait)
+}
+
+// ownContext is the context an object carries itself and its relation (tracesource.Source).
+type ownContext struct {
+	sc   trace.SpanContext
+	link bool
 }
 
 // ownerUID returns h's controller owner uid, or "".
@@ -144,6 +155,12 @@ func (s *store) find(apiVersion, kind, namespace, name, uid string) *resolvedEnt
 
 // lookup is find by uid when given, else by a nameKey, for the tests.
 func (s *store) lookup(uid string, key nameKey) (trace.SpanContext, bool) {
+	c, ok := s.lookupRelation(uid, key)
+	return c.sc, ok
+}
+
+// lookupRelation is lookup with the context's relation, for the tests.
+func (s *store) lookupRelation(uid string, key nameKey) (ownContext, bool) {
 	var e *resolvedEntry
 	if uid != "" {
 		e = s.table.getUID(s.table.uidHash(uid), uid)
@@ -152,9 +169,9 @@ func (s *store) lookup(uid string, key nameKey) (trace.SpanContext, bool) {
 		e = s.table.getName(s.table.nameHash(ok), ok)
 	}
 	if e == nil {
-		return trace.SpanContext{}, false
+		return ownContext{}, false
 	}
-	return e.spanContext(), true
+	return ownContext{sc: e.spanContext(), link: e.link}, true
 }
 
 // put stores or replaces the record of uid; a record with neither context nor owner removes it.
@@ -186,7 +203,7 @@ func (s *store) put(uid string, r record) {
 		s.claimName(h)
 	default:
 		h.fetched = fetched
-		if h.key == key && sameContext(h.own, r.sc) && h.ownerUID() == r.owner {
+		if h.key == key && sameContext(h.own, r.sc, r.link) && h.ownerUID() == r.owner && h.wait == r.wait {
 			s.mu.Unlock() // most updates (a Pod's status) change nothing the store keeps
 			return
 		}
@@ -200,11 +217,11 @@ func (s *store) put(uid string, r record) {
 		}
 	}
 	h.fetched = fetched
-	if !sameContext(h.own, r.sc) {
+	h.wait = r.wait
+	if !sameContext(h.own, r.sc, r.link) {
 		h.own = nil
 		if r.sc.IsValid() {
-			sc := r.sc
-			h.own = &sc
+			h.own = &ownContext{sc: r.sc, link: r.link}
 		}
 	}
 	s.setOwner(h, r.owner)
@@ -218,12 +235,12 @@ func (s *store) put(uid string, r record) {
 	}
 }
 
-// sameContext reports whether own (nil: none) is sc (invalid: none).
-func sameContext(own *trace.SpanContext, sc trace.SpanContext) bool {
+// sameContext reports whether own (nil: none) is sc (invalid: none) with relation link.
+func sameContext(own *ownContext, sc trace.SpanContext, link bool) bool {
 	if !sc.IsValid() {
 		return own == nil
 	}
-	return own != nil && own.Equal(sc)
+	return own != nil && own.sc.Equal(sc) && own.link == link
 }
 
 // claimName makes h its name's newest object; the object that was loses its name slot.
@@ -278,28 +295,28 @@ func (s *store) unlink(h *held) {
 }
 
 // effective walks from h along controller owners to the first object with a context of its own
-// (design.md rule 5).
-func (s *store) effective(h *held) (trace.SpanContext, bool) {
+// (design.md rule 5), with that object's relation (rule 10).
+func (s *store) effective(h *held) (ownContext, bool) {
 	for range maxOwnerHops {
-		if h == nil {
-			return trace.SpanContext{}, false
+		if h == nil || h.wait {
+			return ownContext{}, false
 		}
 		if h.own != nil {
 			return *h.own, true
 		}
 		if h.owner == nil {
-			return trace.SpanContext{}, false
+			return ownContext{}, false
 		}
 		h = s.byUID[h.owner.uid]
 	}
-	return trace.SpanContext{}, false
+	return ownContext{}, false
 }
 
 // resolve brings h's entry in the resolved table up to date: present when its effective context
 // is non-empty, in the name slots when it is its name's newest object.
 func (s *store) resolve(h *held) {
-	if sc, ok := s.effective(h); ok {
-		s.table.set(h, sc, s.byName[h.key] == h)
+	if c, ok := s.effective(h); ok {
+		s.table.set(h, c, s.byName[h.key] == h)
 	} else {
 		s.table.del(h)
 	}
@@ -327,6 +344,23 @@ func (s *store) resolveFrom(uid string, self *held) {
 			}
 		}
 		level = next
+	}
+}
+
+// release ends the wait of owner's dependents (its read is over, whatever its outcome) and
+// resolves them and theirs.
+func (s *store) release(owner string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.children[owner]
+	if d == nil {
+		return
+	}
+	for _, h := range d.list {
+		if h.wait {
+			h.wait = false
+			s.resolveFrom(h.uid, h)
+		}
 	}
 }
 

@@ -145,3 +145,49 @@ func TestStoreContextCount(t *testing.T) {
 	_, ok := s.lookup("", pod("a"))
 	assert.False(t, ok)
 }
+
+// TestStoreRelation: a context read from tracing.k8s.io/traceparent stays a link through the
+// owner walk and through a change of relation alone (design.md rule 10).
+func TestStoreRelation(t *testing.T) {
+	t.Parallel()
+	s := newStore(10, testKinds, func(string, int64) {}, func() {})
+	deploy := nameKey{group: "apps", kind: "Deployment", namespace: "shop", name: "web"}
+	rs := nameKey{group: "apps", kind: "ReplicaSet", namespace: "shop", name: "web-1"}
+	type want struct {
+		sc   trace.SpanContext
+		link bool
+	}
+	tests := []struct {
+		name   string
+		change func()
+		pod    want // what the Pod (no context of its own) resolves to
+		rs     want
+	}{
+		{"a linked Deployment: its ReplicaSet and Pod inherit the link", func() {
+			s.put("d1", record{key: deploy, sc: sc(1), link: true})
+			s.put("rs1", record{key: rs, owner: "d1"})
+			s.put("p1", record{key: pod("web-1-a"), owner: "rs1"})
+		}, want{sc(1), true}, want{sc(1), true}},
+		{"the same context becomes a parent (the other key): relation alone changes", func() {
+			s.put("d1", record{key: deploy, sc: sc(1)})
+		}, want{sc(1), false}, want{sc(1), false}},
+		{"the ReplicaSet carries its own link: the nearest decides", func() {
+			s.put("rs1", record{key: rs, sc: sc(2), link: true, owner: "d1"})
+		}, want{sc(2), true}, want{sc(2), true}},
+		{"and loses it: the Deployment's parent again", func() {
+			s.put("rs1", record{key: rs, owner: "d1"})
+		}, want{sc(1), false}, want{sc(1), false}},
+	}
+	for _, tt := range tests {
+		tt.change()
+		for _, c := range []struct {
+			uid  string
+			want want
+		}{{"p1", tt.pod}, {"rs1", tt.rs}} {
+			got, ok := s.lookupRelation(c.uid, nameKey{})
+			assert.True(t, ok, "%s: %s", tt.name, c.uid)
+			assert.Equal(t, c.want.sc, got.sc, "%s: %s", tt.name, c.uid)
+			assert.Equal(t, c.want.link, got.link, "%s: %s link", tt.name, c.uid)
+		}
+	}
+}

@@ -22,9 +22,9 @@ func (p *refProcessor) correlate(ctx context.Context, lr plog.LogRecord, w *work
 		if p.names != nil && r.UID == "" && !p.names.MayContain(r.Kind, r.Name) {
 			return false // the source holds nothing of that name
 		}
-		sc, ok := p.source.SpanContextForObject(ctx, r.APIVersion, r.Kind, r.Namespace, r.Name, r.UID)
-		if !ok || !sc.HasTraceID() || !sc.HasSpanID() {
-			return false
+		sc, link, ok := p.source.SpanContextForObject(ctx, r.APIVersion, r.Kind, r.Namespace, r.Name, r.UID)
+		if !ok || link || !sc.HasTraceID() || !sc.HasSpanID() {
+			return false // a link is not the record's trace (design.md section 6)
 		}
 		setContext(lr, sc)
 		c.correlated++
@@ -63,8 +63,8 @@ func (p *refProcessor) podContext(ctx context.Context, res pcommon.Map) trace.Sp
 	if uid == "" && p.names != nil && !p.names.MayContain("Pod", name) {
 		return trace.SpanContext{}
 	}
-	sc, ok := p.source.SpanContextForObject(ctx, "v1", "Pod", ns, name, uid)
-	if !ok || !sc.HasTraceID() || !sc.HasSpanID() {
+	sc, link, ok := p.source.SpanContextForObject(ctx, "v1", "Pod", ns, name, uid)
+	if !ok || link || !sc.HasTraceID() || !sc.HasSpanID() {
 		return trace.SpanContext{}
 	}
 	return sc

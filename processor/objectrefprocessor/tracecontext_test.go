@@ -29,16 +29,17 @@ type fakeTraceContexts struct {
 	component.StartFunc
 	component.ShutdownFunc
 	objects map[objectKey]trace.SpanContext
+	links   map[objectKey]bool // objects whose context is a link (tracing.k8s.io/traceparent)
 	calls   []objectKey
 	uids    []string
 }
 
-func (f *fakeTraceContexts) SpanContextForObject(_ context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool) {
+func (f *fakeTraceContexts) SpanContextForObject(_ context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool, bool) {
 	k := objectKey{apiVersion, kind, namespace, name}
 	f.calls = append(f.calls, k)
 	f.uids = append(f.uids, uid)
 	sc, ok := f.objects[k]
-	return sc, ok
+	return sc, f.links[k], ok
 }
 
 // plainExtension is an extension without the method.
@@ -68,11 +69,13 @@ func TestTraceCorrelation(t *testing.T) {
 	extID := component.MustNewID("trace_context")
 	podSC := spanContext(t, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", true)
 	nodeSC := spanContext(t, "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", false)
+	linkSC := spanContext(t, "5bf92f3577b34da6a3ce929d0e0e4737", "10f067aa0ba902b8", true)
 	ext := &fakeTraceContexts{objects: map[objectKey]trace.SpanContext{
-		{"v1", "Pod", "default", "web-0"}:   podSC,
-		{"v1", "Node", "", "node-1"}:        nodeSC,
-		{"apps/v1", "Deployment", "a", "x"}: {}, // known object without a trace context
-	}}
+		{"v1", "Pod", "default", "web-0"}:    podSC,
+		{"v1", "Node", "", "node-1"}:         nodeSC,
+		{"apps/v1", "Deployment", "a", "x"}:  {}, // known object without a trace context
+		{"v1", "Pod", "default", "linked-0"}: linkSC,
+	}, links: map[objectKey]bool{{"v1", "Pod", "default", "linked-0"}: true}}
 	cfg := createDefaultConfig().(*Config)
 	cfg.TraceContext = &extID
 	h := newHarness(t, cfg, hostWith{extID: ext})
@@ -100,6 +103,15 @@ func TestTraceCorrelation(t *testing.T) {
 	t.Run("event regarding states its apiVersion", func(t *testing.T) {
 		lr := h.run(map[string]any{"regarding": eventRegardingPod()}, nil)
 		assert.Equal(t, pcommon.TraceID(podSC.TraceID()), lr.TraceID())
+	})
+	t.Run("a link context is not the record's trace: the next object's is", func(t *testing.T) {
+		ext.calls = nil
+		lr := h.run(map[string]any{"pod": "default/linked-0", "node": "node-1"}, nil)
+		assert.Equal(t, pcommon.TraceID(nodeSC.TraceID()), lr.TraceID())
+		assert.Equal(t, []objectKey{{"v1", "Pod", "default", "linked-0"}, {"v1", "Node", "", "node-1"}}, ext.calls)
+		lr = h.run(map[string]any{"pod": "default/linked-0"}, nil)
+		assert.True(t, lr.TraceID().IsEmpty())
+		assert.True(t, lr.SpanID().IsEmpty())
 	})
 	t.Run("object without a context", func(t *testing.T) {
 		lr := h.run(map[string]any{"deployment": "a/x"}, nil)
@@ -135,7 +147,7 @@ func TestTraceCorrelation(t *testing.T) {
 		assert.True(t, lr.TraceID().IsEmpty())
 		assert.Empty(t, ext.calls)
 	})
-	assert.Equal(t, int64(4), h.counter(metricCorrelated, ""))
+	assert.Equal(t, int64(5), h.counter(metricCorrelated, ""))
 }
 
 // heldTraceContexts is fakeTraceContexts with the optional TraceContextsHeld method.
@@ -254,9 +266,10 @@ func TestOwnPod(t *testing.T) {
 	podSC := spanContext(t, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", true)
 	nodeSC := spanContext(t, "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", false)
 	ext := &fakeTraceContexts{objects: map[objectKey]trace.SpanContext{
-		{"v1", "Pod", "shop", "web-0"}: podSC,
-		{"v1", "Node", "", "node-1"}:   nodeSC,
-	}}
+		{"v1", "Pod", "shop", "web-0"}:    podSC,
+		{"v1", "Node", "", "node-1"}:      nodeSC,
+		{"v1", "Pod", "shop", "linked-0"}: podSC,
+	}, links: map[objectKey]bool{{"v1", "Pod", "shop", "linked-0"}: true}}
 	resource := map[string]any{"k8s.namespace.name": "shop", "k8s.pod.name": "web-0", "k8s.pod.uid": "u-1"}
 	tests := []struct {
 		name      string
@@ -300,6 +313,14 @@ func TestOwnPod(t *testing.T) {
 			map[string]any{},
 			trace.SpanContext{},
 			[]objectKey{{"v1", "Pod", "shop", "db-0"}},
+			[]string{""},
+		},
+		{
+			"a Pod whose context is a link: not the record's trace", true,
+			map[string]any{"k8s.namespace.name": "shop", "k8s.pod.name": "linked-0"},
+			map[string]any{},
+			trace.SpanContext{},
+			[]objectKey{{"v1", "Pod", "shop", "linked-0"}},
 			[]string{""},
 		},
 		{"no Pod on the resource", true, map[string]any{"k8s.namespace.name": "shop"}, map[string]any{}, trace.SpanContext{}, nil, nil},

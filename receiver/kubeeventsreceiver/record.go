@@ -7,7 +7,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
@@ -23,7 +22,7 @@ type recordBuilder struct {
 	rejected func(role, reason string)
 	// objectContext answers the regarding object's span context (nil: no trace_context); a
 	// record gets the trace and span id of its regarding object's context.
-	objectContext func(objref.Ref) (trace.SpanContext, bool)
+	objectContext func(objref.Ref) (objContext, bool)
 }
 
 // severity maps an Event's type (design.md rule 10; core/v1 does not validate types, so
@@ -104,7 +103,10 @@ func (b *recordBuilder) record(lr plog.LogRecord, tr *transition, observed time.
 			b.rejected("related", reason)
 		}
 	}
-	if sc, ok := contextOf(tr, b.objectContext); ok {
+	// A link context is not the record's trace (design.md rule 9.6): the Event's work is a trace of
+	// its own that links to it, and a log record has no link.
+	if c, ok := contextOf(tr, b.objectContext); ok && !c.link {
+		sc := c.sc
 		lr.SetTraceID(pcommon.TraceID(sc.TraceID()))
 		lr.SetSpanID(pcommon.SpanID(sc.SpanID()))
 		lr.SetFlags(plog.DefaultLogRecordFlags.WithIsSampled(sc.IsSampled()))

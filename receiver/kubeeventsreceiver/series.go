@@ -40,9 +40,19 @@ type transition struct {
 	Context capturedContext
 }
 
-// capturedContext is a span context read from trace_context, and whether it was read.
+// objContext is the regarding object's span context as trace_context answers it, and whether
+// spans link to it instead of parenting under it (tracesource.Source's link: the context was
+// read from tracing.k8s.io/traceparent).
+type objContext struct {
+	sc   trace.SpanContext
+	link bool
+}
+
+// capturedContext is a span context read from trace_context with its relation, and whether it
+// was read.
 type capturedContext struct {
 	sc   trace.SpanContext
+	link bool
 	read bool
 }
 
@@ -101,7 +111,7 @@ type seriesTable struct {
 	// prior holds the previous term's open series not yet met again in a list, by seriesKey.
 	prior map[uint64]priorSeries
 	// capture reads the regarding object's context when a series opens (nil: no trace_context).
-	capture func(ev *event) trace.SpanContext
+	capture func(ev *event) objContext
 }
 
 func newSeriesTable(t seriesTimers) *seriesTable {
@@ -300,7 +310,8 @@ func (s *seriesTable) sweep(now time.Time) []transition {
 func (s *seriesTable) addOpen(ev event, seenAt time.Time) *openSeries {
 	o := &openSeries{ev: capNote(ev), emittedCount: ev.Count, emittedLast: ev.Last, seenAt: seenAt}
 	if s.capture != nil {
-		o.ctx = capturedContext{sc: s.capture(&ev), read: true}
+		c := s.capture(&ev)
+		o.ctx = capturedContext{sc: c.sc, link: c.link, read: true}
 	}
 	o.elem = s.lru.PushFront(ev.UID)
 	s.open[ev.UID] = o

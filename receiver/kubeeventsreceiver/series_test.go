@@ -175,9 +175,9 @@ func TestSeriesTableBounded(t *testing.T) {
 func TestSeriesKeepsItsContext(t *testing.T) {
 	tab := newSeriesTable(testTimers())
 	reads := 0
-	tab.capture = func(*event) trace.SpanContext {
+	tab.capture = func(*event) objContext {
 		reads++
-		return trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{byte(reads)}, SpanID: trace.SpanID{1}, TraceFlags: trace.FlagsSampled})
+		return objContext{sc: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{byte(reads)}, SpanID: trace.SpanID{1}, TraceFlags: trace.FlagsSampled}), link: true}
 	}
 	now := t0
 	start := tab.observe(ev("a", 2, 0, false), now, true, true)
@@ -190,6 +190,7 @@ func TestSeriesKeepsItsContext(t *testing.T) {
 	for _, tr := range [][]transition{start, ongoing, finished} {
 		assert.True(t, tr[0].Context.read)
 		assert.Equal(t, trace.TraceID{1}, tr[0].Context.sc.TraceID(), tr[0].State.String())
+		assert.True(t, tr[0].Context.link, "the relation is captured with the context: %s", tr[0].State)
 	}
 	single := tab.observe(ev("b", 1, 0, false), now, true, true)
 	require.Len(t, single, 1)

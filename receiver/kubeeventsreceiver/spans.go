@@ -22,7 +22,7 @@ type spanBuilder struct {
 	mode        SpanMode
 	sampling    objspans.SamplingConfig
 	// objectContext answers the regarding object's span context (nil: no trace_context).
-	objectContext func(objref.Ref) (trace.SpanContext, bool)
+	objectContext func(objref.Ref) (objContext, bool)
 	putRef        func(m pcommon.Map, set attr.ObjectSet, r objref.Ref) string
 	// unsampled counts a span the sampling dropped, by reason.
 	unsampled func(reason string)
@@ -31,12 +31,12 @@ type spanBuilder struct {
 // contextOf is the regarding object's context for a transition: the one captured when its
 // series opened, else (a singleton, a series first seen finished, no trace_context when it
 // opened) the one it carries now (design.md rule 9.6).
-func contextOf(tr *transition, lookup func(objref.Ref) (trace.SpanContext, bool)) (trace.SpanContext, bool) {
+func contextOf(tr *transition, lookup func(objref.Ref) (objContext, bool)) (objContext, bool) {
 	if tr.Context.read {
-		return tr.Context.sc, tr.Context.sc.IsValid()
+		return objContext{sc: tr.Context.sc, link: tr.Context.link}, tr.Context.sc.IsValid()
 	}
 	if lookup == nil {
-		return trace.SpanContext{}, false
+		return objContext{}, false
 	}
 	return lookup(canonicalRef(tr.Event.Regarding))
 }
@@ -147,12 +147,13 @@ func (b *spanBuilder) decide(tr *transition) (spanIDs, bool) {
 	ref := canonicalRef(tr.Event.Regarding)
 	var out spanIDs
 	out.trace, out.parent = eventTrace(ref, tr.Event.UID)
-	sc, ok := contextOf(tr, b.objectContext)
+	c, ok := contextOf(tr, b.objectContext)
 	if !ok {
-		sc = trace.SpanContext{}
+		c = objContext{}
 	}
+	sc := c.sc
 	switch {
-	case sc.IsValid() && b.mode == SpanModeLink:
+	case sc.IsValid() && (b.mode == SpanModeLink || c.link): // a link context is linked in either mode
 		out.parent = pcommon.SpanID{}
 		if ref.Kind == "Pod" {
 			out.parent = objspans.RootSpanID(ref.UID, 1) // the Pod's lifecycle root links alike

@@ -39,16 +39,16 @@ type annotationSource struct {
 	client kubernetes.Interface
 }
 
-func (s annotationSource) SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool) {
+func (s annotationSource) SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool, bool) {
 	if apiVersion != "v1" || kind != "Pod" {
-		return trace.SpanContext{}, false
+		return trace.SpanContext{}, false, false
 	}
 	p, err := s.client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil || (uid != "" && string(p.UID) != uid) {
-		return trace.SpanContext{}, false
+		return trace.SpanContext{}, false, false
 	}
-	sc, _, err := objecttrace.SpanContextFromAnnotations(p.Annotations)
-	return sc, err == nil && sc.IsValid()
+	sc, scheme, err := objecttrace.SpanContextFromAnnotations(p.Annotations)
+	return sc, scheme == objecttrace.SchemeTraceparent, err == nil && sc.IsValid()
 }
 
 // TestSpansAgainstAPIServer: a Pod carries a context annotation; client-go's new recorder
@@ -77,15 +77,16 @@ func TestSpansAgainstAPIServer(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "traced-0", Namespace: ns},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},
 	}
-	require.True(t, objecttrace.EncodeContextIntoObject(podCtx, p, objecttrace.EncodeOptions{Scheme: objecttrace.SchemeTraceparent}))
+	require.True(t, objecttrace.EncodeContextIntoObject(podCtx, p, objecttrace.EncodeOptions{}))
 	p, err = client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 	require.NoError(t, err)
 
 	extID := component.MustNewID("trace_context")
 	var ext component.Component = annotationSource{client: client}
 	src := ext.(tracesource.Source)
-	sc, ok := src.SpanContextForObject(ctx, "v1", "Pod", ns, p.Name, string(p.UID))
+	sc, link, ok := src.SpanContextForObject(ctx, "v1", "Pod", ns, p.Name, string(p.UID))
 	require.True(t, ok)
+	require.False(t, link, "trace.kubernetes.io/context: a parent")
 	require.Equal(t, want.TraceID(), sc.TraceID())
 	require.Equal(t, want.SpanID(), sc.SpanID())
 

@@ -59,6 +59,7 @@ func TestSpans(t *testing.T) {
 		tr         transition
 		mode       SpanMode
 		objCtx     bool
+		objLink    bool // the context was read from tracing.k8s.io/traceparent
 		wantSpans  int
 		wantSpan   string
 		wantName   string
@@ -87,14 +88,27 @@ func TestSpans(t *testing.T) {
 			name: "link mode: own trace, linked", tr: transition{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal")},
 			mode: SpanModeLink, objCtx: true, wantSpans: 1, wantSpan: "69770ead076e6cde", wantName: "Pod.BackOff", wantCount: 1, wantLink: true,
 		},
+		{
+			name: "parent mode, a link context: linked, not parented", tr: transition{State: stateFinished, Event: backOffEvent("ev-1", 3, "Warning")},
+			mode: SpanModeParent, objCtx: true, objLink: true,
+			wantSpans: 1, wantSpan: "a582ef7e0546ac15", wantName: "Pod.BackOff", wantStatus: ptrace.StatusCodeError, wantDur: 20 * time.Second, wantCount: 3, wantLink: true,
+		},
+		{
+			name: "link mode, a link context: linked", tr: transition{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal")},
+			mode: SpanModeLink, objCtx: true, objLink: true, wantSpans: 1, wantSpan: "69770ead076e6cde", wantName: "Pod.BackOff", wantCount: 1, wantLink: true,
+		},
+		{
+			name: "parent mode, a captured link context: linked", tr: transition{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal"), Context: capturedContext{sc: objSpan, link: true, read: true}},
+			mode: SpanModeParent, wantSpans: 1, wantSpan: "69770ead076e6cde", wantName: "Pod.BackOff", wantCount: 1, wantLink: true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := spanBuilder{clusterName: "prod", mode: tt.mode, putRef: putObjectRef, sampling: objspans.NewDefaultSamplingConfig()}
 			if tt.objCtx {
-				b.objectContext = func(r objref.Ref) (trace.SpanContext, bool) {
+				b.objectContext = func(r objref.Ref) (objContext, bool) {
 					assert.Equal(t, webPod, r)
-					return objSpan, true
+					return objContext{sc: objSpan, link: tt.objLink}, true
 				}
 			}
 			traces := ptrace.NewTraces()
@@ -183,18 +197,30 @@ func TestSpanIDsAreDerived(t *testing.T) {
 // trace and span id; without a context it gets none.
 func TestRecordsCarryTheObjectContext(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		has  bool
-	}{{"object with a context", true}, {"object without", false}} {
+		name      string
+		has, link bool
+		captured  bool
+	}{
+		{"object with a context", true, false, false},
+		{"object without", false, false, false},
+		// a link context is not the record's trace (design.md rule 9.6)
+		{"object with a link context", true, true, false},
+		{"a series that captured a link context", true, true, true},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := recordBuilder{
 				putRef: putObjectRef, rejected: func(string, string) {},
-				objectContext: func(objref.Ref) (trace.SpanContext, bool) { return objSpan, tt.has },
+				objectContext: func(objref.Ref) (objContext, bool) { return objContext{sc: objSpan, link: tt.link}, tt.has },
+			}
+			tr := transition{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal")}
+			if tt.captured {
+				b.objectContext = nil
+				tr.Context = capturedContext{sc: objSpan, link: tt.link, read: true}
 			}
 			logs := plog.NewLogs()
-			b.build(logs, []transition{{State: stateSingleton, Event: backOffEvent("ev-1", 1, "Normal")}}, spanT0)
+			b.build(logs, []transition{tr}, spanT0)
 			lr := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
-			if !tt.has {
+			if !tt.has || tt.link {
 				assert.True(t, lr.TraceID().IsEmpty())
 				assert.True(t, lr.SpanID().IsEmpty())
 				return
@@ -230,8 +256,8 @@ func TestEventTraces(t *testing.T) {
 	assert.Equal(t, objspans.RootSpanID(webPod.UID, 1), pod.ParentSpanID())
 
 	// captured when the series opened: the object's context has since been replaced
-	b.objectContext = func(objref.Ref) (trace.SpanContext, bool) {
-		return objSpan.WithTraceID(trace.TraceID{0xcc, 1}), true
+	b.objectContext = func(objref.Ref) (objContext, bool) {
+		return objContext{sc: objSpan.WithTraceID(trace.TraceID{0xcc, 1})}, true
 	}
 	sp := build(transition{State: stateFinished, Event: backOffEvent("ev-1", 3, "Warning"), Context: capturedContext{sc: objSpan, read: true}})
 	assert.Equal(t, pcommon.TraceID(objSpan.TraceID()), sp.TraceID())

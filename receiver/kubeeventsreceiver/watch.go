@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver/internal/metadata"
 )
 
@@ -32,6 +33,10 @@ const finishTimeout = 30 * time.Second
 
 // errGone reports a 410 Gone: the resource version was compacted, the watch loop relists.
 var errGone = errors.New("resource version expired (410 Gone)")
+
+// fetchTimeout bounds a trace-context source's on-demand read of one Event's object and its
+// owners (tracesource.Fetcher): the watch goroutine waits at most this long per new object.
+const fetchTimeout = 5 * time.Second
 
 // term is one run of the watch loops: from a start (or the acquisition of the Lease) to
 // shutdown (or the loss of the Lease). Its series table starts empty and is rebuilt by the list.
@@ -83,11 +88,19 @@ func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, 
 			}
 		}
 	}
-	var objectContext func(objref.Ref) (trace.SpanContext, bool)
+	var objectContext func(objref.Ref) (objContext, bool)
 	if src := r.traceContext; src != nil {
-		objectContext = func(ref objref.Ref) (trace.SpanContext, bool) {
-			sc, ok := src.SpanContextForObject(context.Background(), ref.APIVersion, ref.Kind, ref.Namespace, ref.Name, ref.UID)
-			return sc, ok && sc.HasTraceID() && sc.HasSpanID()
+		lookup := src.SpanContextForObject
+		if f, ok := src.(tracesource.Fetcher); ok { // a source that fetches on demand (design.md rule 9.6)
+			lookup = func(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool, bool) {
+				ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+				defer cancel()
+				return f.FetchSpanContextForObject(ctx, apiVersion, kind, namespace, name, uid)
+			}
+		}
+		objectContext = func(ref objref.Ref) (objContext, bool) {
+			sc, link, ok := lookup(context.Background(), ref.APIVersion, ref.Kind, ref.Namespace, ref.Name, ref.UID)
+			return objContext{sc: sc, link: link}, ok && sc.HasTraceID() && sc.HasSpanID()
 		}
 	}
 	t.builder = recordBuilder{
@@ -108,9 +121,12 @@ func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, 
 	}
 	if objectContext != nil {
 		// a series' context is the one its object had when it began (design.md rule 9.6)
-		t.table.capture = func(ev *event) trace.SpanContext {
-			sc, _ := objectContext(canonicalRef(ev.Regarding))
-			return sc
+		t.table.capture = func(ev *event) objContext {
+			c, ok := objectContext(canonicalRef(ev.Regarding))
+			if !ok {
+				return objContext{}
+			}
+			return c
 		}
 	}
 	return t

@@ -83,6 +83,7 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 			return err
 		}
 		r.source = src
+		r.rollouts.trusts = func(kind, namespace string) bool { return tracesource.Trusted(src, kind, namespace) }
 	}
 	if r.cfg.PodMetadata != nil {
 		src, err := findPodSource(host, *r.cfg.PodMetadata)
@@ -426,12 +427,12 @@ func (r *lifecycleReceiver) emit(p *pendingPod, outcome string, end time.Time) {
 // origin finds the Pod's trace context (design.md rule 3).
 func (r *lifecycleReceiver) origin(pod *corev1.Pod) origin {
 	sc, scheme, _ := objecttrace.SpanContextFromAnnotations(pod.Annotations)
-	if sc.IsValid() {
+	if sc.IsValid() && tracesource.Trusted(r.source, "Pod", pod.Namespace) {
 		return origin{sc: sc, link: scheme == objecttrace.SchemeTraceparent, from: "pod"}
 	}
 	if r.source != nil && pod.Name != "" {
-		if sc, ok := r.source.SpanContextForObject(context.Background(), "v1", "Pod", pod.Namespace, pod.Name, string(pod.UID)); ok && sc.IsValid() {
-			return origin{sc: sc, from: "owner"}
+		if sc, link, ok := r.source.SpanContextForObject(context.Background(), "v1", "Pod", pod.Namespace, pod.Name, string(pod.UID)); ok && sc.IsValid() {
+			return origin{sc: sc, link: link, from: "owner"}
 		}
 	}
 	return origin{from: originNone}

@@ -97,6 +97,9 @@ type rolloutTracker struct {
 	max     int
 	timeout time.Duration
 	now     func() time.Time
+	// trusts says whether a context a Deployment carries is used (trace_context's trust, design.md
+	// rule 3); nil: every context (no trace_context configured).
+	trusts func(kind, namespace string) bool
 
 	mu     sync.Mutex
 	active map[types.UID]*rollout
@@ -158,7 +161,7 @@ func (t *rolloutTracker) observe(d *appsv1.Deployment, sets []*appsv1.ReplicaSet
 	if !r.origin.sc.IsValid() { // the first context seen wins: the end of a trace replaces or removes it
 		sc, scheme, _ := objecttrace.SpanContextFromAnnotations(d.Annotations)
 		r.origin = origin{sc: sc, link: scheme == objecttrace.SchemeTraceparent, from: "deployment"}
-		if !sc.IsValid() {
+		if !sc.IsValid() || t.trusts != nil && !t.trusts("Deployment", d.Namespace) {
 			r.origin = origin{from: originNone}
 		}
 	}
@@ -227,7 +230,7 @@ func (t *rolloutTracker) progress(r *rollout, d *appsv1.Deployment, sets []*apps
 			if isNew && rs.CreationTimestamp.After(r.start) {
 				p.began = rs.CreationTimestamp.Time
 			}
-			if sc, _, _ := objecttrace.SpanContextFromAnnotations(rs.Annotations); sc.IsValid() {
+			if sc, _, _ := objecttrace.SpanContextFromAnnotations(rs.Annotations); sc.IsValid() && (t.trusts == nil || t.trusts("ReplicaSet", rs.Namespace)) {
 				p.sc = sc
 			}
 			r.sets[rs.UID] = p

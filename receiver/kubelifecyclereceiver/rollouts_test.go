@@ -116,6 +116,7 @@ func TestRolloutTracker(t *testing.T) {
 		name       string
 		steps      []step
 		noRoom     bool // max_pending 0
+		trustNone  bool // trace_context trusts no context (trust.namespaces names another)
 		pending    int  // rollouts held at the end
 		wantNone   bool
 		wantDrop   bool
@@ -137,6 +138,11 @@ func TestRolloutTracker(t *testing.T) {
 		{
 			name: "async key: link", steps: rolling(asyncKey, map[string]string{objecttrace.TraceparentAnnotation: "00-0000000000000000000000000000000a-000000000000000b-01"}),
 			outcome: outcomeAvailable, start: 0, end: 5, parent: "deployment", wantLink: true, sets: rollingSets,
+		},
+		{
+			name: "untrusted: neither the Deployment's context nor the ReplicaSet's is used", steps: rolling(seedKey, nil), trustNone: true,
+			outcome: outcomeAvailable, start: 0, end: 5, parent: "none",
+			sets: []wantSet{{"web-2", true, 1, 3, 3, false}, {"web-1", false, 2, 4, 0, false}},
 		},
 		{
 			name: "annotation writes bump the generation: one rollout",
@@ -229,6 +235,9 @@ func TestRolloutTracker(t *testing.T) {
 				maxActive = 0
 			}
 			tr := newRolloutTracker(maxActive, time.Minute, func() time.Time { return now })
+			if tt.trustNone {
+				tr.trusts = func(string, string) bool { return false }
+			}
 			var ended []finishedRollout
 			dropped := false
 			for _, s := range tt.steps {

@@ -9,6 +9,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.66.0
 	go.opentelemetry.io/collector/component/componenttest v0.160.0
@@ -76,8 +77,8 @@ require (
 	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20260706201446-f0a921348800 // indirect
-	google.golang.org/grpc v1.84.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
@@ -102,3 +103,5 @@ replace github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace => ../../pkg/objecttr
 replace github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor => ../../processor/objectrefprocessor
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver => ../../receiver/kubeeventsreceiver
+
+replace github.com/otelcol-k8s/otelcol-k8s/receiver/kubelifecyclereceiver => ../../receiver/kubelifecyclereceiver

@@ -17,10 +17,12 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver"
 )
@@ -28,14 +30,31 @@ import (
 // TestKubeEventsUnderTraceContext: the trace_context extension, cluster-wide as the shipped
 // events configuration runs it, watches a Pod carrying a context annotation; client-go's new
 // recorder writes Events about it; kube_events (logs and traces pipelines on one instance,
-// leader-elected with its checkpoint in a ConfigMap, as shipped) emits a span per Event, a
-// child of the Pod's context, and log records carrying the Pod's trace and span id.
+// leader-elected with its checkpoint in a ConfigMap, as shipped) emits a span per Event. Under
+// trace.kubernetes.io/context each span is a child of the Pod's context and the log records
+// carry the Pod's trace and span id; under tracing.k8s.io/traceparent the link stays a link
+// end to end (trace_context design.md rule 10): each span is in the Pod's own trace, linked to
+// the context, and the log records carry no trace id.
 func TestKubeEventsUnderTraceContext(t *testing.T) {
 	cluster, client := apiServer(t)
+	for _, tc := range []struct {
+		name, ns string
+		scheme   objecttrace.Scheme
+	}{
+		{"parent key", "parent-key", objecttrace.SchemeContext},
+		{"link key", "link-key", objecttrace.SchemeTraceparent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ensureNamespace(t, client, tc.ns)
+			kubeEventsUnderTraceContext(t, cluster.Kubeconfig, client, tc.ns, tc.scheme)
+		})
+	}
+}
+
+func kubeEventsUnderTraceContext(t *testing.T, kubeconfig string, client kubernetes.Interface, ns string, sch objecttrace.Scheme) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	const ns = "default"
-	ensureNamespace(t, client, ns)
+	link := sch == objecttrace.SchemeTraceparent
 
 	tp := sdktrace.NewTracerProvider()
 	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
@@ -46,14 +65,15 @@ func TestKubeEventsUnderTraceContext(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "traced-0", Namespace: ns},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},
 	}
-	require.True(t, objecttrace.EncodeContextIntoObject(podCtx, p, objecttrace.EncodeOptions{Scheme: objecttrace.SchemeTraceparent}))
+	require.True(t, objecttrace.EncodeContextIntoObject(podCtx, p, objecttrace.EncodeOptions{Scheme: sch}))
 	p, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	ext := startTraceContext(t, cluster.Kubeconfig, "")
+	ext := startTraceContext(t, kubeconfig, "")
 	f := kubeeventsreceiver.NewFactory()
 	cfg := f.CreateDefaultConfig().(*kubeeventsreceiver.Config)
-	cfg.Kubeconfig, cfg.ClusterName = cluster.Kubeconfig, "test"
+	cfg.Kubeconfig, cfg.ClusterName = kubeconfig, "test"
+	cfg.Namespaces = []string{ns}
 	cfg.TraceContext = &traceContextID
 	cfg.LeaderElection.Enabled = true
 	cfg.LeaderElection.LeaseName, cfg.LeaderElection.LeaseNamespace, cfg.LeaderElection.Identity = "otelcol-k8s-events", ns, "test"
@@ -92,8 +112,17 @@ func TestKubeEventsUnderTraceContext(t *testing.T) {
 			reason, _ := sp.Attributes().Get(attr.EventReason)
 			reasons[reason.Str()] = true
 			uid, _ := sp.Attributes().Get(attr.ObjectUID)
-			assert.Equal(t, pcommon.TraceID(want.TraceID()), sp.TraceID(), reason.Str())
-			assert.Equal(t, pcommon.SpanID(want.SpanID()), sp.ParentSpanID(), reason.Str())
+			if link {
+				assert.Equal(t, objspans.TraceID(string(p.UID), 1), sp.TraceID(), "%s: the Pod's own trace", reason.Str())
+				assert.Equal(t, objspans.RootSpanID(string(p.UID), 1), sp.ParentSpanID(), "%s: under its lifecycle root", reason.Str())
+				require.Equal(t, 1, sp.Links().Len(), reason.Str())
+				assert.Equal(t, pcommon.TraceID(want.TraceID()), sp.Links().At(0).TraceID(), reason.Str())
+				assert.Equal(t, pcommon.SpanID(want.SpanID()), sp.Links().At(0).SpanID(), reason.Str())
+			} else {
+				assert.Equal(t, pcommon.TraceID(want.TraceID()), sp.TraceID(), reason.Str())
+				assert.Equal(t, pcommon.SpanID(want.SpanID()), sp.ParentSpanID(), reason.Str())
+				assert.Zero(t, sp.Links().Len(), reason.Str())
+			}
 			assert.Equal(t, string(p.UID), uid.Str(), reason.Str())
 			assert.Equal(t, "Pod."+reason.Str(), sp.Name())
 		}
@@ -101,6 +130,11 @@ func TestKubeEventsUnderTraceContext(t *testing.T) {
 	assert.Equal(t, map[string]bool{"Scheduled": true, "BackOff": true}, reasons)
 	for _, ld := range logSink.AllLogs() {
 		for _, lr := range allRecords(ld) {
+			if link { // a log record has no link: it does not take the linked trace's id
+				assert.True(t, lr.TraceID().IsEmpty())
+				assert.True(t, lr.SpanID().IsEmpty())
+				continue
+			}
 			assert.Equal(t, pcommon.TraceID(want.TraceID()), lr.TraceID())
 			assert.Equal(t, pcommon.SpanID(want.SpanID()), lr.SpanID())
 		}

@@ -319,8 +319,8 @@ type silentSource struct {
 	component.ShutdownFunc
 }
 
-func (silentSource) SpanContextForObject(context.Context, string, string, string, string, string) (trace.SpanContext, bool) {
-	return trace.SpanContext{}, false
+func (silentSource) SpanContextForObject(context.Context, string, string, string, string, string) (trace.SpanContext, bool, bool) {
+	return trace.SpanContext{}, false, false
 }
 
 // sideBySide runs the records of templ through object_ref alone and asking src, batch by batch

@@ -22,10 +22,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 )
 
 // spanSink is an OTLP/HTTP traces endpoint keeping every span it receives.
@@ -111,15 +107,7 @@ func traceparent(sc trace.SpanContext) string {
 // at all (objspans rule 2).
 func TestOneTracePerDesiredState(t *testing.T) {
 	bin := binary(t)
-	cluster := kubecluster.Start(t)
-	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, kc := localAPIServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	check := func(err error) {
@@ -128,7 +116,7 @@ func TestOneTracePerDesiredState(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err = kc.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	_, err := kc.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 	check(err)
 
 	sink := &spanSink{changed: make(chan struct{}, 1)}

@@ -16,11 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
-	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
 )
 
@@ -31,7 +28,7 @@ import (
 // node agent's (kube_lifecycle's spans).
 func TestShippedTracesResource(t *testing.T) {
 	bin := binary(t)
-	cluster, kc := startClusterClient(t)
+	cluster, kc := localAPIServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
@@ -137,20 +134,4 @@ func TestShippedTracesResource(t *testing.T) {
 			t.Errorf("the %s span's resource %v, want %v", kind, got, w)
 		}
 	}
-}
-
-// startClusterClient starts a local API server for the test and returns it with an
-// administrator's client.
-func startClusterClient(t *testing.T) (*kubecluster.Cluster, kubernetes.Interface) {
-	t.Helper()
-	cluster := kubecluster.Start(t)
-	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cluster, kc
 }

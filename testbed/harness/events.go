@@ -25,7 +25,7 @@ const ShippedTracesEventsConfigMap = "deploy/kubernetes/traces/events-configmap.
 // EventsLocal says where a local run puts what a cluster gives the events Deployment.
 type EventsLocal struct {
 	// Kubeconfig replaces the in-cluster service account (the local API server) of kube_events
-	// and, when the configuration has it, kube_lifecycle.
+	// and, when the configuration has them, kube_lifecycle and trace_context.
 	Kubeconfig string
 	// Endpoint is the CloudWatch Logs endpoint URL set on every cloudwatch_groups exporter.
 	Endpoint string
@@ -85,6 +85,9 @@ func LoadShippedEventsConfig(configMapPath string, l EventsLocal) (*Shipped, err
 	set("receivers", "kube_events", "kubeconfig", l.Kubeconfig, "the local API server")
 	if recvs, _ := cfg["receivers"].(map[string]any); slices.ContainsFunc(slices.Collect(maps.Keys(recvs)), func(id string) bool { return isType(id, kubeReceivers) }) {
 		set("receivers", "kube_lifecycle", "kubeconfig", l.Kubeconfig, "the local API server")
+	}
+	if exts, _ := cfg["extensions"].(map[string]any); slices.ContainsFunc(slices.Collect(maps.Keys(exts)), func(id string) bool { return isType(id, []string{"trace_context"}) }) {
+		set("extensions", "trace_context", "kubeconfig", l.Kubeconfig, "the local API server")
 	}
 	set("exporters", "cloudwatch_groups", "endpoint", l.Endpoint, "the local CloudWatch Logs server")
 	if exps, _ := cfg["exporters"].(map[string]any); slices.ContainsFunc(slices.Collect(maps.Keys(exps)), func(id string) bool { return isType(id, []string{"otlp_http"}) }) {

@@ -156,4 +156,7 @@ func TestEventsConfigTracesEndpoint(t *testing.T) {
 	if v := dig(cfg, "exporters", "otlp_http/xray", "traces_endpoint"); v != "http://127.0.0.1:2/v1/traces" {
 		t.Errorf("traces_endpoint = %v", v)
 	}
+	if v := dig(cfg, "extensions", "trace_context", "kubeconfig"); v != "kc" {
+		t.Errorf("trace_context's kubeconfig = %v, want the local API server's", v)
+	}
 }

@@ -258,9 +258,17 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, traces 
 		{"coordination.k8s.io", "leases", "get", ns, prefix + "-lifecycle"},
 		{"coordination.k8s.io", "leases", "update", ns, prefix + "-lifecycle"},
 	}
+	// With traces, the events collector's trace_context (lookup mode) gets the objects Events
+	// are about and their owners (metadata GET, once per uid per owner_ttl).
+	lookups := append([]access{
+		{"", "pods", "get", "", ""},
+		{"apps", "replicasets", "get", "", ""},
+		{"batch", "jobs", "get", "", ""},
+	}, ownerGets...)
 	if traces {
 		nodeAllowed = append(nodeAllowed, ownerGets...)
 		eventsAllowed = append(eventsAllowed, rollouts...)
+		eventsAllowed = append(eventsAllowed, lookups...)
 	}
 	// What neither may do: secrets, writes, other Leases and ConfigMaps (other names, other
 	// namespaces), creating any, nodes, logs and exec.

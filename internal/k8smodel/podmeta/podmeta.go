@@ -37,6 +37,20 @@ type Owner struct {
 	// APIVersion and Kind as the owner reference names them ("apps/v1", "ReplicaSet").
 	APIVersion, Kind string
 	Name, UID        string
+	// Read is when the source read the owner itself from the API server (a metadata GET), zero
+	// when it did not (an owner known only from a reference, or whose read failed or found
+	// another object). When set, Created is the owner's creation time and Annotations its
+	// trace-context annotations (TraceAnnotation keys; nil when it has none), so that another
+	// component needing them (trace_context) does not GET the same owner again.
+	Read, Created time.Time
+	Annotations   map[string]string
+}
+
+// TraceAnnotation reports whether an annotation key is one the owner annotations keep: the
+// trace-context keys (pkg/objecttrace: trace.kubernetes.io/context and the tracing.k8s.io/
+// keys).
+func TraceAnnotation(key string) bool {
+	return key == "trace.kubernetes.io/context" || strings.HasPrefix(key, "tracing.k8s.io/")
 }
 
 // Pod is what the source knows of one Pod. A Pod handed out is never modified afterwards (an

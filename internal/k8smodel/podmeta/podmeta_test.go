@@ -39,3 +39,21 @@ func TestOwner(t *testing.T) {
 		t.Errorf("a bare Pod's Deployment = %q", got)
 	}
 }
+
+func TestTraceAnnotation(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want bool
+	}{
+		{"trace.kubernetes.io/context", true},
+		{"tracing.k8s.io/traceparent", true},
+		{"tracing.k8s.io/tracestate", true},
+		{"trace.kubernetes.io/other", false},
+		{"deployment.kubernetes.io/revision", false},
+		{"", false},
+	} {
+		if got := TraceAnnotation(tc.key); got != tc.want {
+			t.Errorf("TraceAnnotation(%q) = %v, want %v", tc.key, got, tc.want)
+		}
+	}
+}

@@ -25,8 +25,16 @@ import (
 // the kind's usual one (such as "apps/v1"); namespace is empty for cluster-scoped kinds; uid is
 // empty when the caller does not know it. ok is false when the object is unknown or carries no
 // trace context; the returned context must then be ignored.
+//
+// link says how the context relates to the object's work, as the annotation it was read from
+// says (pkg/objecttrace's Scheme): false for trace.kubernetes.io/context (the object-lifecycle
+// proposal: the work continues that trace, so spans are parented under it and log records
+// carry its trace id), true for tracing.k8s.io/traceparent (the asynchronous propagation
+// proposal: the work is a trace of its own that links to it, so spans link to it and a log
+// record does not take its trace id). An object without a context of its own inherits its
+// owner's context with the owner's relation.
 type Source interface {
-	SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (sc trace.SpanContext, ok bool)
+	SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (sc trace.SpanContext, link, ok bool)
 }
 
 // Held is an optional method of a Source: false when it knows no object that carries a trace
@@ -44,6 +52,32 @@ type Names interface {
 	TraceContextNames() *namefilter.Filter
 }
 
+// Fetcher is an optional method of a Source that learns objects on demand instead of watching
+// them (trace_context's lookup mode, the events collector's): it may read the object and its
+// owners from the API server when it holds nothing fresh about them, and so may block, bounded
+// by ctx. It answers as SpanContextForObject. A caller that is not on a hot path and sees each
+// object rarely (kube_events, once per Event series) asks it; a caller per log record never
+// does.
+type Fetcher interface {
+	FetchSpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (sc trace.SpanContext, link, ok bool)
+}
+
+// Trust is an optional method of a Source: whether a context that an object of kind in
+// namespace carries itself is used (the source's trust configuration: trace_context's
+// trust.namespaces and trust.kinds). A component that reads an object's annotations itself
+// rather than asking the source (kube_lifecycle reads the Pods and Deployments it traces) asks
+// Trusted, so that one trust decision applies to every context the collector joins.
+type Trust interface {
+	TrustsContext(kind, namespace string) bool
+}
+
+// Trusted reports whether src trusts a context on an object of kind in namespace: true when
+// src is nil (no trace_context configured: nothing to apply) or has no Trust method.
+func Trusted(src Source, kind, namespace string) bool {
+	t, ok := src.(Trust)
+	return !ok || t.TrustsContext(kind, namespace)
+}
+
 // Find returns the extension id names as a Source. who names the asking component and its
 // configuration key in the errors ("kube_events: trace_context").
 func Find(host component.Host, id component.ID, who string) (Source, error) {
@@ -54,7 +88,7 @@ func Find(host component.Host, id component.ID, who string) (Source, error) {
 	src, ok := ext.(Source)
 	if !ok {
 		return nil, fmt.Errorf("%s: extension %q (%T) does not implement "+
-			"SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool)", who, id, ext)
+			"SpanContextForObject(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool, bool)", who, id, ext)
 	}
 	return src, nil
 }

@@ -13,8 +13,8 @@ import (
 
 type source struct{}
 
-func (source) SpanContextForObject(context.Context, string, string, string, string, string) (trace.SpanContext, bool) {
-	return trace.SpanContext{}, false
+func (source) SpanContextForObject(context.Context, string, string, string, string, string) (trace.SpanContext, bool, bool) {
+	return trace.SpanContext{}, false, false
 }
 
 type host map[component.ID]component.Component
@@ -55,6 +55,36 @@ func TestFind(t *testing.T) {
 			}
 			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
 				t.Fatalf("Find error = %v; want prefix %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+type trustingSource struct {
+	source
+	namespace string
+}
+
+func (s trustingSource) TrustsContext(kind, namespace string) bool {
+	return kind == "Deployment" && namespace == s.namespace
+}
+
+func TestTrusted(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		src             Source
+		kind, namespace string
+		want            bool
+	}{
+		{"no source: nothing to apply", nil, "Pod", "shop", true},
+		{"a source without Trust trusts all", source{}, "Pod", "shop", true},
+		{"trusted kind and namespace", trustingSource{namespace: "shop"}, "Deployment", "shop", true},
+		{"untrusted kind", trustingSource{namespace: "shop"}, "Pod", "shop", false},
+		{"untrusted namespace", trustingSource{namespace: "shop"}, "Deployment", "other", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Trusted(tc.src, tc.kind, tc.namespace); got != tc.want {
+				t.Fatalf("Trusted(%q, %q) = %v; want %v", tc.kind, tc.namespace, got, tc.want)
 			}
 		})
 	}

@@ -33,7 +33,7 @@ type TelemetryBuilder struct {
 	ExtensionTraceContextObjects metric.Int64UpDownCounter
 	// ExtensionTraceContextObjectsDropped: Objects not held because max_objects was reached. [{objects}]
 	ExtensionTraceContextObjectsDropped metric.Int64Counter
-	// ExtensionTraceContextOwnerFetches: Metadata GETs of owners in node scope, by attribute outcome (ok; no_context, fetched with nothing to keep; not_found; error). [{requests}]
+	// ExtensionTraceContextOwnerFetches: Metadata GETs of owners in node scope, and of the objects asked about and their owners in lookup mode, by attribute outcome (ok; no_context, fetched with nothing to keep; not_found; error). [{requests}]
 	ExtensionTraceContextOwnerFetches metric.Int64Counter
 	// ExtensionTraceContextUntrustedContexts: Trace contexts ignored because the object's namespace or kind is not in trust (held as carrying none). [{objects}]
 	ExtensionTraceContextUntrustedContexts metric.Int64Counter
@@ -81,7 +81,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExtensionTraceContextOwnerFetches, err = builder.meter.Int64Counter(
 		"otelcol_extension_trace_context_owner_fetches",
-		metric.WithDescription("Metadata GETs of owners in node scope, by attribute outcome (ok; no_context, fetched with nothing to keep; not_found; error)."),
+		metric.WithDescription("Metadata GETs of owners in node scope, and of the objects asked about and their owners in lookup mode, by attribute outcome (ok; no_context, fetched with nothing to keep; not_found; error)."),
 		metric.WithUnit("{requests}"),
 	)
 	errs = errors.Join(errs, err)
