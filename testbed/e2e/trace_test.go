@@ -32,8 +32,10 @@ import (
 // collector runs the shipped DaemonSet configuration with trace_context, object_ref's
 // correlation and kube_lifecycle's traces pipeline (otlp_http + aws_sigv4_auth) pointed at the
 // local API server and the SigV4-verifying X-Ray endpoint; the node writes the Pods' logs, whose
-// klog lines name the Pods, while a kubelet writes their conditions. Every line naming a traced
-// Pod arrives in the local CloudWatch with its trace id and no other line has one; exactly one
+// klog lines name the Pods, while a kubelet writes their conditions. Every line naming a Pod
+// whose context is a parent arrives in the local CloudWatch with its trace id, every other line
+// a traced Pod writes with that Pod's (own_pod), and no other line has one (a link context
+// correlates no line); exactly one
 // lifecycle trace per Pod (root and four condition spans) arrives signed, under the Pod's
 // context, linked to it, or in a trace of its own, ending at Ready.
 func TestTraceCorrelation(t *testing.T) {
@@ -86,18 +88,27 @@ func TestTraceCorrelation(t *testing.T) {
 	}
 	correlated, stored := map[string]int{}, map[string]int{}
 	for _, r := range traced.StoredRecords(e.srv) {
-		var want string
+		// The line's trace: the named Pod's parent context, else (object_ref's own_pod) the
+		// parent context of the Pod that wrote it; a link context is neither.
+		var named, writer string
+		for _, p := range pods {
+			if r.Kind == "Pod" && r.Namespace == ns && p.Name == r.Name {
+				named = p.TraceID
+			}
+			if strings.Contains(r.Stream, "/%pod/"+ns+"_"+p.Name+"_"+string(p.Pod.UID)+"_") {
+				writer = p.TraceID
+			}
+		}
 		if r.Kind == "Pod" && r.Namespace == ns {
 			stored[r.Name]++
-			for _, p := range pods {
-				if p.Name == r.Name {
-					want = p.TraceID
-				}
-			}
+		}
+		want := named
+		if want == "" {
+			want = writer
 		}
 		if r.TraceID != want {
 			t.Errorf("%s/%s: trace_id %q, want %q: %s", r.Group, r.Stream, r.TraceID, want, r.Message)
-		} else if want != "" {
+		} else if named != "" {
 			correlated[r.Name]++
 		}
 	}

@@ -55,12 +55,15 @@ const DeploymentTraceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 
 // Pods returns the Pods of the traced scenarios: the seed's key as traceparent text and
 // as the original webhook's binary form (both in the Deployment's trace, as the ReplicaSet
-// controller propagates it), the async key (its own trace, linked), and one without a context.
+// controller propagates it), the async key (its own trace, linked; its log lines uncorrelated),
+// and one without a context.
 func Pods() []*Pod {
 	return []*Pod{
 		{Name: "store-a", Key: SeedContextKey, Value: "00-" + DeploymentTraceID + "-00f067aa0ba90201-01", Format: nodesim.FormatKlogText, TraceID: DeploymentTraceID, ParentSpanID: "00f067aa0ba90201"},
 		{Name: "store-b", Key: SeedContextKey, Value: BinaryContext(DeploymentTraceID, "00f067aa0ba90202"), Format: nodesim.FormatKlogJSON, TraceID: DeploymentTraceID, ParentSpanID: "00f067aa0ba90202"},
-		{Name: "store-c", Key: AsyncContextKey, Value: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Format: nodesim.FormatKlogText, TraceID: "0af7651916cd43dd8448eb211c80319c", LinkSpanID: "b7ad6b7169203331"},
+		// A link context: its lifecycle trace links to it, and its log lines carry no trace id
+		// (a record has one trace id and no links; tracecontextextension design.md rule 10).
+		{Name: "store-c", Key: AsyncContextKey, Value: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Format: nodesim.FormatKlogText, LinkSpanID: "b7ad6b7169203331"},
 		{Name: "plain", Format: nodesim.FormatKlogText},
 	}
 }
