@@ -17,15 +17,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
 	"github.com/otelcol-k8s/otelcol-k8s/pkg/objecttrace"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness/traced"
 )
 
 // TestTracedRollout (scenario 5): tracing turned on by `helm upgrade` (traces.enabled, the
 // endpoint pointed at the local SigV4-verifying X-Ray server); a Deployment created with a
-// trace context gives its rollout span, the new ReplicaSet's scale-up span, and each new
-// Pod's lifecycle trace (root and condition spans, written from what the real kubelet
-// reported) in the Deployment's trace, every request signed with the Secret's credentials.
+// trace context gives its rollout span, the new ReplicaSet's scale-up span, each new Pod's
+// lifecycle trace (root and condition spans, written from what the real kubelet reported) and
+// the spans of the Pods' Events in the Deployment's trace, every request signed with the
+// Secret's credentials.
 // Then tracing is turned off again: nothing of it stays rendered.
 func TestTracedRollout(t *testing.T) {
 	e := need(t)
@@ -75,7 +77,8 @@ func TestTracedRollout(t *testing.T) {
 				others[s.Name()]++
 			}
 		}
-		return byName["Deployment rollout"] >= 1 && byName["ReplicaSet scale up"] >= 1 && byName["Pod start"] >= int(replicas)
+		return byName["Deployment rollout"] >= 1 && byName["ReplicaSet scale up"] >= 1 && byName["Pod start"] >= int(replicas) &&
+			byName["Pod.Scheduled"] >= int(replicas) && byName["Pod.Started"] >= int(replicas)
 	}, 3*time.Minute, time.Second, "spans in the Deployment's trace: %v; in other traces: %v; X-Ray endpoint: %+v", byName, others, xray.Stats())
 	st := xray.Stats()
 	t.Logf("%d spans at the X-Ray endpoint, in the Deployment's trace by name: %v, in others %v; requests %d accepted %d, errors %v", len(spans), byName, others, st.Requests, st.Accepted, st.Errors)
@@ -84,6 +87,24 @@ func TestTracedRollout(t *testing.T) {
 	for _, c := range []string{"PodScheduled", "Initialized", "ContainersReady", "Ready"} {
 		assert.Equal(t, int(replicas), byName[c], "the %s span of each Pod, from the real kubelet's conditions", c)
 	}
+	// The Pods' Events (the real scheduler's and kubelet's), seen by the events collector, whose
+	// trace_context looks the Pod and its owners up (mode lookup): in the Deployment's trace too.
+	inTrace, elsewhere := map[string]int{}, map[string]int{} // the traced Pods' Event spans by name
+	for _, sp := range spans {
+		if v, ok := sp.Attributes().Get(attr.ObjectName); !ok || !strings.HasPrefix(v.Str(), "traced-") || !strings.HasPrefix(sp.Name(), "Pod.") {
+			continue
+		}
+		if sp.TraceID().String() == traceID {
+			inTrace[sp.Name()]++
+		} else {
+			elsewhere[sp.Name()]++
+		}
+	}
+	t.Logf("the traced Pods' Event spans: in the Deployment's trace %v, elsewhere %v", inTrace, elsewhere)
+	for _, reason := range []string{"Scheduled", "Pulled", "Created", "Started"} {
+		assert.GreaterOrEqual(t, inTrace["Pod."+reason], int(replicas), "each Pod's %s Event span in the Deployment's trace", reason)
+	}
+	assert.Empty(t, elsewhere, "the traced Pods' Event spans in another trace")
 	assert.Empty(t, st.Errors, "the X-Ray endpoint refused requests")
 
 	// The Pods' own lines (loggen's, naming no object) carry the Deployment's trace id: the node
