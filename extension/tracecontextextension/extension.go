@@ -217,15 +217,7 @@ func (e *traceContextExtension) observeRead(p *podmeta.Pod) {
 	if negative && !at.Before(o.Read) {
 		return
 	}
-	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-		Name: o.Name, Namespace: p.Namespace, UID: types.UID(o.UID), Annotations: o.Annotations,
-		CreationTimestamp: metav1.NewTime(o.Created),
-	}}
-	if len(p.Owners) > 1 {
-		up, yes := p.Owners[1], true
-		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: up.APIVersion, Kind: up.Kind, Name: up.Name, UID: types.UID(up.UID), Controller: &yes}}
-	}
-	e.observe(res, m, o.Read)
+	e.observe(res, objectMeta(o.Name, p.Namespace, o.UID, o.Annotations, o.Created, p.Owners[1:]), o.Read)
 	if _, kept := e.store.fetchedAt(o.UID); !kept {
 		e.mu.Lock()
 		if len(e.negative) >= e.cfg.MaxObjects {
@@ -239,12 +231,18 @@ func (e *traceContextExtension) observeRead(p *podmeta.Pod) {
 // podObject is the metadata observe reads of a source's Pod: its annotations and its
 // controller owner (the source's nearest owner).
 func podObject(p *podmeta.Pod) *metav1.PartialObjectMetadata {
+	return objectMeta(p.Name, p.Namespace, p.UID, p.Annotations, p.Created, p.Owners)
+}
+
+// objectMeta is the metadata observe reads of an object of a source's Pod's chain: its
+// annotations, creation and controller owner (the first of owners, the chain above it).
+func objectMeta(name, namespace, uid string, annotations map[string]string, created time.Time, owners []podmeta.Owner) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-		Name: p.Name, Namespace: p.Namespace, UID: types.UID(p.UID), Annotations: p.Annotations,
-		CreationTimestamp: metav1.NewTime(p.Created),
+		Name: name, Namespace: namespace, UID: types.UID(uid), Annotations: annotations,
+		CreationTimestamp: metav1.NewTime(created),
 	}}
-	if len(p.Owners) > 0 {
-		o, yes := p.Owners[0], true
+	if len(owners) > 0 {
+		o, yes := owners[0], true
 		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: types.UID(o.UID), Controller: &yes}}
 	}
 	return m

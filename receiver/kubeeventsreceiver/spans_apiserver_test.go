@@ -146,10 +146,10 @@ func TestSpansAgainstAPIServer(t *testing.T) {
 	require.Eventually(t, func() bool { return got.counts()["BackOff finished"] == 1 }, 30*time.Second, 20*time.Millisecond)
 	require.Eventually(t, func() bool { return spanSink.SpanCount() == 3 }, 20*time.Second, 20*time.Millisecond)
 
-	spans := map[string]ptrace.Span{} // by "reason state"
+	spans := map[string]ptrace.Span{} // by spanKey
 	for _, tr := range spanSink.AllTraces() {
 		for _, sp := range spansOf(tr) {
-			spans[str2(sp.Attributes(), attr.EventReason)+" "+str2(sp.Attributes(), attr.EventSeriesState)] = sp
+			spans[spanKey(sp)] = sp
 		}
 	}
 	require.Len(t, spans, 3)
@@ -188,13 +188,18 @@ func TestSpansAgainstAPIServer(t *testing.T) {
 	assert.Equal(t, trace.FlagsSampled, want.TraceFlags())
 }
 
-// spanNames lists the spans a sink holds by "reason state", for failure messages.
+// spanNames lists the spans a sink holds by spanKey, for failure messages.
 func spanNames(sink *consumertest.TracesSink) []string {
 	var names []string
 	for _, tr := range sink.AllTraces() {
 		for _, sp := range spansOf(tr) {
-			names = append(names, str2(sp.Attributes(), attr.EventReason)+" "+str2(sp.Attributes(), attr.EventSeriesState))
+			names = append(names, spanKey(sp))
 		}
 	}
 	return names
+}
+
+// spanKey names an Event span by "reason state", e.g. "BackOff finished".
+func spanKey(sp ptrace.Span) string {
+	return str2(sp.Attributes(), attr.EventReason) + " " + str2(sp.Attributes(), attr.EventSeriesState)
 }
