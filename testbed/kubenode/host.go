@@ -247,16 +247,39 @@ func (h *hostState) diff(scratch string) []string {
 			out = append(out, "mount "+m)
 		}
 	}
-	// Every new cgroup is reported, not only the kubelet's: one elsewhere would be a place
-	// the node put something that Stop does not know of.
+	// Every new cgroup of the kubelet's hierarchy is reported. A new cgroup elsewhere is
+	// reported only when it holds a process that names the scratch folder: a place the node put
+	// something that Stop does not know of. Other processes on the machine (other tests, the
+	// session's own scopes) make and remove cgroups of their own at any time.
 	for _, cg := range newKeys(listCgroups(), h.cgroups) {
-		out = append(out, "cgroup "+cg)
+		if len(nodeCgroups([]string{cg})) == 1 || holdsProcessMentioning(cg, scratch) {
+			out = append(out, "cgroup "+cg)
+		}
 	}
 	for _, p := range newKeys(walkPaths(fixedPaths), h.paths) {
 		out = append(out, "path "+p)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// holdsProcessMentioning reports whether a process of cgroup cg has s in its command line.
+func holdsProcessMentioning(cg, s string) bool {
+	b, err := os.ReadFile(filepath.Join(cg, "cgroup.procs"))
+	if err != nil {
+		return false
+	}
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err == nil && strings.Contains(string(cmd), s) {
+			return true
+		}
+	}
+	return false
 }
 
 // newKeys returns the keys of now that were not in before, sorted.
