@@ -57,7 +57,7 @@ type traceContextExtension struct {
 	// negative holds the owner uids whose last fetch failed or found an object the store does
 	// not keep (no context and no owner of a configured kind: a DaemonSet, a StatefulSet, a bare
 	// Job), and when: neither is asked again within owner_ttl (design.md rule 7).
-	negative map[string]time.Time
+	negative *negativeSet
 
 	lookupMu sync.Mutex // lookup mode: one object's fetches at a time, so none is read twice
 
@@ -77,7 +77,7 @@ func newExtension(cfg *Config, set component.TelemetrySettings) (*traceContextEx
 		kinds:    map[string]Resource{},
 		fetches:  make(chan ownerRef, fetchQueueSize),
 		queued:   map[string]bool{},
-		negative: map[string]time.Time{},
+		negative: newNegativeSet(cfg.MaxObjects),
 	}
 	var kinds []groupKind
 	for _, r := range cfg.Resources {
@@ -212,7 +212,7 @@ func (e *traceContextExtension) observeRead(p *podmeta.Pod) {
 		return
 	}
 	e.mu.Lock()
-	at, negative := e.negative[o.UID]
+	at, negative := e.negative.get(o.UID)
 	e.mu.Unlock()
 	if negative && !at.Before(o.Read) {
 		return
@@ -220,10 +220,7 @@ func (e *traceContextExtension) observeRead(p *podmeta.Pod) {
 	e.observe(res, objectMeta(o.Name, p.Namespace, o.UID, o.Annotations, o.Created, p.Owners[1:]), o.Read)
 	if _, kept := e.store.fetchedAt(o.UID); !kept {
 		e.mu.Lock()
-		if len(e.negative) >= e.cfg.MaxObjects {
-			clear(e.negative)
-		}
-		e.negative[o.UID] = o.Read
+		e.negative.put(o.UID, o.Read)
 		e.mu.Unlock()
 	}
 }
@@ -301,7 +298,7 @@ func (e *traceContextExtension) stale(uid string) bool {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	at, ok := e.negative[uid]
+	at, ok := e.negative.get(uid)
 	return !ok || time.Since(at) >= e.cfg.OwnerTTL
 }
 
@@ -409,7 +406,7 @@ func (e *traceContextExtension) readBefore(uid string, created time.Time) bool {
 	at, held := e.store.fetchedAt(uid)
 	if !held || at.IsZero() {
 		e.mu.Lock()
-		at = e.negative[uid]
+		at, _ = e.negative.get(uid)
 		e.mu.Unlock()
 	}
 	return !at.IsZero() && !created.Before(at.Truncate(time.Second).Add(time.Second))
@@ -428,7 +425,7 @@ func (e *traceContextExtension) queueFetch(o ownerRef, created time.Time) bool {
 	if e.queued[o.uid] {
 		return true
 	}
-	if at, ok := e.negative[o.uid]; ok && time.Since(at) < e.cfg.OwnerTTL && !reread {
+	if at, ok := e.negative.get(o.uid); ok && time.Since(at) < e.cfg.OwnerTTL && !reread {
 		return false
 	}
 	select {
@@ -497,12 +494,9 @@ func (e *traceContextExtension) fetchOwnerAt(ctx context.Context, o ownerRef, ho
 	e.mu.Lock()
 	delete(e.queued, o.uid)
 	if !kept {
-		if len(e.negative) >= e.cfg.MaxObjects {
-			clear(e.negative)
-		}
-		e.negative[o.uid] = now
+		e.negative.put(o.uid, now)
 	} else {
-		delete(e.negative, o.uid)
+		e.negative.remove(o.uid)
 	}
 	e.mu.Unlock()
 }

@@ -34,8 +34,8 @@ func TestQueueFetch(t *testing.T) {
 	e.store.put("stale", record{key: rsKey("stale"), sc: sc(2), fetched: now.Add(-2 * time.Minute)})
 	e.store.put("renewed", record{key: rsKey("renewed"), sc: sc(3), fetched: read})
 	e.store.put("same-second", record{key: rsKey("same-second"), sc: sc(4), fetched: read})
-	e.negative["broken"] = read
-	e.negative["no-context"] = read
+	e.negative.put("broken", read)
+	e.negative.put("no-context", read)
 
 	tests := []struct {
 		name    string
@@ -58,7 +58,7 @@ func TestQueueFetch(t *testing.T) {
 		assert.Equal(t, tt.queued, e.queueFetch(owner(tt.uid), tt.created), tt.name)
 		assert.Len(t, e.fetches, tt.fetches, tt.name)
 	}
-	e.negative["broken"] = now.Add(-2 * time.Minute)
+	e.negative.put("broken", now.Add(-2*time.Minute))
 	assert.True(t, e.queueFetch(owner("broken"), time.Time{}), "failed before owner_ttl: retried")
 
 	for len(e.fetches) < fetchQueueSize {
@@ -141,7 +141,8 @@ func TestOwnerReadByPodMetadata(t *testing.T) {
 	bare := podmeta.Owner{APIVersion: "batch/v1", Kind: "Job", Name: "once", UID: "j1", Read: now, Created: created}
 	apply(pod("c", bare))
 	assert.Empty(t, queued(), "an owner read without a context to keep is remembered as negative, not fetched")
-	assert.Contains(t, e.negative, "j1")
+	_, remembered := e.negative.get("j1")
+	assert.True(t, remembered)
 
 	apply(pod("d", podmeta.Owner{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-2", UID: "rs2"}, deployment))
 	assert.Equal(t, []string{"rs2"}, queued(), "an owner pod_metadata did not read is fetched")
