@@ -412,7 +412,7 @@ func shippedRun(dir, node, state, endpoint, name, tag string) (config string, en
 			fmt.Fprintf(os.Stderr, "%s: shipped configuration, local change: %s\n", name, c)
 		}
 	}
-	if heapProfiles != "" && name == "otelcol-k8s" {
+	if heapProfiles != "" && strings.HasPrefix(name, "otelcol-k8s") {
 		if shipped.YAML, pprofAddr, err = withPprof(shipped.YAML); err != nil {
 			return "", nil, "", err
 		}
