@@ -58,7 +58,7 @@ func benchQueueStorage(b *testing.B, size, lag int) {
 	_, _ = rng.Read(item)
 	meta := bytes.Repeat([]byte{7}, 40) // the metadata value: indexes and dispatched items
 	const metaKey = "qmv0"              // exporterhelper's key; item keys are decimal indexes
-	key := func(i int) string { return strconv.Itoa(i) }
+	key := strconv.Itoa
 
 	done := func(i int) {
 		require.NoError(b, client.Batch(ctx, storage.SetOperation(metaKey, meta), storage.GetOperation(key(i))))
