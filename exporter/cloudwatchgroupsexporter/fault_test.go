@@ -27,7 +27,7 @@ type storageHost struct {
 
 func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
 
-func startFileStorage(t *testing.T, dir string) (component.ID, extension.Extension) {
+func startFileStorage(t testing.TB, dir string) (component.ID, extension.Extension) {
 	t.Helper()
 	f := filestorage.NewFactory()
 	cfg := f.CreateDefaultConfig().(*filestorage.Config)

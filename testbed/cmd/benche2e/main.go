@@ -97,7 +97,7 @@ func run() error {
 	criFiles := flag.Int("cri-files", 200, "container log files of the -cri-records corpus")
 	flag.StringVar(&fluentBitOpts.memBufLimit, "fluentbit-mem-buf-limit", "", "Fluent Bit's tail Mem_Buf_Limit, e.g. 50MB (none by default)")
 	flag.BoolVar(&fluentBitOpts.filesystem, "fluentbit-filesystem", false, "Fluent Bit buffers chunks on disk (storage.type filesystem)")
-	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s and keep, per run, the heap profile taken at its highest RssAnon and a CPU profile of its first 10 s in this directory (profiling costs CPU: not for measured runs)")
+	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s (and to the -node-bin pipeline, which then must be a build with it, such as bin/otelcol-k8s) and keep, per run, the heap profile taken at its highest RssAnon and a CPU profile of its first 10 s in this directory (profiling costs CPU: not for measured runs)")
 	flag.DurationVar(&cpuProfileLength, "cpu-profile", cpuProfileLength, "with -heap-profiles: how long the CPU profile of each run is, from its start")
 	flag.BoolVar(&progress, "progress", false, "print the events stored and the collector's CPU time about once a second during each run (stderr)")
 	flag.Parse()
@@ -412,7 +412,7 @@ func shippedRun(dir, node, state, endpoint, name, tag string) (config string, en
 			fmt.Fprintf(os.Stderr, "%s: shipped configuration, local change: %s\n", name, c)
 		}
 	}
-	if heapProfiles != "" && name == "otelcol-k8s" {
+	if heapProfiles != "" && strings.HasPrefix(name, "otelcol-k8s") {
 		if shipped.YAML, pprofAddr, err = withPprof(shipped.YAML); err != nil {
 			return "", nil, "", err
 		}
