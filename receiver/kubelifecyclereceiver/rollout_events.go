@@ -43,8 +43,8 @@ const (
 	reasonScaling          = "ScalingReplicaSet"
 	reasonSuccessfulCreate = "SuccessfulCreate"
 	reasonSuccessfulDelete = "SuccessfulDelete"
-	deploymentController   = "deployment-controller"
-	replicaSetController   = "replicaset-controller"
+	controllerDeployment   = "deployment-controller"
+	controllerReplicaSet   = "replicaset-controller"
 )
 
 // scaledReplicaSet returns the ReplicaSet a ScalingReplicaSet note names: the Deployment
@@ -149,9 +149,9 @@ func (rr *rolloutReader) Leading(leading bool) {
 func relevant(ev objevents.Event) bool {
 	switch ev.Regarding.Kind {
 	case "Deployment":
-		return ev.Reason == reasonScaling && ev.ReportingController == deploymentController
+		return ev.Reason == reasonScaling && ev.ReportingController == controllerDeployment
 	case "ReplicaSet":
-		return (ev.Reason == reasonSuccessfulCreate || ev.Reason == reasonSuccessfulDelete) && ev.ReportingController == replicaSetController
+		return (ev.Reason == reasonSuccessfulCreate || ev.Reason == reasonSuccessfulDelete) && ev.ReportingController == controllerReplicaSet
 	}
 	return false
 }
