@@ -78,6 +78,8 @@ type requestCount struct {
 	ownerGets map[string]int
 	// leases by "<client> <namespace>/<name>": the Leases a client read or wrote.
 	leases map[string]int
+	// gets by "<client> <user agent> <resource>": which component made the GETs.
+	gets map[string]int
 	// agents are the user agents seen, by client.
 	agents map[string]map[string]bool
 }
@@ -99,7 +101,7 @@ func readAudit(t *testing.T, e *env, from int64, clients map[string]string) requ
 	defer func() { _ = f.Close() }() // read-only
 	_, err = f.Seek(from, io.SeekStart)
 	require.NoError(t, err)
-	rc := requestCount{requests: map[string]int{}, watches: map[string]int{}, ownerGets: map[string]int{}, leases: map[string]int{}, agents: map[string]map[string]bool{}}
+	rc := requestCount{requests: map[string]int{}, watches: map[string]int{}, ownerGets: map[string]int{}, leases: map[string]int{}, gets: map[string]int{}, agents: map[string]map[string]bool{}}
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -137,6 +139,9 @@ func readAudit(t *testing.T, e *env, from int64, clients map[string]string) requ
 		}
 		if res == "leases" {
 			rc.leases[client+" "+ev.ObjectRef.Namespace+"/"+ev.ObjectRef.Name]++
+		}
+		if ev.Verb == "get" {
+			rc.gets[client+" "+ev.UserAgent+" "+res]++
 		}
 	}
 	require.NoError(t, sc.Err())
@@ -449,9 +454,14 @@ func TestTracingAPIRequests(t *testing.T) {
 		}
 	}
 	t.Logf("the events collector's GETs, tracing off -> on:\n%s", strings.Join(addedGets, "\n"))
-	for k, n := range on.ownerGets {
+	for _, k := range unionKeys(off.gets, on.gets) {
 		if strings.HasPrefix(k, "events collector ") {
-			t.Logf("%s: %d GETs", k, n)
+			t.Logf("GETs by component: %s: %d -> %d", k, off.gets[k], on.gets[k])
+		}
+	}
+	for _, k := range unionKeys(off.ownerGets, on.ownerGets) {
+		if strings.HasPrefix(k, "events collector ") {
+			t.Logf("GETs by object: %s: %d -> %d", k, off.ownerGets[k], on.ownerGets[k])
 		}
 	}
 }
