@@ -370,8 +370,7 @@ func (rr *rolloutReader) getDeployment(ctx context.Context, f *followed) (*appsv
 		}
 		return nil, err
 	}
-	t, _ := trimDeployment(d)
-	return t.(*appsv1.Deployment), nil
+	return trimDeployment(d), nil
 }
 
 func (rr *rolloutReader) getReplicaSet(ctx context.Context, namespace, name string) (*appsv1.ReplicaSet, error) {
@@ -382,8 +381,7 @@ func (rr *rolloutReader) getReplicaSet(ctx context.Context, namespace, name stri
 	if err != nil {
 		return nil, err
 	}
-	t, _ := trimReplicaSet(rs)
-	return t.(*appsv1.ReplicaSet), nil
+	return trimReplicaSet(rs), nil
 }
 
 func (rr *rolloutReader) counted(resource string, err error) {

@@ -400,15 +400,9 @@ func clampTime(t, lo, hi time.Time) time.Time {
 	return t
 }
 
-// trimDeployment keeps of a Deployment what the tracker reads, with
-// the hash of its desired state; it is idempotent.
-func trimDeployment(obj any) (any, error) {
-	d, ok := obj.(*appsv1.Deployment)
-	if !ok || len(d.Spec.Template.Spec.Containers) == 0 {
-		// already trimmed (client-go may transform an object twice; the API requires a
-		// container): keep the hash of the desired state it was trimmed with
-		return obj, nil
-	}
+// trimDeployment keeps of a Deployment read what the tracker reads, with the hash of its
+// desired state.
+func trimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 	meta := trimMeta(&d.ObjectMeta)
 	if meta.Annotations == nil {
 		meta.Annotations = map[string]string{}
@@ -421,20 +415,16 @@ func trimDeployment(obj any) (any, error) {
 			ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas, UpdatedReplicas: d.Status.UpdatedReplicas,
 			AvailableReplicas: d.Status.AvailableReplicas, Conditions: d.Status.Conditions,
 		},
-	}, nil
+	}
 }
 
-// trimReplicaSet keeps of a ReplicaSet what the tracker reads.
-func trimReplicaSet(obj any) (any, error) {
-	rs, ok := obj.(*appsv1.ReplicaSet)
-	if !ok {
-		return obj, nil
-	}
+// trimReplicaSet keeps of a ReplicaSet read what the tracker reads.
+func trimReplicaSet(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
 	return &appsv1.ReplicaSet{
 		ObjectMeta: trimMeta(&rs.ObjectMeta),
 		Spec:       appsv1.ReplicaSetSpec{Replicas: rs.Spec.Replicas},
 		Status:     appsv1.ReplicaSetStatus{Replicas: rs.Status.Replicas, AvailableReplicas: rs.Status.AvailableReplicas},
-	}, nil
+	}
 }
 
 // trimMeta keeps identity, times, the controller owner and the trace and revision annotations.
