@@ -25,6 +25,7 @@ import (
 
 	"github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension/internal/metadata"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/namefilter"
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objevents"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient"
@@ -41,6 +42,10 @@ type ownerRef struct {
 
 // traceContextExtension is the trace_context extension.
 type traceContextExtension struct {
+	// Hub joins kube_events, which publishes the Events it watches, and kube_lifecycle's
+	// rollouts, which act on them (internal/k8smodel/objevents; design.md rule 12).
+	objevents.Hub
+
 	cfg   *Config
 	tel   *metadata.TelemetryBuilder
 	store *store

@@ -137,6 +137,7 @@ func (t *term) relist(ctx context.Context, ns string) (string, error) {
 		}
 		listRV = meta.ResourceVersion
 		now := t.now()
+		t.publish(items, true)
 		t.mu.Lock()
 		for i := range items {
 			ev := items[i]
@@ -317,6 +318,8 @@ func (t *term) handleBatch(ctx context.Context, ns string, batch []watch.Event) 
 	var ts []transition
 	rv := ""
 	var batchErr error
+	var seen []event // for the hub (publish.go)
+	defer func() { t.publish(seen, false) }()
 	for _, e := range batch {
 		if e.Type == watch.Error {
 			status := apierrors.FromObject(e.Object)
@@ -339,6 +342,9 @@ func (t *term) handleBatch(ctx context.Context, ns string, batch []watch.Event) 
 		}
 		rv = objRV
 		t.tel.ReceiverKubeEventsEventsReceived.Add(ctx, 1)
+		if e.Type != watch.Deleted && t.hub != nil {
+			seen = append(seen, ev)
+		}
 		if !t.keep(&ev) {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objevents"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objref"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
 	"github.com/otelcol-k8s/otelcol-k8s/receiver/kubeeventsreceiver/internal/metadata"
@@ -59,7 +60,9 @@ type term struct {
 	number int64
 	holder string
 	spanQ  *spanQueue // nil without a traces pipeline
-	stop   context.CancelFunc
+	// hub receives every Event this term sees (publish.go); nil without one.
+	hub  objevents.Publisher
+	stop context.CancelFunc
 
 	mu       sync.Mutex // guards table, cp, the save state and the emit path
 	table    *seriesTable
@@ -90,6 +93,7 @@ func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, 
 	}
 	var objectContext func(objref.Ref) (objContext, bool)
 	if src := r.traceContext; src != nil {
+		t.hub, _ = src.(objevents.Publisher)
 		lookup := src.SpanContextForObject
 		if f, ok := src.(tracesource.Fetcher); ok { // a source that fetches on demand (design.md rule 9.6)
 			lookup = func(ctx context.Context, apiVersion, kind, namespace, name, uid string) (trace.SpanContext, bool, bool) {
@@ -137,6 +141,10 @@ func newTerm(r *kubeEventsReceiver, client kubernetes.Interface, eventsV1 bool, 
 func (t *term) run(ctx context.Context) {
 	ctx, t.stop = context.WithCancel(ctx)
 	defer t.stop()
+	if t.hub != nil { // the hub's subscribers follow this term (objevents rule 1)
+		t.hub.PublishLeading(true)
+		defer t.hub.PublishLeading(false)
+	}
 	if t.store != nil {
 		for ctx.Err() == nil {
 			cp, err := t.store.Load(ctx)

@@ -21,8 +21,9 @@ type Kind string
 const (
 	// KindPod traces Pods' starts from a Pod watch (node-scoped with node_name).
 	KindPod Kind = "Pod"
-	// KindDeployment traces Deployment rollouts from cluster-wide Deployment and ReplicaSet
-	// watches: for the single cluster collector, never for a node agent.
+	// KindDeployment traces Deployment rollouts from the Events kube_events hands
+	// trace_context's hub and GETs of the Deployments and ReplicaSets they name: in the events
+	// collector, beside kube_events, never in a node agent.
 	KindDeployment Kind = "Deployment"
 )
 
@@ -53,6 +54,10 @@ type Config struct {
 	// RolloutTimeout ends the trace of a Deployment rollout that has not reached its desired
 	// state this long after it began.
 	RolloutTimeout time.Duration `mapstructure:"rollout_timeout"`
+	// RolloutMaxReads bounds the reads of one rollout (a GET of the Deployment and of its
+	// ReplicaSets not yet scaled down each, design.md rule 7); a rollout that spends them ends
+	// at rollout_timeout.
+	RolloutMaxReads int `mapstructure:"rollout_max_reads"`
 	// MaxPending bounds the Pods, and separately the rollouts, held while they have not
 	// reached their desired state.
 	MaxPending int `mapstructure:"max_pending"`
@@ -81,7 +86,7 @@ var _ component.Config = (*Config)(nil)
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		Kinds: []Kind{KindPod}, GiveUpAfter: time.Hour, RolloutTimeout: time.Hour, MaxPending: 10000,
+		Kinds: []Kind{KindPod}, GiveUpAfter: time.Hour, RolloutTimeout: time.Hour, RolloutMaxReads: 200, MaxPending: 10000,
 		LeaderElection: kubeclient.NewDefaultLeaderElectionConfig("otelcol-k8s-lifecycle"), SyncTimeout: 30 * time.Second,
 		Sampling: objspans.NewDefaultSamplingConfig(),
 	}
@@ -98,8 +103,17 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("kinds: %q: must be Pod or Deployment", k))
 		}
 	}
-	if c.NodeName != "" && slices.Contains(c.Kinds, KindDeployment) {
-		errs = append(errs, errors.New("kinds: Deployment watches Deployments and ReplicaSets cluster-wide: not with node_name (run it in the single cluster collector)"))
+	if c.NodeName != "" && c.traces(KindDeployment) {
+		errs = append(errs, errors.New("kinds: Deployment follows the cluster's Events: not with node_name (run it in the events collector)"))
+	}
+	if c.traces(KindDeployment) && c.TraceContext == nil {
+		errs = append(errs, errors.New("kinds: Deployment needs trace_context: rollouts follow the Events kube_events hands its hub"))
+	}
+	if c.traces(KindDeployment) && c.LeaderElection.Enabled {
+		errs = append(errs, errors.New("leader_election: not with Deployment (rollouts follow kube_events' leadership)"))
+	}
+	if c.RolloutMaxReads <= 0 {
+		errs = append(errs, fmt.Errorf("rollout_max_reads %d: must be positive", c.RolloutMaxReads))
 	}
 	if c.PodMetadata != nil && !c.traces(KindPod) {
 		errs = append(errs, errors.New("pod_metadata: only Pods come from it; kinds must include Pod"))

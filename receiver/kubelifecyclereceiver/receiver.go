@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objevents"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objspans"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/podmeta"
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/tracesource"
@@ -53,11 +54,9 @@ type lifecycleReceiver struct {
 	pending map[types.UID]*pendingPod // Pods not at their desired state yet
 
 	rollouts *rolloutTracker
-	// deployments and sets are the current term's Deployment store and ReplicaSet indexer (by
-	// controller owner uid).
-	rolloutsMu  sync.Mutex
-	deployments cache.Store
-	sets        cache.Indexer
+	// unsubscribe ends the rollout reader's subscription to trace_context's Event hub; nil
+	// without Deployment in kinds.
+	unsubscribe func()
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -73,8 +72,9 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*lif
 	return r, nil
 }
 
-// Start opens the watches (design.md rules 1 and 7) and waits for their first lists; with
-// leader_election the watches run only while this replica holds the Lease.
+// Start opens the Pod watch (design.md rule 1) and waits for its first list, with
+// leader_election only while this replica holds the Lease, and subscribes the rollouts to
+// trace_context's Event hub (rule 7).
 func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) error {
 	r.startedAt = r.now()
 	if r.cfg.TraceContext != nil {
@@ -107,6 +107,21 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 		defer r.wg.Done()
 		r.expire(runCtx)
 	}()
+	if r.cfg.traces(KindDeployment) {
+		// rollouts: from the Events kube_events hands trace_context's hub, and GETs (rule 7)
+		hub, ok := r.source.(objevents.Subscribable)
+		if !ok {
+			cancel()
+			return fmt.Errorf("kube_lifecycle: trace_context: extension %q (%T) has no Event hub (SubscribeObjectEvents)", *r.cfg.TraceContext, r.source)
+		}
+		rr := newRolloutReader(r, client.AppsV1())
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			rr.run(runCtx)
+		}()
+		r.unsubscribe = hub.SubscribeObjectEvents(rr)
+	}
 	if le := r.cfg.LeaderElection; le.Enabled {
 		namespace := le.LeaseNamespace
 		if namespace == "" {
@@ -188,16 +203,24 @@ func (r *lifecycleReceiver) watch(ctx context.Context, client kubernetes.Interfa
 		})
 		run(ctrl)
 	}
-	if r.cfg.traces(KindDeployment) {
-		deployments, sets := r.watchRollouts(client)
-		run(deployments)
-		run(sets)
-	}
 	return synced
+}
+
+// resetTerm forgets the Pods a previous leadership term held: the new term's first list sees
+// them again.
+func (r *lifecycleReceiver) resetTerm() {
+	r.mu.Lock()
+	n := len(r.pending)
+	clear(r.pending)
+	r.mu.Unlock()
+	r.tel.ReceiverKubeLifecyclePending.Add(context.Background(), -int64(n))
 }
 
 // Shutdown stops the watch; Pods still pending get no trace (design.md rule 6).
 func (r *lifecycleReceiver) Shutdown(context.Context) error {
+	if r.unsubscribe != nil {
+		r.unsubscribe()
+	}
 	if r.cancel != nil {
 		r.cancel()
 	}

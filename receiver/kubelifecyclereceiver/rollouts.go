@@ -91,7 +91,7 @@ type finishedRollout struct {
 	end     time.Time
 }
 
-// rolloutTracker follows Deployment rollouts from the Deployment and ReplicaSet watches; safe
+// rolloutTracker follows Deployment rollouts from the Deployments and ReplicaSets read; safe
 // for concurrent use.
 type rolloutTracker struct {
 	max     int
@@ -132,6 +132,19 @@ func (t *rolloutTracker) pending() int {
 // one that is held); initial says it comes from the first list. It returns the rollouts that
 // ended and whether a new one could not be held (max_pending).
 func (t *rolloutTracker) observe(d *appsv1.Deployment, sets []*appsv1.ReplicaSet, create, initial bool) (ended []finishedRollout, dropped bool) {
+	return t.observeFrom(d, sets, create, initial, time.Time{})
+}
+
+// holds says whether a rollout of the Deployment is open.
+func (t *rolloutTracker) holds(uid types.UID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.active[uid] != nil
+}
+
+// observeFrom is observe with the time the rollout began when one begins now (not initial):
+// the Event that announced it; zero: now.
+func (t *rolloutTracker) observeFrom(d *appsv1.Deployment, sets []*appsv1.ReplicaSet, create, initial bool, began time.Time) (ended []finishedRollout, dropped bool) {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -153,6 +166,9 @@ func (t *rolloutTracker) observe(d *appsv1.Deployment, sets []*appsv1.ReplicaSet
 			return ended, true
 		}
 		r = &rollout{uid: d.UID, namespace: d.Namespace, name: d.Name, spec: spec, generation: d.Generation, start: now, sets: map[types.UID]*setProgress{}}
+		if !initial && !began.IsZero() && began.Before(now) {
+			r.start = began
+		}
 		if ns := newSet(d, sets); initial && ns != nil && ns.CreationTimestamp.Time.Before(now) {
 			r.start = ns.CreationTimestamp.Time // first seen mid-rollout: its new ReplicaSet's creation
 		}
@@ -384,15 +400,9 @@ func clampTime(t, lo, hi time.Time) time.Time {
 	return t
 }
 
-// trimDeployment keeps of a Deployment what the tracker reads, for the informer's cache, with
-// the hash of its desired state; it is idempotent.
-func trimDeployment(obj any) (any, error) {
-	d, ok := obj.(*appsv1.Deployment)
-	if !ok || len(d.Spec.Template.Spec.Containers) == 0 {
-		// already trimmed (client-go may transform an object twice; the API requires a
-		// container): keep the hash of the desired state it was trimmed with
-		return obj, nil
-	}
+// trimDeployment keeps of a Deployment read what the tracker reads, with the hash of its
+// desired state.
+func trimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 	meta := trimMeta(&d.ObjectMeta)
 	if meta.Annotations == nil {
 		meta.Annotations = map[string]string{}
@@ -405,20 +415,16 @@ func trimDeployment(obj any) (any, error) {
 			ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas, UpdatedReplicas: d.Status.UpdatedReplicas,
 			AvailableReplicas: d.Status.AvailableReplicas, Conditions: d.Status.Conditions,
 		},
-	}, nil
+	}
 }
 
-// trimReplicaSet keeps of a ReplicaSet what the tracker reads, for the informer's cache.
-func trimReplicaSet(obj any) (any, error) {
-	rs, ok := obj.(*appsv1.ReplicaSet)
-	if !ok {
-		return obj, nil
-	}
+// trimReplicaSet keeps of a ReplicaSet read what the tracker reads.
+func trimReplicaSet(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
 	return &appsv1.ReplicaSet{
 		ObjectMeta: trimMeta(&rs.ObjectMeta),
 		Spec:       appsv1.ReplicaSetSpec{Replicas: rs.Spec.Replicas},
 		Status:     appsv1.ReplicaSetStatus{Replicas: rs.Status.Replicas, AvailableReplicas: rs.Status.AvailableReplicas},
-	}, nil
+	}
 }
 
 // trimMeta keeps identity, times, the controller owner and the trace and revision annotations.

@@ -31,8 +31,8 @@ import (
 // server: a Deployment carrying a trace context, its ReplicaSet and a Pod, neither of which
 // carries one, and the kubelet's Events about the Pod. The Events' spans are in the
 // Deployment's trace (trace_context in lookup mode reads the Pod, its ReplicaSet and its
-// Deployment), and the collector opened no watch beyond its own (Events, and kube_lifecycle's
-// Deployments and ReplicaSets): the Pod and its owners cost one GET each, however many Events.
+// Deployment), and the collector opened no watch beyond kube_events' (Events; kube_lifecycle's
+// rollouts follow them): the Pod and its owners cost one GET each, however many Events.
 func TestShippedEventsPodEventsInDeploymentTrace(t *testing.T) {
 	bin := binary(t)
 	cluster, kc := localAPIServer(t)
@@ -133,6 +133,11 @@ func TestShippedEventsPodEventsInDeploymentTrace(t *testing.T) {
 	t.Logf("watches %v; requests %v", watches, requests)
 	if watches["pods"] != 0 {
 		t.Errorf("a watch of Pods (%d): lookup mode opens none", watches["pods"])
+	}
+	for _, r := range []string{"deployments", "replicasets"} {
+		if watches[r] != 0 || requests["LIST "+r] != 0 {
+			t.Errorf("%s: %d watches, %d lists: kube_lifecycle's rollouts follow the Events kube_events watches", r, watches[r], requests["LIST "+r])
+		}
 	}
 	for _, r := range []string{"GET pods", "GET replicasets", "GET deployments"} {
 		if requests[r] != 1 {

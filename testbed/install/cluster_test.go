@@ -236,8 +236,9 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, traces 
 	}
 	// Events collector: kube_events lists and watches Events (both API groups), holds its Lease
 	// and keeps its checkpoint ConfigMap in its own namespace, both created by the chart and
-	// reachable by name only; with traces, kube_lifecycle (rollouts) lists and watches
-	// Deployments and ReplicaSets and holds its own Lease there.
+	// reachable by name only. With traces, kube_lifecycle (rollouts) follows the controllers'
+	// Events and GETs what they name (the lookups below): no list or watch of Deployments or
+	// ReplicaSets and no Lease of its own, with traces or without.
 	eventsAllowed := []access{
 		{"events.k8s.io", "events", "get", "", ""},
 		{"events.k8s.io", "events", "list", "", ""},
@@ -250,7 +251,7 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, traces 
 		{"", "configmaps", "get", ns, prefix + "-events-checkpoint"},
 		{"", "configmaps", "update", ns, prefix + "-events-checkpoint"},
 	}
-	rollouts := []access{
+	noRolloutWatch := []access{
 		{"apps", "deployments", "list", "", ""},
 		{"apps", "deployments", "watch", "", ""},
 		{"apps", "replicasets", "list", "", ""},
@@ -259,7 +260,8 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, traces 
 		{"coordination.k8s.io", "leases", "update", ns, prefix + "-lifecycle"},
 	}
 	// With traces, the events collector's trace_context (lookup mode) gets the objects Events
-	// are about and their owners (metadata GET, once per uid per owner_ttl).
+	// are about and their owners (metadata GET, once per uid per owner_ttl), and kube_lifecycle
+	// the Deployments and ReplicaSets the controllers' Events name.
 	lookups := append([]access{
 		{"", "pods", "get", "", ""},
 		{"apps", "replicasets", "get", "", ""},
@@ -267,7 +269,6 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, traces 
 	}, ownerGets...)
 	if traces {
 		nodeAllowed = append(nodeAllowed, ownerGets...)
-		eventsAllowed = append(eventsAllowed, rollouts...)
 		eventsAllowed = append(eventsAllowed, lookups...)
 	}
 	// What neither may do: secrets, writes, other Leases and ConfigMaps (other names, other
@@ -304,8 +305,8 @@ func checkRBAC(t *testing.T, cs kubernetes.Interface, ns, prefix string, traces 
 		access{"apps", "replicasets", "list", "", ""}, access{"apps", "replicasets", "watch", "", ""})
 	if !traces {
 		denied = append(denied, ownerGets...)
-		denied = append(denied, rollouts...)
 	}
+	denied = append(denied, noRolloutWatch...)
 	for _, sa := range []struct {
 		name    string
 		allowed []access

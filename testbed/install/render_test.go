@@ -239,9 +239,19 @@ func TestTracesSwitch(t *testing.T) {
 				assert.Equal(t, []any{"kube_lifecycle", "otlp"}, dig(ncfg, "service", "pipelines", "traces", "receivers"))
 			}
 			assert.Equal(t, on, slices.Contains(rules(t, find(objs, "ClusterRole", node)), "apps/deployments:get"))
-			assert.Equal(t, on, slices.Contains(rules(t, find(objs, "ClusterRole", events)), "apps/deployments:watch"))
-			assert.Equal(t, on, slices.Contains(rules(t, find(objs, "Role", events)), "coordination.k8s.io/leases:update@otelcol-k8s-lifecycle"))
-			assert.Equal(t, on, find(objs, "Lease", "otelcol-k8s-lifecycle") != nil)
+			// rollouts follow the Events: no Deployment or ReplicaSet watch, no Lease of their own
+			assert.Equal(t, on, slices.Contains(rules(t, find(objs, "ClusterRole", events)), "apps/deployments:get"))
+			assert.Equal(t, on, slices.Contains(rules(t, find(objs, "ClusterRole", events)), "apps/replicasets:get"))
+			for _, r := range []string{"apps/deployments:list", "apps/deployments:watch", "apps/replicasets:list", "apps/replicasets:watch"} {
+				assert.NotContains(t, rules(t, find(objs, "ClusterRole", events)), r)
+			}
+			assert.NotContains(t, rules(t, find(objs, "Role", events)), "coordination.k8s.io/leases:update@otelcol-k8s-lifecycle")
+			assert.Nil(t, find(objs, "Lease", "otelcol-k8s-lifecycle"))
+			if on {
+				_, ecfg := collectorConfig(t, objs, events)
+				assert.Equal(t, "trace_context", dig(ecfg, "receivers", "kube_lifecycle", "trace_context"))
+				assert.Nil(t, dig(ecfg, "receivers", "kube_lifecycle", "leader_election"))
+			}
 		})
 	}
 }
@@ -303,7 +313,9 @@ func TestTwoReleasesInOneNamespace(t *testing.T) {
 		}
 		_, cfg := collectorConfig(t, objs, release+"-otelcol-k8s-events")
 		var leases []string
-		for _, r := range []string{"kube_events", "kube_lifecycle"} {
+		// kube_events' only: kube_lifecycle's rollouts follow its leadership
+		assert.Nil(t, dig(cfg, "receivers", "kube_lifecycle", "leader_election"))
+		for _, r := range []string{"kube_events"} {
 			l, _ := dig(cfg, "receivers", r, "leader_election", "lease_name").(string)
 			require.NotEmpty(t, l, r)
 			require.True(t, out["Lease/"+l], "the chart creates the Lease %s", l)

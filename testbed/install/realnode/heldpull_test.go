@@ -100,9 +100,30 @@ func tracingOn(t *testing.T, e *env) *localxray.Server {
 	endpoint, err := xray.Start("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = xray.Close() })
+	upgraded := metav1.Now().Truncate(time.Second)
 	upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": true, "endpoint": endpoint}})
 	t.Cleanup(func() { upgrade(t, e, map[string]any{"traces": map[string]any{"enabled": false}}) })
+	waitTracingLeader(t, e, upgraded)
 	return xray
+}
+
+// waitTracingLeader waits until the events collector that leads is one the upgrade started
+// (its Pod created after upgraded and not terminating), and its first list is done: the
+// rollout traces follow kube_events' leadership (kube_lifecycle design.md rule 7), so until
+// then the leader may be the previous collector, without tracing.
+func waitTracingLeader(t *testing.T, e *env, upgraded time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	lease := release + "-events"
+	require.Eventually(t, func() bool {
+		l, err := e.node.Client.CoordinationV1().Leases(namespace).Get(ctx, lease, metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return false
+		}
+		p, err := e.node.Client.CoreV1().Pods(namespace).Get(ctx, *l.Spec.HolderIdentity, metav1.GetOptions{})
+		return err == nil && p.DeletionTimestamp == nil && !p.CreationTimestamp.Time.Before(upgraded)
+	}, 3*time.Minute, 250*time.Millisecond, "the Lease %s held by an events collector of the upgrade", lease)
+	require.NoError(t, e.waitEventsLive(ctx))
 }
 
 // TestHeldImagePull (issue 35): a Pod whose image comes from a registry on the node's loopback

@@ -74,12 +74,19 @@ func TestTracedRollout(t *testing.T) {
 			if s.TraceID().String() == traceID {
 				byName[s.Name()]++
 			} else {
-				others[s.Name()]++
+				name := s.Name()
+				if v, ok := s.Attributes().Get(attr.ObjectName); ok && strings.HasPrefix(name, "Deployment") {
+					name += " " + v.Str() // whose, for the failure message
+				}
+				others[name]++
 			}
 		}
 		return byName["Deployment rollout"] >= 1 && byName["ReplicaSet scale up"] >= 1 && byName["Pod start"] >= int(replicas) &&
 			byName["Pod.Scheduled"] >= int(replicas) && byName["Pod.Started"] >= int(replicas)
-	}, 3*time.Minute, time.Second, "spans in the Deployment's trace: %v; in other traces: %v; X-Ray endpoint: %+v", byName, others, xray.Stats())
+	}, 3*time.Minute, time.Second, "%v", lazyString(func() string {
+		// formatted at the failure, not when Eventually was called
+		return fmt.Sprintf("spans in the Deployment's trace: %v; in other traces: %v; X-Ray endpoint: %+v", byName, others, xray.Stats())
+	}))
 	st := xray.Stats()
 	t.Logf("%d spans at the X-Ray endpoint, in the Deployment's trace by name: %v, in others %v; requests %d accepted %d, errors %v", len(spans), byName, others, st.Requests, st.Accepted, st.Errors)
 	assert.Equal(t, 1, byName["Deployment rollout"], "one rollout span")
@@ -138,3 +145,9 @@ func TestTracedRollout(t *testing.T) {
 	t.Logf("the traced Deployment's Pods' lines: %d with its trace id, %d without", withID, without)
 	assert.LessOrEqual(t, without*10, withID, "most lines carry the trace id (the first ones may precede the owners' fetch)")
 }
+
+// lazyString formats its function's result when printed: a failure message of values an
+// Eventually condition updates.
+type lazyString func() string
+
+func (f lazyString) String() string { return f() }

@@ -17,7 +17,6 @@ ConfigMap "<lease name>-checkpoint".
 */}}
 {{- define "otelcol-k8s.eventsLease" -}}{{ include "otelcol-k8s.fullname" . }}-events{{- end -}}
 {{- define "otelcol-k8s.eventsCheckpoint" -}}{{ include "otelcol-k8s.eventsLease" . }}-checkpoint{{- end -}}
-{{- define "otelcol-k8s.lifecycleLease" -}}{{ include "otelcol-k8s.fullname" . }}-lifecycle{{- end -}}
 
 {{/* Labels of every object; "otelcol-k8s.labels" (dict "ctx" $ "name" NAME). */}}
 {{- define "otelcol-k8s.labels" -}}

@@ -31,6 +31,10 @@ type TelemetryBuilder struct {
 	ReceiverKubeLifecyclePending metric.Int64UpDownCounter
 	// ReceiverKubeLifecyclePendingDropped: Pods or rollouts not held because max_pending was reached (no lifecycle trace for them). [{pods}]
 	ReceiverKubeLifecyclePendingDropped metric.Int64Counter
+	// ReceiverKubeLifecycleRolloutEventsDropped: Events from trace_context's hub not acted on (attribute reason, queue_full when the receiver's queue was full, unparsed when a ScalingReplicaSet note names no ReplicaSet). [{events}]
+	ReceiverKubeLifecycleRolloutEventsDropped metric.Int64Counter
+	// ReceiverKubeLifecycleRolloutReads: GET requests of Deployments and ReplicaSets made to follow rollouts (attribute resource, deployments or replicasets; attribute result, ok, not_found or error), design.md rule 7. [{requests}]
+	ReceiverKubeLifecycleRolloutReads metric.Int64Counter
 	// ReceiverKubeLifecycleRolloutsPending: Deployment rollouts held because they have not reached their desired state yet. [{rollouts}]
 	ReceiverKubeLifecycleRolloutsPending metric.Int64Gauge
 	// ReceiverKubeLifecycleSpansEmitted: Lifecycle traces emitted, by kind (attribute kind, Pod or Deployment) and outcome (attribute outcome). [{traces}]
@@ -71,6 +75,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_receiver_kube_lifecycle_pending_dropped",
 		metric.WithDescription("Pods or rollouts not held because max_pending was reached (no lifecycle trace for them)."),
 		metric.WithUnit("{pods}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverKubeLifecycleRolloutEventsDropped, err = builder.meter.Int64Counter(
+		"otelcol_receiver_kube_lifecycle_rollout_events_dropped",
+		metric.WithDescription("Events from trace_context's hub not acted on (attribute reason, queue_full when the receiver's queue was full, unparsed when a ScalingReplicaSet note names no ReplicaSet)."),
+		metric.WithUnit("{events}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverKubeLifecycleRolloutReads, err = builder.meter.Int64Counter(
+		"otelcol_receiver_kube_lifecycle_rollout_reads",
+		metric.WithDescription("GET requests of Deployments and ReplicaSets made to follow rollouts (attribute resource, deployments or replicasets; attribute result, ok, not_found or error), design.md rule 7."),
+		metric.WithUnit("{requests}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverKubeLifecycleRolloutsPending, err = builder.meter.Int64Gauge(
