@@ -82,10 +82,7 @@ type Store struct {
 	index   map[string]loc
 	nextID  uint64
 	buf     []byte
-	changed []*segment // sealed segments whose live bytes fell since the last maintenance
-	// recovering is set while the segments are replayed: maintenance then looks at all of them.
-	recovering bool
-	closed     bool
+	closed  bool
 }
 
 // Open opens (creating when empty) the log in dir, which must exist, and recovers it
@@ -104,10 +101,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, opts: opts, lock: lock, index: map[string]loc{}, nextID: 1, recovering: true}
-	err = s.recover()
-	s.recovering = false
-	if err != nil {
+	s := &Store{dir: dir, opts: opts, lock: lock, index: map[string]loc{}, nextID: 1}
+	if err := s.recover(); err != nil {
 		s.closeFiles()
 		return nil, err
 	}
@@ -115,7 +110,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		s.closeFiles()
 		return nil, err
 	}
-	s.changed = slices.Clone(s.segs[:len(s.segs)-1])
 	if err := s.maintain(); err != nil {
 		s.closeFiles()
 		return nil, err
@@ -267,9 +261,6 @@ func (s *Store) unlive(key string) bool {
 	delete(s.index, key)
 	old.seg.live -= int64(old.n)
 	s.opts.Metrics.LiveBytes(-int64(old.n))
-	if !s.recovering && old.seg != s.active() {
-		s.changed = append(s.changed, old.seg)
-	}
 	return true
 }
 
@@ -296,9 +287,6 @@ func (s *Store) newActive() error {
 		}
 	}
 	s.nextID++
-	if prev := s.active(); prev != nil && !s.recovering {
-		s.changed = append(s.changed, prev)
-	}
 	s.segs = append(s.segs, &segment{id: id, path: path, f: f, setKeys: map[string]struct{}{}, tombKeys: map[string]struct{}{}})
 	s.opts.Metrics.Segments(1)
 	return nil
@@ -474,17 +462,37 @@ func (s *Store) Get(key string) ([]byte, error) {
 	return op.Value, err
 }
 
-// maintain removes and compacts the sealed segments whose live bytes fell (rules 7, 8).
+// maintain removes the sealed segments without live bytes, oldest first, and compacts while
+// the sealed segments hold more than twice the live bytes plus a segment (rules 7, 8). Each
+// call looks at the segments sealed when it starts, and compacts at most as many times as
+// there are segments, so that tombstones copied forward can never keep it going.
 func (s *Store) maintain() error {
-	for len(s.changed) > 0 {
-		// Oldest first: a segment removed before the newer ones leaves them fewer tombstones
-		// to copy.
-		seg := s.changed[0]
-		s.changed = s.changed[1:]
-		if seg == s.active() || !slices.Contains(s.segs, seg) || seg.live*2 >= seg.size && seg.live > 0 {
-			continue
+	var empty []*segment
+	for _, seg := range s.segs[:len(s.segs)-1] {
+		if seg.live == 0 {
+			empty = append(empty, seg)
 		}
+	}
+	for _, seg := range empty {
 		if err := s.compact(seg); err != nil {
+			return err
+		}
+	}
+	for range len(s.segs) {
+		var sealed, live int64
+		var lowest *segment
+		for _, seg := range s.segs[:len(s.segs)-1] {
+			sealed += seg.size
+			live += seg.live
+			if lowest == nil || seg.live*lowest.size < lowest.live*seg.size {
+				lowest = seg
+			}
+		}
+		live += s.active().live
+		if lowest == nil || sealed <= 2*live+s.opts.SegmentSize {
+			return nil
+		}
+		if err := s.compact(lowest); err != nil {
 			return err
 		}
 	}
@@ -531,7 +539,7 @@ func (s *Store) compact(seg *segment) error {
 				to.tombKeys[r.key] = struct{}{}
 				continue
 			}
-			s.apply(to, off+int64(r.off), r.kind, r.key, uint32(r.n)) //nolint:gosec // a record is at most 2 GiB + 13
+			s.apply(to, off+groupHeaderSize+int64(r.off), r.kind, r.key, uint32(r.n)) //nolint:gosec // a record is at most 2 GiB + 13
 		}
 		recs = recs[:0]
 		buf = startGroup(buf[:0])
