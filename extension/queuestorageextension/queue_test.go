@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package queuestorageextension
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.opentelemetry.io/collector/pdata/plog"
+)
+
+// storageHost offers the storage extension to the exporter.
+type storageHost struct{ exts map[component.ID]component.Component }
+
+func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
+
+// backend starts one storage extension on dir.
+type backend struct {
+	name  string
+	start func(t *testing.T, dir string) (component.ID, extension.Extension)
+}
+
+func startQueueStorage(t testing.TB, dir string) (component.ID, extension.Extension) {
+	t.Helper()
+	f := NewFactory()
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.Directory = dir
+	cfg.SegmentSize = 16 << 10
+	set := extensiontest.NewNopSettings(f.Type())
+	ext, err := f.Create(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, ext.Start(context.Background(), storageHost{}))
+	return set.ID, ext
+}
+
+func startFileStorage(t testing.TB, dir string) (component.ID, extension.Extension) {
+	t.Helper()
+	f := filestorage.NewFactory()
+	cfg := f.CreateDefaultConfig().(*filestorage.Config)
+	cfg.Directory = dir
+	set := extensiontest.NewNopSettings(f.Type())
+	ext, err := f.Create(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, ext.Start(context.Background(), storageHost{}))
+	return set.ID, ext
+}
+
+var backends = []backend{
+	{name: "queue_storage", start: func(t *testing.T, dir string) (component.ID, extension.Extension) { return startQueueStorage(t, dir) }},
+	{name: "file_storage", start: func(t *testing.T, dir string) (component.ID, extension.Extension) { return startFileStorage(t, dir) }},
+}
+
+// gatedSink is the exporter's push function: it takes the first `open` items, then fails every
+// push with a retryable error (the exporter's retry waits, and its shutdown leaves the item in
+// the queue).
+type gatedSink struct {
+	mu        sync.Mutex
+	open      int
+	delivered map[string]int
+	refused   int
+}
+
+func (s *gatedSink) push(_ context.Context, ld plog.Logs) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.delivered) >= s.open {
+		s.refused++
+		return errors.New("the sink is closed")
+	}
+	rls := ld.ResourceLogs()
+	for i := range rls.Len() {
+		sls := rls.At(i).ScopeLogs()
+		for j := range sls.Len() {
+			lrs := sls.At(j).LogRecords()
+			for k := range lrs.Len() {
+				s.delivered[lrs.At(k).Body().Str()]++
+			}
+		}
+	}
+	return nil
+}
+
+func (s *gatedSink) counts() (delivered, refused int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.delivered), s.refused
+}
+
+const queueConsumers = 2
+
+func startQueuedExporter(t *testing.T, storageID component.ID, ext extension.Extension, sink *gatedSink) exporter.Logs {
+	t.Helper()
+	qcfg := exporterhelper.NewDefaultQueueConfig()
+	qcfg.StorageID = &storageID
+	qcfg.NumConsumers = queueConsumers
+	qcfg.Batch = configoptional.None[exporterhelper.BatchConfig]()
+	retry := configretry.NewDefaultBackOffConfig()
+	// A refused item waits for the shutdown, which leaves it in the queue.
+	retry.InitialInterval, retry.MaxInterval, retry.MaxElapsedTime = time.Hour, time.Hour, 0
+	set := exportertest.NewNopSettings(component.MustNewType("queue_test"))
+	set.ID = component.NewID(set.ID.Type()) // the same queue after the restart
+	exp, err := exporterhelper.NewLogs(context.Background(), set, &struct{}{}, sink.push,
+		exporterhelper.WithQueue(configoptional.Some(qcfg)), exporterhelper.WithRetry(retry))
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(context.Background(), storageHost{exts: map[component.ID]component.Component{storageID: ext}}))
+	return exp
+}
+
+func logOf(body string) plog.Logs {
+	ld := plog.NewLogs()
+	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr(body)
+	return ld
+}
+
+// TestPersistentQueueRestart runs exporterhelper's persistent queue (collector v0.160) over
+// queue_storage and, in the same test, over file_storage: items in, some consumed, the
+// collector stopped with the rest queued or in flight, then started again on the same
+// directory; every item is delivered exactly once across the two runs, on both backends.
+func TestPersistentQueueRestart(t *testing.T) {
+	const items, firstRun = 100, 40
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sink := &gatedSink{open: firstRun, delivered: map[string]int{}}
+
+			id, ext := b.start(t, dir)
+			exp := startQueuedExporter(t, id, ext, sink)
+			for i := range items {
+				require.NoError(t, exp.ConsumeLogs(context.Background(), logOf("item-"+strconv.Itoa(i))))
+			}
+			// Every consumer holds a refused item in its retry wait: nothing moves any more.
+			require.Eventually(t, func() bool {
+				delivered, refused := sink.counts()
+				return delivered == firstRun && refused == queueConsumers
+			}, 30*time.Second, 5*time.Millisecond)
+			require.NoError(t, exp.Shutdown(context.Background()))
+			require.NoError(t, ext.Shutdown(context.Background()))
+
+			sink.mu.Lock()
+			sink.open = items
+			sink.mu.Unlock()
+			id, ext = b.start(t, dir)
+			exp = startQueuedExporter(t, id, ext, sink)
+			require.Eventually(t, func() bool {
+				delivered, _ := sink.counts()
+				return delivered == items
+			}, 30*time.Second, 5*time.Millisecond)
+			require.NoError(t, exp.Shutdown(context.Background()))
+			require.NoError(t, ext.Shutdown(context.Background()))
+
+			for i := range items {
+				require.Equal(t, 1, sink.delivered["item-"+strconv.Itoa(i)], "item %d", i)
+			}
+		})
+	}
+}
