@@ -34,12 +34,15 @@ type backend struct {
 	start func(t *testing.T, dir string) (component.ID, extension.Extension)
 }
 
-func startQueueStorage(t testing.TB, dir string) (component.ID, extension.Extension) {
+// startQueueStorage starts queue_storage on dir with segments of segmentSize (0: the default).
+func startQueueStorage(t testing.TB, dir string, segmentSize int64) (component.ID, extension.Extension) {
 	t.Helper()
 	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.Directory = dir
-	cfg.SegmentSize = 16 << 10
+	if segmentSize > 0 {
+		cfg.SegmentSize = segmentSize
+	}
 	set := extensiontest.NewNopSettings(f.Type())
 	ext, err := f.Create(context.Background(), set, cfg)
 	require.NoError(t, err)
@@ -60,7 +63,7 @@ func startFileStorage(t testing.TB, dir string) (component.ID, extension.Extensi
 }
 
 var backends = []backend{
-	{name: "queue_storage", start: func(t *testing.T, dir string) (component.ID, extension.Extension) { return startQueueStorage(t, dir) }},
+	{name: "queue_storage", start: func(t *testing.T, dir string) (component.ID, extension.Extension) { return startQueueStorage(t, dir, 16<<10) }},
 	{name: "file_storage", start: func(t *testing.T, dir string) (component.ID, extension.Extension) { return startFileStorage(t, dir) }},
 }
 
