@@ -24,7 +24,9 @@ import (
 )
 
 // storageHost offers the storage extension to the exporter.
-type storageHost struct{ exts map[component.ID]component.Component }
+type storageHost struct {
+	exts map[component.ID]component.Component
+}
 
 func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
 
@@ -63,7 +65,9 @@ func startFileStorage(t testing.TB, dir string) (component.ID, extension.Extensi
 }
 
 var backends = []backend{
-	{name: "queue_storage", start: func(t *testing.T, dir string) (component.ID, extension.Extension) { return startQueueStorage(t, dir, 16<<10) }},
+	{name: "queue_storage", start: func(t *testing.T, dir string) (component.ID, extension.Extension) {
+		return startQueueStorage(t, dir, 16<<10)
+	}},
 	{name: "file_storage", start: func(t *testing.T, dir string) (component.ID, extension.Extension) { return startFileStorage(t, dir) }},
 }
 

@@ -51,7 +51,7 @@ func startGroup(buf []byte) []byte { return append(buf, make([]byte, groupHeader
 // finishGroup writes the header of the group that starts at buf[0] and holds count records.
 func finishGroup(buf []byte, count int) {
 	binary.LittleEndian.PutUint32(buf[0:], groupMagic)
-	binary.LittleEndian.PutUint32(buf[4:], uint32(count))                   //nolint:gosec // bounded by the payload length
+	binary.LittleEndian.PutUint32(buf[4:], uint32(count))                    //nolint:gosec // bounded by the payload length
 	binary.LittleEndian.PutUint32(buf[8:], uint32(len(buf)-groupHeaderSize)) //nolint:gosec // checked against maxGroupPayload
 	binary.LittleEndian.PutUint32(buf[12:], crc32.Checksum(buf[:12], castagnoli))
 }
