@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -547,4 +548,80 @@ func FuzzSegmentReader(f *testing.F) {
 		require.Equal(t, len(replayed.index), s.Stats().Keys)
 		checkAccounting(t, s, m)
 	})
+}
+
+func TestFailedWriteChangesNothing(t *testing.T) {
+	// A write that fails and cannot be truncated away (here: the segment's descriptor is
+	// read-only) returns the error, changes nothing, and the next group goes to a new segment;
+	// recovery sees the acknowledged writes only (rule 11).
+	dir := t.TempDir()
+	s, m := open(t, dir, 1<<20)
+	require.NoError(t, s.Batch(set("a", "1")))
+	s.mu.Lock()
+	active := s.active()
+	readOnly, err := os.Open(active.path)
+	require.NoError(t, err)
+	require.NoError(t, active.f.Close())
+	active.f = readOnly
+	s.mu.Unlock()
+
+	require.Error(t, s.Batch(set("b", "2"), del("a")))
+	requireContents(t, s, map[string]string{"a": "1"}, "b")
+	require.NoError(t, s.Batch(set("c", "3")))
+	require.Equal(t, 2, s.Stats().Segments, "the next group went to a new segment")
+	requireContents(t, s, map[string]string{"a": "1", "c": "3"}, "b")
+	checkAccounting(t, s, m)
+	require.NoError(t, s.Close())
+
+	s, m = open(t, dir, 1<<20)
+	requireContents(t, s, map[string]string{"a": "1", "c": "3"}, "b")
+	require.Zero(t, m.dropped.Load())
+	require.NoError(t, s.Close())
+}
+
+func TestFsync(t *testing.T) {
+	// The same results with every group and segment change flushed (rule 9).
+	dir := t.TempDir()
+	s, err := Open(dir, Options{SegmentSize: 4096, Fsync: true})
+	require.NoError(t, err)
+	v := bytes.Repeat([]byte("f"), 1500)
+	for i := range 20 {
+		require.NoError(t, s.Batch(set("qmv0", strconv.Itoa(i)), storage.SetOperation(strconv.Itoa(i), v)))
+		if i >= 3 {
+			require.NoError(t, s.Batch(del(strconv.Itoa(i-3))))
+		}
+	}
+	require.LessOrEqual(t, s.Stats().Segments, 3)
+	require.NoError(t, s.Close())
+	s, m := open(t, dir, 4096)
+	requireContents(t, s, map[string]string{"qmv0": "19", "17": string(v), "18": string(v), "19": string(v)}, "16", "0")
+	checkAccounting(t, s, m)
+	require.NoError(t, s.Close())
+}
+
+func TestConcurrentClients(t *testing.T) {
+	// Calls from several goroutines are serialized: each writer's keys read back as written
+	// (run with -race).
+	dir := t.TempDir()
+	s, m := open(t, dir, 8<<10)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				k := fmt.Sprintf("%d-%d", w, i)
+				v := []byte(k + string(bytes.Repeat([]byte("c"), i%700)))
+				assert.NoError(t, s.Batch(set("qmv0", k), storage.SetOperation(k, v)))
+				got, err := s.Get(k)
+				assert.NoError(t, err)
+				assert.Equal(t, v, got)
+				if i >= 5 {
+					assert.NoError(t, s.Batch(set("qmv0", k), del(fmt.Sprintf("%d-%d", w, i-5))))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, 4*5+1, s.Stats().Keys)
+	checkAccounting(t, s, m)
+	require.NoError(t, s.Close())
 }
