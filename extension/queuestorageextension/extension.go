@@ -4,6 +4,8 @@ package queuestorageextension
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -93,21 +95,28 @@ func (q *queueStorage) GetClient(_ context.Context, kind component.Kind, id comp
 }
 
 // clientDirName names a client's directory as file_storage names its files, every byte outside
-// [A-Za-z0-9._-] written as '~' and two hex digits.
+// [A-Za-z0-9._-] written as '~' and two hex digits, and '_' too in the name and the storage
+// name: a kind has no '_', so the name is one-to-one (design.md, rule 1).
+// A name longer than maxDirName bytes becomes the kind, the type and the SHA-256 of the name.
 func clientDirName(kind component.Kind, id component.ID, storageName string) string {
-	parts := []string{strings.ToLower(kind.String()), id.Type().String(), id.Name(), storageName}
-	for i, p := range parts {
-		parts[i] = escapeName(p)
+	prefix := strings.ToLower(kind.String()) + "_" + escapeName(id.Type().String(), false)
+	name := prefix + "_" + escapeName(id.Name(), true) + "_" + escapeName(storageName, true)
+	if len(name) <= maxDirName {
+		return name
 	}
-	return strings.Join(parts, "_")
+	sum := sha256.Sum256([]byte(name))
+	return prefix + "_~" + hex.EncodeToString(sum[:])
 }
 
-func escapeName(s string) string {
+// maxDirName keeps a client's directory name within the 255 bytes file systems allow.
+const maxDirName = 200
+
+func escapeName(s string, underscore bool) string {
 	var b strings.Builder
 	for i := range len(s) {
 		c := s[i]
 		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.' && i > 0, c == '-', c == '_':
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.' && i > 0, c == '-', c == '_' && !underscore:
 			b.WriteByte(c)
 		default:
 			fmt.Fprintf(&b, "~%02x", c)

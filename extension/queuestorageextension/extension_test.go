@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,12 +33,20 @@ func TestClientDirName(t *testing.T) {
 		{component.KindExporter, component.MustNewIDWithName("otlp", "a/b"), "..", "exporter_otlp_a~2fb_~2e."},
 		{component.KindExporter, component.MustNewIDWithName("otlp", "a~2fb"), "", "exporter_otlp_a~7e2fb_"},
 		{component.KindExporter, component.MustNewIDWithName("otlp", "é"), "x y", "exporter_otlp_~c3~a9_x~20y"},
+		{component.KindExporter, component.MustNewIDWithName("a", "b_c"), "", "exporter_a_b~5fc_"},
+		{component.KindExporter, component.MustNewIDWithName("a_b", "c"), "", "exporter_a_b_c_"},
+		{component.KindExporter, component.MustNewIDWithName("a", "b"), "c_d", "exporter_a_b_c~5fd"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
 			require.Equal(t, tt.want, clientDirName(tt.kind, tt.id, tt.storageName))
 		})
 	}
+	// Too long for a file name: the kind, the type and a hash of the whole name.
+	long := clientDirName(component.KindExporter, component.MustNewIDWithName("otlp", strings.Repeat("n", 150)), strings.Repeat("s", 100))
+	require.Equal(t, "exporter_otlp_~", long[:len("exporter_otlp_~")])
+	require.Len(t, long, len("exporter_otlp_~")+64)
+	require.NotEqual(t, long, clientDirName(component.KindExporter, component.MustNewIDWithName("otlp", strings.Repeat("n", 150)), strings.Repeat("s", 101)))
 }
 
 func TestStartChecksDirectory(t *testing.T) {
