@@ -5,7 +5,9 @@ package queuestorageextension
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,7 +96,8 @@ func (s *gatedSink) push(_ context.Context, ld plog.Logs) error {
 		for j := range sls.Len() {
 			lrs := sls.At(j).LogRecords()
 			for k := range lrs.Len() {
-				s.delivered[lrs.At(k).Body().Str()]++
+				id, _, _ := strings.Cut(lrs.At(k).Body().Str(), "|")
+				s.delivered[id]++
 			}
 		}
 	}
@@ -127,9 +130,10 @@ func startQueuedExporter(t *testing.T, storageID component.ID, ext extension.Ext
 	return exp
 }
 
-func logOf(body string) plog.Logs {
+// logOf is one record of about 1 KiB, so that the queue's items fill several segments.
+func logOf(id string) plog.Logs {
 	ld := plog.NewLogs()
-	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr(body)
+	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr(id + "|" + strings.Repeat("x", 1000))
 	return ld
 }
 
@@ -156,6 +160,9 @@ func TestPersistentQueueRestart(t *testing.T) {
 			}, 30*time.Second, 5*time.Millisecond)
 			require.NoError(t, exp.Shutdown(context.Background()))
 			require.NoError(t, ext.Shutdown(context.Background()))
+			if b.name == "queue_storage" {
+				require.GreaterOrEqual(t, len(segmentFiles(t, dir)), 4, "the 60 items left fill several segments")
+			}
 
 			sink.mu.Lock()
 			sink.open = items
@@ -172,6 +179,19 @@ func TestPersistentQueueRestart(t *testing.T) {
 			for i := range items {
 				require.Equal(t, 1, sink.delivered["item-"+strconv.Itoa(i)], "item %d", i)
 			}
+			if b.name == "queue_storage" {
+				// Everything delivered: what is left is the active segment and the one holding
+				// the last metadata, nothing of the items (rule 7).
+				require.LessOrEqual(t, len(segmentFiles(t, dir)), 2)
+			}
 		})
 	}
+}
+
+// segmentFiles lists the queue's segment files.
+func segmentFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	segs, err := filepath.Glob(filepath.Join(dir, "exporter_queue_test__logs", "*.seg"))
+	require.NoError(t, err)
+	return segs
 }
