@@ -605,23 +605,41 @@ func TestConcurrentClients(t *testing.T) {
 	dir := t.TempDir()
 	s, m := open(t, dir, 8<<10)
 	var wg sync.WaitGroup
-	for w := range 4 {
+	errs := make([]error, 4)
+	for w := range errs {
 		wg.Go(func() {
-			for i := range 200 {
-				k := fmt.Sprintf("%d-%d", w, i)
-				v := []byte(k + string(bytes.Repeat([]byte("c"), i%700)))
-				assert.NoError(t, s.Batch(set("qmv0", k), storage.SetOperation(k, v)))
-				got, err := s.Get(k)
-				assert.NoError(t, err)
-				assert.Equal(t, v, got)
-				if i >= 5 {
-					assert.NoError(t, s.Batch(set("qmv0", k), del(fmt.Sprintf("%d-%d", w, i-5))))
-				}
-			}
+			errs[w] = concurrentWriter(s, w)
 		})
 	}
 	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
 	require.Equal(t, 4*5+1, s.Stats().Keys)
 	checkAccounting(t, s, m)
 	require.NoError(t, s.Close())
+}
+
+// concurrentWriter writes, reads back and deletes its own keys; the first failure is its error.
+func concurrentWriter(s *Store, w int) error {
+	for i := range 200 {
+		k := fmt.Sprintf("%d-%d", w, i)
+		v := []byte(k + string(bytes.Repeat([]byte("c"), i%700)))
+		if err := s.Batch(set("qmv0", k), storage.SetOperation(k, v)); err != nil {
+			return err
+		}
+		got, err := s.Get(k)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(v, got) {
+			return fmt.Errorf("%s: read back %d bytes, wrote %d", k, len(got), len(v))
+		}
+		if i >= 5 {
+			if err := s.Batch(set("qmv0", k), del(fmt.Sprintf("%d-%d", w, i-5))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
