@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,8 +112,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.maintain(); err != nil {
-		_ = s.closeFiles()
-		return nil, err
+		s.opts.Logger.Warn("queue_storage: removing or compacting segments failed; trying again at the next write", zap.Error(err))
 	}
 	return s, nil
 }
@@ -437,7 +437,12 @@ func (s *Store) Batch(ops ...*storage.Operation) error {
 		}
 		s.apply(seg, off+groupHeaderSize+int64(w.off), w.kind, w.key, uint32(end-w.off)) //nolint:gosec // a record is at most 2 GiB + 13
 	}
-	return s.maintain()
+	// The batch is written: a failure of the maintenance it started is not the caller's; it
+	// is logged, and the next call tries again (rule 11).
+	if err := s.maintain(); err != nil {
+		s.opts.Logger.Warn("queue_storage: removing or compacting segments failed; trying again at the next write", zap.Error(err))
+	}
+	return nil
 }
 
 // groupBuffer returns an empty buffer of at least n bytes' capacity.
@@ -592,16 +597,16 @@ func (s *Store) compact(seg *segment) error {
 	return s.remove(seg)
 }
 
-// remove closes and unlinks a sealed segment that holds nothing needed any more.
+// remove unlinks a sealed segment that holds nothing needed any more and forgets it; when
+// the unlink fails, the segment stays (an empty one is tried again at the next maintenance).
 func (s *Store) remove(seg *segment) error {
+	if err := os.Remove(seg.path); err != nil && !errors.Is(err, fs.ErrNotExist) { //nolint:gosec // G703: a segment name of our own in the client's directory
+		return fmt.Errorf("queue_storage: removing %s: %w", seg.path, err)
+	}
 	i := slices.Index(s.segs, seg)
 	s.segs = slices.Delete(s.segs, i, i+1)
 	s.opts.Metrics.Segments(-1)
-	s.opts.Metrics.LiveBytes(-seg.live) // zero unless values were dropped as unreadable
 	_ = seg.f.Close()
-	if err := os.Remove(seg.path); err != nil { //nolint:gosec // G703: a segment name of our own in the client's directory
-		return fmt.Errorf("queue_storage: removing %s: %w", seg.path, err)
-	}
 	if s.opts.Fsync {
 		return syncDir(s.dir)
 	}
