@@ -570,9 +570,15 @@ func (s *Store) compact(seg *segment) error {
 	for _, key := range keys {
 		_, b, err := s.readRecord(key, s.index[key])
 		if err != nil {
-			// The value is lost: counted by readRecord, logged here, dropped from the index.
+			// The value is lost: counted by readRecord, logged here, dropped from the index,
+			// and an older value of the key must not come back at recovery.
 			s.opts.Logger.Warn("queue_storage: dropping a value that cannot be read back for compaction", zap.Error(err))
 			s.unlive(key)
+			if s.olderHasKey(seg, key) {
+				if err := add(kindDelete, key, appendRecord(nil, kindDelete, key, nil)); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if err := add(kindSet, key, b); err != nil {

@@ -643,3 +643,33 @@ func concurrentWriter(s *Store, w int) error {
 	}
 	return nil
 }
+
+func TestCompactionDropsAnUnreadableValue(t *testing.T) {
+	// A live value whose bytes rotted is dropped when its segment is compacted, counted, and
+	// the key's older value, in an older segment, does not come back after recovery.
+	const segSize = 8 << 10
+	dir := t.TempDir()
+	s, m := open(t, dir, segSize)
+	v := bytes.Repeat([]byte("o"), 3000)
+	big := bytes.Repeat([]byte("b"), 6000)
+	require.NoError(t, s.Batch(storage.SetOperation("k", []byte("old")), storage.SetOperation("keep", big))) // segment 1
+	require.NoError(t, s.Batch(storage.SetOperation("k", v)))                                                // segment 2
+	require.NoError(t, s.Batch(storage.SetOperation("x", v)))                                                // segment 2
+	require.NoError(t, s.Batch(storage.SetOperation("y", v)))                                                // segment 3
+	s.mu.Lock()
+	l := s.index["k"]
+	require.NotEqual(t, s.index["keep"].seg, l.seg)
+	_, err := l.seg.f.WriteAt([]byte{'!'}, l.off+int64(l.n)-1)
+	require.NoError(t, err)
+	require.NoError(t, s.compact(l.seg))
+	s.mu.Unlock()
+	require.Equal(t, int64(1), m.corrupt.Load())
+	want := map[string]string{"keep": string(big), "x": string(v), "y": string(v)}
+	requireContents(t, s, want, "k")
+	checkAccounting(t, s, m)
+	require.NoError(t, s.Close())
+	s, m = open(t, dir, segSize)
+	requireContents(t, s, want, "k")
+	checkAccounting(t, s, m)
+	require.NoError(t, s.Close())
+}
