@@ -306,7 +306,7 @@ func TestRandomAgainstModel(t *testing.T) {
 			dir := t.TempDir()
 			s, m := open(t, dir, segSize)
 			model := map[string]string{}
-			maxGroup := int64(0)
+			maxGroup, compactions := int64(0), int64(0)
 			for step := range 3000 {
 				var ops []*storage.Operation
 				groupSize := int64(groupHeaderSize)
@@ -338,11 +338,14 @@ func TestRandomAgainstModel(t *testing.T) {
 				// Rule 8's bound; the tombstones kept are a few per key here.
 				require.LessOrEqual(t, st.FileBytes, 2*st.LiveBytes+2*segSize+maxGroup+40*int64(recordSize(2, 0)), "step %d", step)
 				if rng.IntN(300) == 0 {
+					compactions += m.compactions.Load()
 					require.NoError(t, s.Close())
 					s, m = open(t, dir, segSize)
 					require.Zero(t, m.dropped.Load())
 				}
 			}
+			compactions += m.compactions.Load()
+			require.Positive(t, compactions, "the random operations compact")
 			requireContents(t, s, model)
 			checkAccounting(t, s, m)
 			require.NoError(t, s.Close())
