@@ -11,12 +11,17 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/plog"
 )
 
 // BenchmarkQueueStorageWrites compares what queue_storage and file_storage (bbolt) write per
@@ -108,4 +113,56 @@ func procWritten(tb testing.TB) int64 {
 	}
 	tb.Fatal("no wchar in /proc/self/io")
 	return 0
+}
+
+// BenchmarkPersistentQueue sends b.N items of about `size` bytes through exporterhelper's
+// persistent queue (collector v0.160, 2 consumers, no batching) over each backend into a sink
+// that counts them, and reports the time and allocations per item: the queue's whole cost
+// (encoding, the storage's batches, the bookkeeping) with each storage.
+func BenchmarkPersistentQueue(b *testing.B) {
+	starts := []struct {
+		name  string
+		start func(testing.TB, string) (component.ID, extension.Extension)
+	}{
+		{"queue_storage", func(tb testing.TB, dir string) (component.ID, extension.Extension) { return startQueueStorage(tb, dir, 0) }},
+		{"file_storage", startFileStorage},
+	}
+	for _, size := range []int{4 << 10, 64 << 10} {
+		for _, s := range starts {
+			b.Run(fmt.Sprintf("item=%dKiB/%s", size>>10, s.name), func(b *testing.B) {
+				id, ext := s.start(b, b.TempDir())
+				var got atomic.Int64
+				done := make(chan struct{})
+				push := func(context.Context, plog.Logs) error {
+					if got.Add(1) == int64(b.N) {
+						close(done)
+					}
+					return nil
+				}
+				qcfg := exporterhelper.NewDefaultQueueConfig()
+				qcfg.StorageID = &id
+				qcfg.NumConsumers = queueConsumers
+				qcfg.BlockOnOverflow = true
+				qcfg.Batch = configoptional.None[exporterhelper.BatchConfig]()
+				set := exportertest.NewNopSettings(component.MustNewType("queue_bench"))
+				exp, err := exporterhelper.NewLogs(context.Background(), set, &struct{}{}, push, exporterhelper.WithQueue(configoptional.Some(qcfg)))
+				require.NoError(b, err)
+				require.NoError(b, exp.Start(context.Background(), storageHost{exts: map[component.ID]component.Component{id: ext}}))
+				ld := plog.NewLogs()
+				body := make([]byte, size)
+				_, _ = rand.NewChaCha8([32]byte{2}).Read(body)
+				ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetEmptyBytes().FromRaw(body)
+				b.ReportAllocs()
+				b.SetBytes(int64(size))
+				b.ResetTimer()
+				for range b.N {
+					require.NoError(b, exp.ConsumeLogs(context.Background(), ld))
+				}
+				<-done
+				b.StopTimer()
+				require.NoError(b, exp.Shutdown(context.Background()))
+				require.NoError(b, ext.Shutdown(context.Background()))
+			})
+		}
+	}
 }
