@@ -124,7 +124,9 @@ func BenchmarkPersistentQueue(b *testing.B) {
 		name  string
 		start func(testing.TB, string) (component.ID, extension.Extension)
 	}{
-		{"queue_storage", func(tb testing.TB, dir string) (component.ID, extension.Extension) { return startQueueStorage(tb, dir, 0) }},
+		{"queue_storage", func(tb testing.TB, dir string) (component.ID, extension.Extension) {
+			return startQueueStorage(tb, dir, 0)
+		}},
 		{"file_storage", startFileStorage},
 	}
 	for _, size := range []int{4 << 10, 64 << 10} {
