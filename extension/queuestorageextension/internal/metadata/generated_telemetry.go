@@ -31,7 +31,7 @@ type TelemetryBuilder struct {
 	ExtensionQueueStorageBytesRead metric.Int64Counter
 	// ExtensionQueueStorageBytesWritten: Bytes written to the clients' segment files (record groups, compaction's copies included). [By]
 	ExtensionQueueStorageBytesWritten metric.Int64Counter
-	// ExtensionQueueStorageCompactions: Segments compacted, their live records copied to the active segment because they held less than half of the segment live. [{compactions}]
+	// ExtensionQueueStorageCompactions: Segments compacted, their live records copied to the active segment, because the sealed segments held more than twice the live bytes plus one segment (design.md, rule 8). [{compactions}]
 	ExtensionQueueStorageCompactions metric.Int64Counter
 	// ExtensionQueueStorageCorruptReads: Records read back whose checksum or content did not match; the call reading them got an error. [{records}]
 	ExtensionQueueStorageCorruptReads metric.Int64Counter
@@ -79,7 +79,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExtensionQueueStorageCompactions, err = builder.meter.Int64Counter(
 		"otelcol_extension_queue_storage_compactions",
-		metric.WithDescription("Segments compacted, their live records copied to the active segment because they held less than half of the segment live."),
+		metric.WithDescription("Segments compacted, their live records copied to the active segment, because the sealed segments held more than twice the live bytes plus one segment (design.md, rule 8)."),
 		metric.WithUnit("{compactions}"),
 	)
 	errs = errors.Join(errs, err)
