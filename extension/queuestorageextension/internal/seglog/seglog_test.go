@@ -676,3 +676,31 @@ func TestCompactionDropsAnUnreadableValue(t *testing.T) {
 	checkAccounting(t, s, m)
 	require.NoError(t, s.Close())
 }
+
+func TestTornGroupOpeningASegment(t *testing.T) {
+	// The last group was the first of a new segment file and is cut, as a process killed
+	// while writing it leaves it: the file ends up empty and is removed, everything before it
+	// is there (rules 6, 10).
+	const segSize = 4096
+	dir := t.TempDir()
+	s, _ := open(t, dir, segSize)
+	v := bytes.Repeat([]byte("t"), 3000)
+	require.NoError(t, s.Batch(storage.SetOperation("a", v)))
+	require.NoError(t, s.Batch(storage.SetOperation("b", v), set("qmv0", "2")))
+	require.NoError(t, s.Close())
+	files := segmentFilesOf(t, dir)
+	last := files[len(files)-1]
+	data, err := os.ReadFile(last)
+	require.NoError(t, err)
+	require.Len(t, data, groupHeaderSize+recordSize(1, 3000)+recordSize(4, 1), "b's group opened a segment")
+	for _, cut := range []int{1, groupHeaderSize, len(data) / 2, len(data) - 1} {
+		torn := copyDir(t, dir)
+		require.NoError(t, os.Truncate(filepath.Join(torn, filepath.Base(last)), int64(cut)))
+		s, m := open(t, torn, segSize)
+		require.Equal(t, int64(cut), m.dropped.Load())
+		requireContents(t, s, map[string]string{"a": string(v)}, "b", "qmv0")
+		checkAccounting(t, s, m)
+		require.NoError(t, s.Close())
+		require.NotContains(t, segmentFilesOf(t, torn), filepath.Join(torn, filepath.Base(last)), "the emptied segment is removed")
+	}
+}
