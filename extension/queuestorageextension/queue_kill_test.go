@@ -15,11 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
-	"go.opentelemetry.io/collector/exporter/exporterhelper"
-	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 )
 
@@ -60,17 +56,7 @@ func TestQueueKillChild(t *testing.T) {
 		return nil
 	}
 	id, ext := startQueueStorage(t, dir, 16<<10)
-	qcfg := exporterhelper.NewDefaultQueueConfig()
-	qcfg.StorageID = &id
-	qcfg.NumConsumers = queueConsumers
-	qcfg.BlockOnOverflow = true
-	qcfg.Batch = configoptional.None[exporterhelper.BatchConfig]()
-	set := exportertest.NewNopSettings(component.MustNewType("queue_test"))
-	set.ID = component.NewID(set.ID.Type())
-	exp, err := exporterhelper.NewLogs(context.Background(), set, &struct{}{}, push,
-		exporterhelper.WithQueue(configoptional.Some(qcfg)), exporterhelper.WithRetry(configretry.NewDefaultBackOffConfig()))
-	require.NoError(t, err)
-	require.NoError(t, exp.Start(context.Background(), storageHost{exts: map[component.ID]component.Component{id: ext}}))
+	exp := startQueue(t, id, ext, push, true, configretry.NewDefaultBackOffConfig())
 	say("started")
 	if start < 0 {
 		select {} // deliver until killed

@@ -16,9 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/config/configoptional"
-	"go.opentelemetry.io/collector/exporter/exporterhelper"
-	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -37,18 +35,9 @@ func BenchmarkQueueStorageWrites(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc/self/io")
 	}
-	starts := []struct {
-		name  string
-		start func(testing.TB, string) (component.ID, extension.Extension)
-	}{
-		{"queue_storage", func(tb testing.TB, dir string) (component.ID, extension.Extension) {
-			return startQueueStorage(tb, dir, 0)
-		}},
-		{"file_storage", startFileStorage},
-	}
 	for _, size := range []int{32 << 10, 128 << 10, 512 << 10} {
 		for _, lag := range []int{2, 20} {
-			for _, s := range starts {
+			for _, s := range backends(0) {
 				b.Run(fmt.Sprintf("item=%dKiB/lag=%d/%s", size>>10, lag, s.name), func(b *testing.B) {
 					benchQueueStorage(b, s.start, size, lag)
 				})
@@ -120,17 +109,8 @@ func procWritten(tb testing.TB) int64 {
 // that counts them, and reports the time and allocations per item: the queue's whole cost
 // (encoding, the storage's batches, the bookkeeping) with each storage.
 func BenchmarkPersistentQueue(b *testing.B) {
-	starts := []struct {
-		name  string
-		start func(testing.TB, string) (component.ID, extension.Extension)
-	}{
-		{"queue_storage", func(tb testing.TB, dir string) (component.ID, extension.Extension) {
-			return startQueueStorage(tb, dir, 0)
-		}},
-		{"file_storage", startFileStorage},
-	}
 	for _, size := range []int{4 << 10, 64 << 10} {
-		for _, s := range starts {
+		for _, s := range backends(0) {
 			b.Run(fmt.Sprintf("item=%dKiB/%s", size>>10, s.name), func(b *testing.B) {
 				id, ext := s.start(b, b.TempDir())
 				var got atomic.Int64
@@ -141,15 +121,7 @@ func BenchmarkPersistentQueue(b *testing.B) {
 					}
 					return nil
 				}
-				qcfg := exporterhelper.NewDefaultQueueConfig()
-				qcfg.StorageID = &id
-				qcfg.NumConsumers = queueConsumers
-				qcfg.BlockOnOverflow = true
-				qcfg.Batch = configoptional.None[exporterhelper.BatchConfig]()
-				set := exportertest.NewNopSettings(component.MustNewType("queue_bench"))
-				exp, err := exporterhelper.NewLogs(context.Background(), set, &struct{}{}, push, exporterhelper.WithQueue(configoptional.Some(qcfg)))
-				require.NoError(b, err)
-				require.NoError(b, exp.Start(context.Background(), storageHost{exts: map[component.ID]component.Component{id: ext}}))
+				exp := startQueue(b, id, ext, push, true, configretry.NewDefaultBackOffConfig())
 				ld := plog.NewLogs()
 				body := make([]byte, size)
 				_, _ = rand.NewChaCha8([32]byte{2}).Read(body)

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
@@ -35,7 +36,17 @@ func (h storageHost) GetExtensions() map[component.ID]component.Component { retu
 // backend starts one storage extension on dir.
 type backend struct {
 	name  string
-	start func(t *testing.T, dir string) (component.ID, extension.Extension)
+	start func(tb testing.TB, dir string) (component.ID, extension.Extension)
+}
+
+// backends are queue_storage, with segments of segmentSize (0: the default), and file_storage.
+func backends(segmentSize int64) []backend {
+	return []backend{
+		{name: "queue_storage", start: func(tb testing.TB, dir string) (component.ID, extension.Extension) {
+			return startQueueStorage(tb, dir, segmentSize)
+		}},
+		{name: "file_storage", start: startFileStorage},
+	}
 }
 
 // startQueueStorage starts queue_storage on dir with segments of segmentSize (0: the default).
@@ -64,13 +75,6 @@ func startFileStorage(t testing.TB, dir string) (component.ID, extension.Extensi
 	require.NoError(t, err)
 	require.NoError(t, ext.Start(context.Background(), storageHost{}))
 	return set.ID, ext
-}
-
-var backends = []backend{
-	{name: "queue_storage", start: func(t *testing.T, dir string) (component.ID, extension.Extension) {
-		return startQueueStorage(t, dir, 16<<10)
-	}},
-	{name: "file_storage", start: func(t *testing.T, dir string) (component.ID, extension.Extension) { return startFileStorage(t, dir) }},
 }
 
 // gatedSink is the exporter's push function: it takes the first `open` items, then fails every
@@ -112,22 +116,31 @@ func (s *gatedSink) counts() (delivered, refused int) {
 
 const queueConsumers = 2
 
-func startQueuedExporter(t *testing.T, storageID component.ID, ext extension.Extension, sink *gatedSink) exporter.Logs {
-	t.Helper()
+// startQueue starts the exporter queue_test (the same id every time: a restart finds its
+// queue) with exporterhelper's persistent queue in the storage extension ext: queueConsumers
+// consumers, no batching, blocking when full if block is set, and retry's back-off.
+func startQueue(tb testing.TB, storageID component.ID, ext extension.Extension, push consumer.ConsumeLogsFunc, block bool, retry configretry.BackOffConfig) exporter.Logs {
+	tb.Helper()
 	qcfg := exporterhelper.NewDefaultQueueConfig()
 	qcfg.StorageID = &storageID
 	qcfg.NumConsumers = queueConsumers
+	qcfg.BlockOnOverflow = block
 	qcfg.Batch = configoptional.None[exporterhelper.BatchConfig]()
+	set := exportertest.NewNopSettings(component.MustNewType("queue_test"))
+	set.ID = component.NewID(set.ID.Type())
+	exp, err := exporterhelper.NewLogs(context.Background(), set, &struct{}{}, push,
+		exporterhelper.WithQueue(configoptional.Some(qcfg)), exporterhelper.WithRetry(retry))
+	require.NoError(tb, err)
+	require.NoError(tb, exp.Start(context.Background(), storageHost{exts: map[component.ID]component.Component{storageID: ext}}))
+	return exp
+}
+
+func startQueuedExporter(t *testing.T, storageID component.ID, ext extension.Extension, sink *gatedSink) exporter.Logs {
+	t.Helper()
 	retry := configretry.NewDefaultBackOffConfig()
 	// A refused item waits for the shutdown, which leaves it in the queue.
 	retry.InitialInterval, retry.MaxInterval, retry.MaxElapsedTime = time.Hour, time.Hour, 0
-	set := exportertest.NewNopSettings(component.MustNewType("queue_test"))
-	set.ID = component.NewID(set.ID.Type()) // the same queue after the restart
-	exp, err := exporterhelper.NewLogs(context.Background(), set, &struct{}{}, sink.push,
-		exporterhelper.WithQueue(configoptional.Some(qcfg)), exporterhelper.WithRetry(retry))
-	require.NoError(t, err)
-	require.NoError(t, exp.Start(context.Background(), storageHost{exts: map[component.ID]component.Component{storageID: ext}}))
-	return exp
+	return startQueue(t, storageID, ext, sink.push, false, retry)
 }
 
 // logOf is one record of about 1 KiB, so that the queue's items fill several segments.
@@ -143,7 +156,7 @@ func logOf(id string) plog.Logs {
 // directory; every item is delivered exactly once across the two runs, on both backends.
 func TestPersistentQueueRestart(t *testing.T) {
 	const items, firstRun = 100, 40
-	for _, b := range backends {
+	for _, b := range backends(16 << 10) {
 		t.Run(b.name, func(t *testing.T) {
 			dir := t.TempDir()
 			sink := &gatedSink{open: firstRun, delivered: map[string]int{}}
