@@ -11,7 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -20,9 +20,9 @@ const ownerIndex = "owner"
 
 // watchRollouts makes the cluster-wide Deployment and ReplicaSet informers of a term (design.md
 // rule 7); the caller runs them.
-func (r *lifecycleReceiver) watchRollouts(client kubernetes.Interface) (deployments, sets cache.Controller) {
+func (r *lifecycleReceiver) watchRollouts(apps rest.Interface) (deployments, sets cache.Controller) {
 	dStore, dCtrl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: cache.NewListWatchFromClient(client.AppsV1().RESTClient(), "deployments", metav1.NamespaceAll, fields.Everything()),
+		ListerWatcher: cache.NewListWatchFromClient(apps, "deployments", metav1.NamespaceAll, fields.Everything()),
 		ObjectType:    &appsv1.Deployment{},
 		Transform:     trimDeployment,
 		Handler: cache.ResourceEventHandlerDetailedFuncs{
@@ -32,7 +32,7 @@ func (r *lifecycleReceiver) watchRollouts(client kubernetes.Interface) (deployme
 		},
 	})
 	sStore, sCtrl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: cache.NewListWatchFromClient(client.AppsV1().RESTClient(), "replicasets", metav1.NamespaceAll, fields.Everything()),
+		ListerWatcher: cache.NewListWatchFromClient(apps, "replicasets", metav1.NamespaceAll, fields.Everything()),
 		ObjectType:    &appsv1.ReplicaSet{},
 		Transform:     trimReplicaSet,
 		Indexers: cache.Indexers{ownerIndex: func(obj any) ([]string, error) {
