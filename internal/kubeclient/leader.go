@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -169,9 +170,9 @@ func (e *Elector) renew(ctx context.Context) {
 // tryAcquireOrRenew reads the Lease and writes this process as its holder when rule 1 allows.
 func (e *Elector) tryAcquireOrRenew(ctx context.Context) bool {
 	now := metav1.NewMicroTime(time.Now())
-	seconds := int32(e.lease.LeaseDuration / time.Second)
-	if seconds < 1 {
-		seconds = 1
+	seconds := int32(1)
+	if s := e.lease.LeaseDuration / time.Second; s > 1 {
+		seconds = int32(min(s, math.MaxInt32)) //nolint:gosec // bounded above
 	}
 	current := &coordinationv1.Lease{}
 	err := e.leases.Get().Namespace(e.namespace).Resource("leases").Name(e.lease.Name).Do(ctx).Into(current)
