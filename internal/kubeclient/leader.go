@@ -289,7 +289,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 var ErrNotHolder = errors.New("leader election: not the holder of the lease")
 
 // Term numbers the current term: the Lease's leaseTransitions while this process holds it.
-// client-go increments it at every change of holder, so a later term has a higher number; a
+// Taking the Lease increments it (design.md, Lease rule 3), so a later term has a higher number; a
 // writer that stamps what it writes with its term can be fenced by the next leader (a deposed
 // holder's late write is recognizable as older). It reads the Lease; ErrNotHolder when another
 // identity holds it.
