@@ -134,18 +134,21 @@ build-node: ## compile bin/otelcol-k8s-node, the node agent's build, from the co
 # make run: a simulated node (testbed/nodesim) writes container logs like kubelet and containerd,
 # the node agent's build (bin/otelcol-k8s-node, what the DaemonSet runs) runs RUN_CONFIG on them
 # and sends to the local CloudWatch Logs server (testbed/localcloudwatch); the report shows what
-# arrived. The cluster part (Events, traced Pods) needs bin/kube-local and the full distribution
-# bin/otelcol-k8s: runlocal runs `make build-only kube-bin` in the background (about 30
-# CPU-minutes the first time, seconds from Go's build cache later; the last duration is kept in
+# arrived. The cluster part (Events, traced Pods) needs bin/kube-local, the full distribution
+# bin/otelcol-k8s and bin/runlocal-cluster (testbed/cmd/runlocal/cluster): runlocal runs
+# `make build-only kube-bin runlocal-cluster` in the background (about 30 CPU-minutes the first
+# time, seconds from Go's build cache later; the last duration is kept in
 # bin/kube-local.build-time) and starts that part when they are built, so the node's report
-# comes first. RUN_ARGS passes flags to testbed/cmd/runlocal (for example RUN_ARGS='-rate 500
-# -duration 60s'; RUN_ARGS='-kube-bin=' leaves the cluster part out). `make run-samples` is the
-# former quick look: the bundled samples printed by the debug exporter. runlocal is built with
-# the collector's flags (CGO_ENABLED=0, -trimpath), and the root module requires the versions of
-# cmd/otelcol-k8s-node/go.mod for the modules both use (internal/repocheck keeps it so), so
-# that the packages they share (client-go, pdata, grpc, x/net, ...) come from the node build in
-# Go's build cache instead of compiling twice (cold, after the node build: 291 CPU-seconds for runlocal with other versions,
-# 23 with the same).
+# comes first. What a cold run compiles before that report links no client-go clientset,
+# informers or API group beyond core, apps and coordination (internal/repocheck keeps the node
+# build so; the cluster part, which needs client-go's recorders, is its own program):
+# testbed/BENCHMARKS.md, "Build time". RUN_ARGS passes flags to testbed/cmd/runlocal (for
+# example RUN_ARGS='-rate 500 -duration 60s'; RUN_ARGS='-kube-bin=' leaves the cluster part
+# out). `make run-samples` is the former quick look: the bundled samples printed by the debug
+# exporter. runlocal is built with the collector's flags (CGO_ENABLED=0, -trimpath), and the
+# root module requires the versions of cmd/otelcol-k8s-node/go.mod for the modules both use
+# (internal/repocheck keeps it so), so that the packages they share (client-go's REST client,
+# pdata, grpc, x/net, ...) come from the node build in Go's build cache instead of compiling twice.
 RUN_CONFIG ?= config/run.yaml
 RUN_ARGS   ?=
 
@@ -153,7 +156,12 @@ RUN_ARGS   ?=
 run: build-node ## simulated node -> bin/otelcol-k8s-node -> local CloudWatch Logs first; Events and traced Pods from bin/kube-local (built meanwhile) after; then what arrived (no AWS, no cluster); Ctrl-C stops
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/runlocal ./testbed/cmd/runlocal
 	bin/runlocal -bin $(NODE_BIN) -events-bin $(BIN) -kube-bin $(KUBE_BIN) \
-		-cluster-build '$(MAKE) --no-print-directory build-only kube-bin' -config $(RUN_CONFIG) $(RUN_ARGS)
+		-cluster-bin bin/runlocal-cluster \
+		-cluster-build '$(MAKE) --no-print-directory build-only kube-bin runlocal-cluster' -config $(RUN_CONFIG) $(RUN_ARGS)
+
+.PHONY: runlocal-cluster
+runlocal-cluster: ## compile bin/runlocal-cluster, the cluster part of make run (started by runlocal)
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/runlocal-cluster ./testbed/cmd/runlocal/cluster
 
 .PHONY: run-samples
 run-samples: build-only ## print the bundled config/samples records with the debug exporter (config/local.yaml)

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	k8smeta "k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -130,18 +129,15 @@ var _ podmeta.StatusSource = (*podMetadataExtension)(nil)
 
 // podListWatch returns the list-watch of the node's Pods and the type it delivers: metadata
 // only, or with pod_status whole Pods, which the store trims at once (design.md rule 2).
-func (e *podMetadataExtension) podListWatch(rc *rest.Config) (cache.ListerWatcher, runtime.Object, error) {
+func (e *podMetadataExtension) podListWatch(clients *kubeclient.Clients) (cache.ListerWatcher, runtime.Object) {
 	selector := fields.OneTermEqualSelector("spec.nodeName", e.cfg.NodeName).String()
 	if !e.cfg.PodStatus {
 		pods := e.client.Resource(podsGVR)
-		return selectedListWatch(selector, pods.List, pods.Watch), &metav1.PartialObjectMetadata{}, nil
+		return selectedListWatch(selector, pods.List, pods.Watch), &metav1.PartialObjectMetadata{}
 	}
-	kc, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, nil, fmt.Errorf("pod_metadata: %w", err)
-	}
-	pods := kc.CoreV1().Pods(metav1.NamespaceAll)
-	return selectedListWatch(selector, pods.List, pods.Watch), &corev1.Pod{}, nil
+	return cache.NewFilteredListWatchFromClient(clients.Core, "pods", metav1.NamespaceAll, func(o *metav1.ListOptions) {
+		o.FieldSelector = selector
+	}), &corev1.Pod{}
 }
 
 // selectedListWatch lists and watches with the field selector.
@@ -167,13 +163,12 @@ func (e *podMetadataExtension) Start(ctx context.Context, _ component.Host) erro
 	if err != nil {
 		return err
 	}
-	if e.client, err = k8smeta.NewForConfig(rc); err != nil {
+	clients, err := kubeclient.NewClients(rc)
+	if err != nil {
 		return fmt.Errorf("pod_metadata: %w", err)
 	}
-	lw, objType, err := e.podListWatch(rc)
-	if err != nil {
-		return err
-	}
+	e.client = clients.Metadata
+	lw, objType := e.podListWatch(clients)
 	e.runCtx, e.cancel = context.WithCancel(context.Background())
 	st := &podStore{ext: e, synced: make(chan struct{})}
 	ref := cache.NewReflectorWithOptions(lw, objType, st,

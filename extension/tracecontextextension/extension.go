@@ -104,7 +104,11 @@ func newMetadataClient(kubeconfig string) (k8smeta.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace_context: %w", err)
 	}
-	return k8smeta.NewForConfig(rc)
+	clients, err := kubeclient.NewClients(rc)
+	if err != nil {
+		return nil, fmt.Errorf("trace_context: %w", err)
+	}
+	return clients.Metadata, nil
 }
 
 // Start opens the watches (design.md rule 7) and waits for their first lists (rule 8).

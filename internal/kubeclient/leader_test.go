@@ -32,13 +32,15 @@ func TestElectorHandover(t *testing.T) {
 	require.NoError(t, err)
 	client, err := kubernetes.NewForConfig(rc)
 	require.NoError(t, err)
+	clients, err := NewClients(LeaseConfig(rc))
+	require.NoError(t, err)
 
 	var leading atomic.Int32 // replicas inside lead at once
 	var maxLeading atomic.Int32
 	led := map[string]*atomic.Bool{"a": {}, "b": {}}
 	aStopping, aRelease := make(chan struct{}), make(chan struct{})
 	start := func(identity string) (context.CancelFunc, *sync.WaitGroup) {
-		e, err := NewElector(client, Lease{
+		e, err := NewElector(clients.Coordination, Lease{
 			Name: "test", Namespace: "default", Identity: identity,
 			LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 100 * time.Millisecond,
 		}, func(ctx context.Context) {

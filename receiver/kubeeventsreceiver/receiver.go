@@ -162,14 +162,14 @@ func (r *kubeEventsReceiver) start(ctx context.Context, host component.Host) err
 	// One leader-election implementation for the repository (internal/kubeclient): only the
 	// holder watches; losing the Lease ends the term; at shutdown the term ends before the
 	// Lease is released (design.md rule 6).
-	leaseClient, err := kubernetes.NewForConfig(kubeclient.LeaseConfig(rc))
+	leaseClients, err := kubeclient.NewClients(kubeclient.LeaseConfig(rc))
 	if err != nil {
 		return fmt.Errorf("kube_events: %w", err)
 	}
 	var elector *kubeclient.Elector
 	lease := le.Lease(namespace)
 	lease.Identity = identity
-	elector, err = kubeclient.NewElector(leaseClient, lease, func(leaderCtx context.Context) {
+	elector, err = kubeclient.NewElector(leaseClients.Coordination, lease, func(leaderCtx context.Context) {
 		ctx, cancel := context.WithCancel(leaderCtx)
 		defer cancel()
 		stop := context.AfterFunc(termCtx, cancel)

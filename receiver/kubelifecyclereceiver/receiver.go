@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objevents"
@@ -96,7 +95,7 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 	if err != nil {
 		return fmt.Errorf("kube_lifecycle: %w", err)
 	}
-	client, err := kubernetes.NewForConfig(rc)
+	clients, err := kubeclient.NewClients(rc)
 	if err != nil {
 		return fmt.Errorf("kube_lifecycle: %w", err)
 	}
@@ -114,7 +113,7 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 			cancel()
 			return fmt.Errorf("kube_lifecycle: trace_context: extension %q (%T) has no Event hub (SubscribeObjectEvents)", *r.cfg.TraceContext, r.source)
 		}
-		rr := newRolloutReader(r, client.AppsV1())
+		rr := newRolloutReader(r, clients.Apps)
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
@@ -128,14 +127,14 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 			namespace = ownNamespace()
 		}
 		// the Lease's own client: its 429s fail a renewal instead of sleeping past the deadline
-		leaseClient, err := kubernetes.NewForConfig(kubeclient.LeaseConfig(rc))
+		leaseClients, err := kubeclient.NewClients(kubeclient.LeaseConfig(rc))
 		if err != nil {
 			return fmt.Errorf("kube_lifecycle: %w", err)
 		}
-		elector, err := kubeclient.NewElector(leaseClient, le.Lease(namespace),
+		elector, err := kubeclient.NewElector(leaseClients.Coordination, le.Lease(namespace),
 			func(termCtx context.Context) {
 				r.resetTerm()
-				synced := r.watch(termCtx, client)
+				synced := r.watch(termCtx, clients)
 				if !cache.WaitForCacheSync(termCtx.Done(), synced...) {
 					return
 				}
@@ -151,7 +150,7 @@ func (r *lifecycleReceiver) Start(ctx context.Context, host component.Host) erro
 		}()
 		return nil
 	}
-	synced := r.watch(runCtx, client)
+	synced := r.watch(runCtx, clients)
 	syncCtx, syncCancel := context.WithTimeout(ctx, r.cfg.SyncTimeout)
 	defer syncCancel()
 	if !cache.WaitForCacheSync(syncCtx.Done(), synced...) {
@@ -173,7 +172,7 @@ func ownNamespace() string {
 
 // watch runs the informers of the configured kinds until ctx ends; it returns their synced
 // functions.
-func (r *lifecycleReceiver) watch(ctx context.Context, client kubernetes.Interface) []cache.InformerSynced {
+func (r *lifecycleReceiver) watch(ctx context.Context, clients *kubeclient.Clients) []cache.InformerSynced {
 	var synced []cache.InformerSynced
 	run := func(ctrl cache.Controller) {
 		r.wg.Add(1)
@@ -186,7 +185,7 @@ func (r *lifecycleReceiver) watch(ctx context.Context, client kubernetes.Interfa
 	if r.cfg.traces(KindPod) && r.pods != nil {
 		synced = append(synced, r.watchPodSource(ctx, r.pods))
 	} else if r.cfg.traces(KindPod) {
-		lw := cache.NewFilteredListWatchFromClient(client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, func(o *metav1.ListOptions) {
+		lw := cache.NewFilteredListWatchFromClient(clients.Core, "pods", metav1.NamespaceAll, func(o *metav1.ListOptions) {
 			if r.cfg.NodeName != "" {
 				o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", r.cfg.NodeName).String()
 			}

@@ -15,7 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/objevents"
 )
@@ -89,8 +89,7 @@ type queued struct {
 // objevents.Subscriber; one goroutine (run) owns its state.
 type rolloutReader struct {
 	r    *lifecycleReceiver
-	apps appsclient.DeploymentsGetter
-	sets appsclient.ReplicaSetsGetter
+	apps rest.Interface // apps/v1 (kubeclient.Clients.Apps)
 
 	queue chan queued
 	wake  chan struct{}
@@ -104,9 +103,9 @@ type rolloutReader struct {
 	seen   uint64               // the epoch run last acted on
 }
 
-func newRolloutReader(r *lifecycleReceiver, apps appsclient.AppsV1Interface) *rolloutReader {
+func newRolloutReader(r *lifecycleReceiver, apps rest.Interface) *rolloutReader {
 	return &rolloutReader{
-		r: r, apps: apps, sets: apps, queue: make(chan queued, rolloutQueueSize), wake: make(chan struct{}, 1),
+		r: r, apps: apps, queue: make(chan queued, rolloutQueueSize), wake: make(chan struct{}, 1),
 		follow: map[string]*followed{}, bySet: map[string]string{},
 	}
 }
@@ -362,7 +361,8 @@ func (rr *rolloutReader) forget(key string, f *followed) {
 func (rr *rolloutReader) getDeployment(ctx context.Context, f *followed) (*appsv1.Deployment, error) {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	d, err := rr.apps.Deployments(f.namespace).Get(ctx, f.name, metav1.GetOptions{})
+	d := &appsv1.Deployment{}
+	err := rr.apps.Get().Namespace(f.namespace).Resource("deployments").Name(f.name).Do(ctx).Into(d)
 	rr.counted("deployments", err)
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -376,7 +376,8 @@ func (rr *rolloutReader) getDeployment(ctx context.Context, f *followed) (*appsv
 func (rr *rolloutReader) getReplicaSet(ctx context.Context, namespace, name string) (*appsv1.ReplicaSet, error) {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	rs, err := rr.sets.ReplicaSets(namespace).Get(ctx, name, metav1.GetOptions{})
+	rs := &appsv1.ReplicaSet{}
+	err := rr.apps.Get().Namespace(namespace).Resource("replicasets").Name(name).Do(ctx).Into(rs)
 	rr.counted("replicasets", err)
 	if err != nil {
 		return nil, err

@@ -114,7 +114,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		checkRBAC(t, cs, ReleaseNamespace, "otelcol-k8s", false)
 	})
 	t.Run("events state needs no create", func(t *testing.T) {
-		// As the events ServiceAccount (impersonated): client-go's Lease lock takes the Lease the
+		// As the events ServiceAccount (impersonated): the Lease elector takes the Lease the
 		// chart created and leads, and kube_events' checkpoint calls (get, then update with its
 		// data) succeed on the chart's empty ConfigMap, with no create allowed.
 		sa := rest.CopyConfig(cfg)
@@ -124,9 +124,11 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 		saCS, err := kubernetes.NewForConfig(sa)
 		require.NoError(t, err)
+		saClients, err := kubeclient.NewClients(sa)
+		require.NoError(t, err)
 		leading := make(chan struct{})
 		var once sync.Once
-		elector, err := kubeclient.NewElector(saCS, kubeclient.Lease{
+		elector, err := kubeclient.NewElector(saClients.Coordination, kubeclient.Lease{
 			Name: "otelcol-k8s-events", Namespace: ReleaseNamespace, Identity: "events-0",
 			LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
 		}, func(ctx context.Context) {

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -47,7 +48,8 @@ func run() error {
 	first := flag.Duration("first-report", 15*time.Second, "when to print the first report")
 	events := flag.Int("events", 3, "events shown per log group")
 	kubeBin := flag.String("kube-bin", "bin/kube-local", "local API server for the cluster part (empty: no cluster part)")
-	clusterBuild := flag.String("cluster-build", "", "shell command that brings -kube-bin and -events-bin up to date, run while the node part runs (empty: them as they are)")
+	clusterBin := flag.String("cluster-bin", "bin/runlocal-cluster", "the cluster part's program (testbed/cmd/runlocal/cluster)")
+	clusterBuild := flag.String("cluster-build", "", "shell command that brings -kube-bin, -events-bin and -cluster-bin up to date, run while the node part runs (empty: them as they are)")
 	flag.Parse()
 
 	if err := os.RemoveAll(*dir); err != nil {
@@ -106,15 +108,15 @@ func run() error {
 	fmt.Printf("%s running %s (log: %s); Ctrl-C stops everything\n", filepath.Base(*bin), *config, logPath)
 	clusterCtx, stopCluster := context.WithCancel(ctx)
 	defer stopCluster()
-	cl := startCluster(clusterCtx, *kubeBin, *clusterBuild, *eventsBin, *bin, *dir)
-	var ev *eventsRun
+	cl := startCluster(clusterCtx, *kubeBin, *clusterBuild, *eventsBin, *clusterBin, *bin, *dir,
+		[]string{"-first-report", first.String(), "-events", strconv.Itoa(*events)})
+	var ev *clusterProc
 	defer func() { ev.stop() }()
 	fmt.Println()
 
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
 	firstReport := time.After(*first)
-	var clusterReport <-chan time.Time
 	var simErr error
 loop:
 	for {
@@ -125,15 +127,7 @@ loop:
 				fmt.Printf("%s  cluster part left out: %v\n", time.Now().Format("15:04:05"), r.err)
 				break
 			}
-			ev = r.ev
-			if ev != nil {
-				fmt.Printf("%s  cluster part running; its first report in %s\n", time.Now().Format("15:04:05"), *first)
-				clusterReport = time.After(*first)
-			}
-		case <-clusterReport:
-			fmt.Println()
-			ev.report(*events)
-			fmt.Println()
+			ev = r.ev // it prints its own reports
 		case <-ctx.Done():
 			fmt.Println("\nstopping the simulated node")
 			break loop
@@ -143,15 +137,13 @@ loop:
 		case <-firstReport:
 			fmt.Println()
 			harness.Report(os.Stdout, srv, *events)
-			fmt.Println()
-			ev.report(*events)
 			if w := cl.waiting(); w != "" {
 				fmt.Printf("cluster part: %s\n", w)
 			}
 			fmt.Println()
 		case <-tick.C:
 			l := sim.Ledger()
-			fmt.Printf("%s  written %d lines%s, stored %d events%s\n", time.Now().Format("15:04:05"), l.Lines, ev.status(), harness.Stored(srv), cl.build.status())
+			fmt.Printf("%s  written %d lines, stored %d events%s\n", time.Now().Format("15:04:05"), l.Lines, harness.Stored(srv), cl.build.status())
 		}
 		if err := ev.exited(); err != nil {
 			return err
@@ -186,7 +178,6 @@ loop:
 	harness.Report(os.Stdout, srv, *events)
 	acc := harness.Reconcile(srv, ledger)
 	fmt.Printf("\naccounting: %s\n\n", acc)
-	ev.report(*events)
 	if simErr != nil && !errors.Is(simErr, context.Canceled) {
 		return simErr
 	}
