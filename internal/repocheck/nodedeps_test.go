@@ -3,6 +3,7 @@
 package repocheck
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,7 +45,8 @@ func TestNodeBuildDependencies(t *testing.T) {
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
 			stderr = string(ee.Stderr)
 		}
 		t.Fatalf("go list -deps in %s: %v\n%s", nodeDistribution, err, stderr)
