@@ -123,6 +123,7 @@ func TestOneTracePerDesiredState(t *testing.T) {
 	srv := httptest.NewServer(sink)
 	defer srv.Close()
 	health := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metricsPort := freePort(t)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	check(os.WriteFile(cfg, []byte(fmt.Sprintf(`
 extensions:
@@ -146,11 +147,35 @@ exporters:
       enabled: false
 service:
   extensions: [health_check, trace_context]
+  telemetry:
+    metrics:
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: %[4]d
   pipelines:
     traces:
       receivers: [kube_lifecycle, kube_events]
       exporters: [otlp_http]
-`, health, cluster.Kubeconfig, srv.URL)), 0o600))
+`, health, cluster.Kubeconfig, srv.URL, metricsPort)), 0o600))
+	// pendingRollouts: the rollouts kube_lifecycle follows and has not ended (its telemetry)
+	pendingRollouts := func() int64 {
+		return scrapeURL(t, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
+			"otelcol_receiver_kube_lifecycle_rollouts_pending", func(map[string]string) (string, bool) { return "", true })[""]
+	}
+	// waitPending waits until kube_lifecycle follows n rollouts
+	waitPending := func(what string, n int64) {
+		t.Helper()
+		for pendingRollouts() != n {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s: kube_lifecycle follows %d rollouts, want %d", what, pendingRollouts(), n)
+			case <-time.After(20 * time.Millisecond): // polling the collector's metrics
+			}
+		}
+	}
 	startCollector(t, bin, cfg, nil, health)
 
 	rollout := func(name string, flags trace.TraceFlags, tid byte) (trace.SpanContext, []string) {
@@ -179,6 +204,18 @@ service:
 		}
 		rs, err = kc.AppsV1().ReplicaSets("default").Create(ctx, rs, metav1.CreateOptions{})
 		check(err)
+		// the Deployment controller's Event for the new ReplicaSet: kube_lifecycle follows a
+		// rollout from it (its design.md rule 7)
+		_, err = kc.EventsV1().Events("default").Create(ctx, &eventsv1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: name + ".scaled", Namespace: "default"},
+			EventTime:  metav1.NewMicroTime(time.Now()), ReportingController: "deployment-controller", ReportingInstance: "kube-controller-manager",
+			Action: "ScalingReplicaSet", Reason: "ScalingReplicaSet", Type: "Normal", Note: "Scaled up replica set " + rs.Name + " from 0 to 2",
+			Regarding: corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: name, UID: d.UID},
+		}, metav1.CreateOptions{})
+		check(err)
+		// the controllers work while kube_lifecycle follows the rollout: it has read the
+		// Deployment (after the Event) before the Deployment reaches its desired state
+		waitPending(name+" followed", 1)
 		var pods []string
 		for i := range 2 {
 			p, err := kc.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
@@ -218,6 +255,7 @@ service:
 		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
 		_, err = kc.AppsV1().Deployments("default").UpdateStatus(ctx, d, metav1.UpdateOptions{})
 		check(err)
+		waitPending(name+" ended", 0)
 		return user, pods
 	}
 

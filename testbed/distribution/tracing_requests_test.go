@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -374,7 +375,14 @@ func scrape(t *testing.T, c *kubecluster.Cluster, prefix string, key func(map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := hc.Get(c.Host + "/metrics")
+	return scrapeURL(t, hc, c.Host+"/metrics", prefix, key)
+}
+
+// scrapeURL sums the samples of the Prometheus text at url (an API server's or a collector's
+// /metrics) on lines starting with prefix, by the key key gives them.
+func scrapeURL(t *testing.T, hc *http.Client, url, prefix string, key func(map[string]string) (string, bool)) map[string]int64 {
+	t.Helper()
+	resp, err := hc.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,9 +397,16 @@ func scrape(t *testing.T, c *kubecluster.Cluster, prefix string, key func(map[st
 		}
 		end := strings.LastIndexByte(line, '}')
 		labels := map[string]string{}
-		for _, kv := range strings.Split(line[len(prefix):end], ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			labels[k] = strings.Trim(v, `"`)
+		if end < 0 { // a sample without labels: "name value"
+			end = strings.IndexByte(line, ' ')
+			if end < 0 || end != len(prefix) {
+				continue // another metric whose name starts with prefix
+			}
+		} else {
+			for _, kv := range strings.Split(line[len(prefix):end], ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				labels[k] = strings.Trim(v, `"`)
+			}
 		}
 		k, ok := key(labels)
 		if !ok {
