@@ -154,13 +154,17 @@ func (t *rolloutTracker) observeFrom(d *appsv1.Deployment, sets []*appsv1.Replic
 		ended = append(ended, t.finish(r, outcomeSuperseded, now))
 		r = nil
 	}
+	whole := false // a rollout begun and ended between the Event that announced it and this read
 	if r == nil {
 		if last, ok := t.ended[d.UID]; !create || ok && last == spec {
 			return ended, false
 		}
 		if rolloutComplete(d, sets) {
-			t.ended[d.UID] = spec // at its desired state when first seen: nothing to trace
-			return ended, false
+			if initial || began.IsZero() || !began.Before(now) || now.Sub(began) >= t.timeout {
+				t.ended[d.UID] = spec // at its desired state when first seen: nothing to trace
+				return ended, false
+			}
+			whole = true // announced by a live Event of this term (design.md rule 7)
 		}
 		if len(t.active) >= t.max {
 			return ended, true
@@ -187,7 +191,14 @@ func (t *rolloutTracker) observeFrom(d *appsv1.Deployment, sets []*appsv1.Replic
 	if d.Status.ObservedGeneration < d.Generation {
 		return ended, false // the controller has not acted on this generation yet
 	}
-	t.progress(r, d, sets, now)
+	if whole {
+		// what happened in between is not known apart: the ReplicaSets the Events named took
+		// part from the beginning to the completion the Deployment's status records
+		end := completedAt(d, r.start, now)
+		t.progress(r, d, sets, end, true)
+		return append(ended, t.finish(r, outcomeAvailable, end)), false
+	}
+	t.progress(r, d, sets, now, false)
 	if at, failed := progressDeadline(d); failed {
 		// condition times have second precision: one before the observed start is the start
 		return append(ended, t.finish(r, outcomeProgressDeadline, clampTime(at, r.start, now))), false
@@ -196,6 +207,18 @@ func (t *rolloutTracker) observeFrom(d *appsv1.Deployment, sets []*appsv1.Replic
 		return append(ended, t.finish(r, outcomeAvailable, now)), false
 	}
 	return ended, false
+}
+
+// completedAt is when a complete Deployment reached its desired state: the Deployment
+// controller's Progressing condition with reason NewReplicaSetAvailable is updated then;
+// clamped to [start, now] (condition times have second precision), now without it.
+func completedAt(d *appsv1.Deployment, start, now time.Time) time.Time {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionTrue && c.Reason == "NewReplicaSetAvailable" && !c.LastUpdateTime.IsZero() {
+			return clampTime(c.LastUpdateTime.Time, start, now)
+		}
+	}
+	return now
 }
 
 // deleted ends the rollout of a deleted Deployment.
@@ -230,8 +253,10 @@ func (t *rolloutTracker) finish(r *rollout, outcome string, end time.Time) finis
 }
 
 // progress records which ReplicaSets take part and when each reached its target (design.md
-// rule 8). Called only once the controller observed the rollout's generation.
-func (t *rolloutTracker) progress(r *rollout, d *appsv1.Deployment, sets []*appsv1.ReplicaSet, now time.Time) {
+// rule 8). Called only once the controller observed the rollout's generation. whole: the
+// rollout is first read at its end, and an old ReplicaSet already scaled down took part (the
+// sets are those its Events named).
+func (t *rolloutTracker) progress(r *rollout, d *appsv1.Deployment, sets []*appsv1.ReplicaSet, now time.Time, whole bool) {
 	desired := replicas(d.Spec.Replicas)
 	revision := d.Annotations[revisionAnnotation]
 	for _, rs := range sets {
@@ -239,7 +264,7 @@ func (t *rolloutTracker) progress(r *rollout, d *appsv1.Deployment, sets []*apps
 		spec := replicas(rs.Spec.Replicas)
 		p := r.sets[rs.UID]
 		if p == nil {
-			if !isNew && spec == 0 && rs.Status.Replicas == 0 {
+			if !isNew && spec == 0 && rs.Status.Replicas == 0 && !whole {
 				continue // an old ReplicaSet already scaled down: not part of this rollout
 			}
 			p = &setProgress{uid: rs.UID, name: rs.Name, firstSpec: spec, began: r.start}

@@ -62,6 +62,9 @@ type step struct {
 	initial bool
 	deleted bool
 	expire  bool
+	// announced: a live Event of this term announced the rollout at second began
+	announced bool
+	began     int
 }
 
 type wantSet struct {
@@ -111,6 +114,13 @@ func TestRolloutTracker(t *testing.T) {
 		return d
 	}
 	doneSets := []*appsv1.ReplicaSet{rsState("web-1", "1", -100, 0, 0, 0), rsState("web-2", "2", -50, 3, 3, 3)}
+	// complete, the controller's Progressing condition updated at sec
+	completeAt := func(sec int) *appsv1.Deployment {
+		d := depState(2, 2, "2", 3, 3, 3, 3, nil)
+		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", LastUpdateTime: at(sec)}}
+		return d
+	}
+	quickSets := []*appsv1.ReplicaSet{rsState("web-1", "1", -100, 0, 0, 0), rsState("web-2", "2", 1, 3, 3, 3)}
 
 	tests := []struct {
 		name       string
@@ -168,6 +178,41 @@ func TestRolloutTracker(t *testing.T) {
 		{
 			name:     "at its desired state when first seen: no trace, later updates ignored",
 			steps:    []step{{sec: 1, d: complete, sets: doneSets, create: true, initial: true}, {sec: 2, d: complete, sets: doneSets, create: true}},
+			wantNone: true,
+		},
+		{
+			name: "announced by a live Event, at its desired state at the first read: traced from the Event to the completion",
+			steps: []step{
+				{sec: 6, d: completeAt(4), sets: quickSets, create: true, announced: true, began: 0},
+				{sec: 7, d: completeAt(4), sets: quickSets, create: true, announced: true, began: 5},
+			},
+			outcome: outcomeAvailable, start: 0, end: 4, parent: "none",
+			sets: []wantSet{{"web-1", false, 0, 4, 0, false}, {"web-2", true, 1, 4, 3, false}},
+		},
+		{
+			name: "announced, complete at the first read, no condition: ends at the read",
+			steps: []step{
+				{sec: 6, d: complete, sets: quickSets, create: true, announced: true, began: 2},
+			},
+			outcome: outcomeAvailable, start: 2, end: 6, parent: "none",
+			sets: []wantSet{{"web-1", false, 2, 6, 0, false}, {"web-2", true, 2, 6, 3, false}},
+		},
+		{
+			name: "announced, complete, the condition a second before the Event: clamped to the Event",
+			steps: []step{
+				{sec: 6, d: completeAt(2), sets: quickSets, create: true, announced: true, began: 3},
+			},
+			outcome: outcomeAvailable, start: 3, end: 3, parent: "none",
+			sets: []wantSet{{"web-1", false, 3, 3, 0, false}, {"web-2", true, 3, 3, 3, false}},
+		},
+		{
+			name:     "replayed (first list) and complete: no trace, even with the Event's time",
+			steps:    []step{{sec: 6, d: completeAt(4), sets: quickSets, create: true, initial: true, announced: true, began: 0}},
+			wantNone: true,
+		},
+		{
+			name:     "announced longer than rollout_timeout ago and complete: no trace",
+			steps:    []step{{sec: 70, d: completeAt(4), sets: quickSets, create: true, announced: true, began: 0}},
 			wantNone: true,
 		},
 		{
@@ -247,6 +292,9 @@ func TestRolloutTracker(t *testing.T) {
 					ended = append(ended, tr.deleted(depUID)...)
 				case s.expire:
 					ended = append(ended, tr.expire()...)
+				case s.announced:
+					e, d := tr.observeFrom(s.d, s.sets, s.create, s.initial, at(s.began).Time)
+					ended, dropped = append(ended, e...), dropped || d
 				default:
 					e, d := tr.observe(s.d, s.sets, s.create, s.initial)
 					ended, dropped = append(ended, e...), dropped || d
