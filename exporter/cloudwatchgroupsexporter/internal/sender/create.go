@@ -119,7 +119,8 @@ func (s *Sender) markCreated(key string) {
 // answer asks to create it again.
 func (s *Sender) createStream(ctx context.Context, group, stream string, since time.Time) error {
 	key := group + "\x00" + stream
-	defer s.lockKey(key)()
+	unlock := s.lockKey(key)
+	defer func() { unlock() }()
 	// Parallel batches of a new stream all see ResourceNotFound; the first creates it, the
 	// others find it created since their call failed and only retry their call.
 	if s.createdSince(key, since) {
@@ -148,7 +149,14 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 		var werr error
 		switch {
 		case attempt == 0:
+			// Not under the stream's lock: a send of the stream that comes meanwhile joins
+			// the wait (and counts the sender it holds) instead of waiting for the lock.
+			unlock()
 			werr = s.lookAgain(ctx, group, asked)
+			unlock = s.lockKey(key)
+			if werr == nil && s.createdSince(key, since) {
+				return nil
+			}
 		case attempt%recreateEvery == 1:
 			werr = s.ensureGroup(ctx, group, asked)
 		default:
