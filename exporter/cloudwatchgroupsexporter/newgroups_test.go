@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter/internal/metadata"
@@ -55,13 +54,7 @@ func TestNewGroupsKeepPace(t *testing.T) {
 		cfg.Hostname = "node-1"
 		cfg.BackOffConfig.InitialInterval = time.Second
 		cfg.BackOffConfig.MaxInterval = 2 * time.Second
-		q := cfg.QueueConfig.Get()
-		q.Sizer = exporterhelper.RequestSizerTypeBytes
-		q.QueueSize = queueSize
-		q.NumConsumers = 2
-		bc := q.Batch.Get()
-		bc.MinSize, bc.MaxSize = batch, batch
-		bc.FlushTimeout = time.Minute
+		backlogQueue(cfg, queueSize, batch)
 		before := b.local.Stats()
 		exp := newTestExporter(t, cfg, component.NewIDWithName(metadata.Type, fmt.Sprintf("run%d", n)), nil)
 		data := chunks(n)
