@@ -114,6 +114,10 @@ func (e *cwExporter) start(ctx context.Context, host component.Host) error {
 			e.known, stored, groupKnown = k, names, k.add
 		}
 	}
+	senders := 0 // without a queue the callers' goroutines push: no fixed number
+	if e.cfg.QueueConfig.HasValue() {
+		senders = e.cfg.QueueConfig.Get().NumConsumers
+	}
 	e.senderMu.Lock()
 	defer e.senderMu.Unlock()
 	e.sender = sender.New(api, sender.Config{
@@ -128,6 +132,7 @@ func (e *cwExporter) start(ctx context.Context, host component.Host) error {
 		CreateGroupRate:  e.cfg.CreateLogGroupRate,
 		CreateStreamRate: e.cfg.CreateLogStreamRate,
 		GroupKnown:       groupKnown,
+		Senders:          senders,
 	}, &observer{tb: e.telemetry, health: e.health}, e.logger)
 	e.sender.Known(stored)
 	e.health.start(ctx, host)
@@ -198,6 +203,8 @@ func (e *cwExporter) pushRequest(ctx context.Context, r xexporterhelper.Request)
 	if err != nil {
 		return consumererror.NewPermanent(err)
 	}
+	// The push's sends hold one of the queue's consumers together (design.md, section 7).
+	ctx = sender.WithSend(ctx)
 	now := e.now()
 	first := req.firstFailure
 	if first.IsZero() {
@@ -504,6 +511,10 @@ func (o *observer) ServerError(ctx context.Context, op string, err error) {
 
 func (o *observer) GroupCreated(ctx context.Context) {
 	o.tb.ExporterCloudwatchGroupsGroupsCreated.Add(ctx, 1)
+}
+
+func (o *observer) GroupWaitCut(ctx context.Context) {
+	o.tb.ExporterCloudwatchGroupsGroupWaitsCut.Add(ctx, 1)
 }
 
 func (o *observer) StreamCreated(ctx context.Context) {

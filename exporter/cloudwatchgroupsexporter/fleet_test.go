@@ -36,6 +36,9 @@ func TestFleetStartControlPlane(t *testing.T) {
 		cfg.ApplySettingsToExistingGroups = false // the DaemonSet default: settings from the creator only
 		cfg.BackOffConfig.InitialInterval = 2 * time.Second
 		cfg.BackOffConfig.MaxInterval = 5 * time.Second
+		// The DaemonSet's senders: a push holding one of them keeps its wait (design.md,
+		// section 7, "never takes the last free sender").
+		cfg.QueueConfig.Get().NumConsumers = 2
 		exps[i], _ = startExporter(t, cfg, nil)
 		t.Cleanup(exps[i].stopRetries)
 	}

@@ -93,6 +93,19 @@ func (*pacedSink) ListTagsForResource(context.Context, *cloudwatchlogs.ListTagsF
 }
 
 // backlogChunk is one read of one container log file: records of about 1 KiB.
+// backlogQueue sets the sending queue of a backlog test: queueSize bytes, 2 senders, batches
+// of exactly batch bytes, and a flush timeout (a minute) that no run may wait for.
+func backlogQueue(cfg *Config, queueSize int64, batch int64) *exporterhelper.QueueBatchConfig {
+	q := cfg.QueueConfig.Get()
+	q.Sizer = exporterhelper.RequestSizerTypeBytes
+	q.QueueSize = queueSize
+	q.NumConsumers = 2
+	b := q.Batch.Get()
+	b.MinSize, b.MaxSize = batch, batch
+	b.FlushTimeout = time.Minute
+	return q
+}
+
 func backlogChunk(stream, round, records int) plog.Logs {
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
@@ -152,13 +165,7 @@ func boundedQueueKeepsPace(t *testing.T, rounds, records int) {
 		cfg := NewFactory().CreateDefaultConfig().(*Config)
 		cfg.Region = "us-east-1"
 		cfg.Hostname = "node-1"
-		q := cfg.QueueConfig.Get()
-		q.Sizer = exporterhelper.RequestSizerTypeBytes
-		q.QueueSize = queueSize
-		q.NumConsumers = 2
-		b := q.Batch.Get()
-		b.MinSize, b.MaxSize = batch, batch
-		b.FlushTimeout = time.Minute
+		q := backlogQueue(cfg, queueSize, batch)
 		host := componenttest.NewNopHost()
 		var stopStorage func()
 		if persistent {

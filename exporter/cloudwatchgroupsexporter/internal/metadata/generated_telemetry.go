@@ -47,6 +47,8 @@ type TelemetryBuilder struct {
 	ExporterCloudwatchGroupsEventsSent metric.Int64Counter
 	// ExporterCloudwatchGroupsGroupSettings: Attempts to apply retention, tags, KMS key and class to a log group (attribute outcome - applied, failed, class_mismatch). [{groups}]
 	ExporterCloudwatchGroupsGroupSettings metric.Int64Counter
+	// ExporterCloudwatchGroupsGroupWaitsCut: Waits before looking again at a missing log group that ended early because every sender waited (design.md, section 7). [{waits}]
+	ExporterCloudwatchGroupsGroupWaitsCut metric.Int64Counter
 	// ExporterCloudwatchGroupsGroupsCreated: Log groups created. [{groups}]
 	ExporterCloudwatchGroupsGroupsCreated metric.Int64Counter
 	// ExporterCloudwatchGroupsNamesRewritten: Records whose group or stream name had to be sanitized (attribute kind - group, stream). [{records}]
@@ -143,6 +145,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_cloudwatch_groups_group_settings",
 		metric.WithDescription("Attempts to apply retention, tags, KMS key and class to a log group (attribute outcome - applied, failed, class_mismatch)."),
 		metric.WithUnit("{groups}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterCloudwatchGroupsGroupWaitsCut, err = builder.meter.Int64Counter(
+		"otelcol_exporter_cloudwatch_groups_group_waits_cut",
+		metric.WithDescription("Waits before looking again at a missing log group that ended early because every sender waited (design.md, section 7)."),
+		metric.WithUnit("{waits}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterCloudwatchGroupsGroupsCreated, err = builder.meter.Int64Counter(

@@ -119,7 +119,8 @@ func (s *Sender) markCreated(key string) {
 // answer asks to create it again.
 func (s *Sender) createStream(ctx context.Context, group, stream string, since time.Time) error {
 	key := group + "\x00" + stream
-	defer s.lockKey(key)()
+	unlock := s.lockKey(key)
+	defer func() { unlock() }()
 	// Parallel batches of a new stream all see ResourceNotFound; the first creates it, the
 	// others find it created since their call failed and only retry their call.
 	if s.createdSince(key, since) {
@@ -148,7 +149,14 @@ func (s *Sender) createStream(ctx context.Context, group, stream string, since t
 		var werr error
 		switch {
 		case attempt == 0:
+			// Not under the stream's lock: a send of the stream that comes meanwhile joins
+			// the wait (and counts the sender it holds) instead of waiting for the lock.
+			unlock()
 			werr = s.lookAgain(ctx, group, asked)
+			unlock = s.lockKey(key)
+			if werr == nil && s.createdSince(key, since) {
+				return nil
+			}
 		case attempt%recreateEvery == 1:
 			werr = s.ensureGroup(ctx, group, asked)
 		default:
@@ -208,7 +216,9 @@ func (s *Sender) groupKnown(group string) {
 // before this process created or found the group, asks again at once. Only the fleet needs
 // the spread; the streams of one process share it (without this, every stream of a new group
 // waited on its own, each holding a sender, and a node start with a few new groups waited
-// for tens of seconds).
+// for tens of seconds). A wait never takes the last free sender of the exporter (design.md,
+// section 7): a send (ctx from WithSend) that would leave no sender free ends every wait that
+// holds one.
 func (s *Sender) lookAgain(ctx context.Context, group string, asked time.Time) error {
 	s.mu.Lock()
 	if created, ok := s.created[group+"\x00"]; ok && created.After(asked) {
@@ -216,8 +226,27 @@ func (s *Sender) lookAgain(ctx context.Context, group string, asked time.Time) e
 		return nil
 	}
 	l := s.looks[group]
-	if l != nil && (l.ended.IsZero() || l.ended.After(asked)) {
+	owner := false
+	switch {
+	case l != nil && !l.ended.IsZero() && l.ended.After(asked):
 		s.mu.Unlock()
+		return nil
+	case l == nil || !l.ended.IsZero():
+		if len(s.looks) >= createdLimit {
+			for g, old := range s.looks {
+				if !old.ended.IsZero() {
+					delete(s.looks, g)
+				}
+			}
+		}
+		l = &groupLook{done: make(chan struct{}), cut: make(chan struct{})}
+		s.looks[group] = l
+		owner = true
+	}
+	release := s.holdSender(ctx, l)
+	s.mu.Unlock()
+	defer release()
+	if !owner {
 		select {
 		case <-l.done:
 			return nil
@@ -227,22 +256,79 @@ func (s *Sender) lookAgain(ctx context.Context, group string, asked time.Time) e
 			return errStopping
 		}
 	}
-	if len(s.looks) >= createdLimit {
-		for g, old := range s.looks {
-			if !old.ended.IsZero() {
-				delete(s.looks, g)
-			}
-		}
-	}
-	l = &groupLook{done: make(chan struct{})}
-	s.looks[group] = l
-	s.mu.Unlock()
-	err := s.sleep(ctx, s.spread())
+	err := s.sleepUnlessCut(ctx, s.spread(), l.cut)
 	s.mu.Lock()
 	l.ended = time.Now()
 	s.mu.Unlock()
 	close(l.done)
 	return err
+}
+
+// holdSender counts, for a send (ctx from WithSend), the sender it holds while it waits on l,
+// and when no sender would be left free ends every wait that holds one (design.md, section 7).
+// It returns the release. Called under s.mu.
+func (s *Sender) holdSender(ctx context.Context, l *groupLook) func() {
+	slot, _ := ctx.Value(sendKey{}).(*sendSlot)
+	if slot == nil || s.cfg.Senders <= 0 {
+		return func() {}
+	}
+	s.held[slot]++
+	l.senders++
+	if len(s.held) >= s.cfg.Senders {
+		for _, w := range s.looks {
+			if w.ended.IsZero() && w.senders > 0 && !w.cutDone {
+				w.cutDone = true
+				close(w.cut)
+				s.obs.GroupWaitCut(ctx)
+			}
+		}
+	}
+	return func() {
+		s.mu.Lock()
+		l.senders--
+		if s.held[slot]--; s.held[slot] == 0 {
+			delete(s.held, slot)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// sleepUnlessCut sleeps for d unless cut is closed first (then it returns nil at once).
+func (s *Sender) sleepUnlessCut(ctx context.Context, d time.Duration, cut <-chan struct{}) error {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-cut:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
+	err := s.sleep(sctx, d)
+	cancel()
+	<-watched
+	select {
+	case <-cut:
+		if ctx.Err() == nil {
+			return nil
+		}
+	default:
+	}
+	return err
+}
+
+// sendKey marks a context as one push's sends (WithSend).
+type sendKey struct{}
+
+// sendSlot identifies one push: its batches hold one sender together.
+type sendSlot struct{ _ byte }
+
+// WithSend marks ctx as the sends of one push, which holds one of the exporter's senders
+// (Config.Senders) for as long as it runs.
+func WithSend(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sendKey{}, &sendSlot{})
 }
 
 // aheadLimit bounds the groups Ahead remembers (cleared when full, like created).
@@ -294,8 +380,11 @@ func (s *Sender) Ahead(group, stream string) {
 
 // groupLook is one wait before a missing group is looked at again (lookAgain).
 type groupLook struct {
-	done  chan struct{} // closed when the wait ends
-	ended time.Time     // zero while it runs; under Sender.mu
+	done    chan struct{} // closed when the wait ends
+	cut     chan struct{} // closed to end the wait early (no sender left free)
+	ended   time.Time     // zero while it runs; under Sender.mu
+	senders int           // sends waiting on it; under Sender.mu
+	cutDone bool          // cut is closed; under Sender.mu
 }
 
 // spread is the random wait before a node creates a group it found missing: uniform over

@@ -218,3 +218,87 @@ func TestKnownGroupsAreNotLookedAt(t *testing.T) {
 	require.Equal(t, 4, stored)
 	require.Equal(t, []string{"g2"}, told)
 }
+
+// cutObserver counts the waits ended early.
+type cutObserver struct {
+	countingObserver
+	mu   sync.Mutex
+	cuts int
+}
+
+func (o *cutObserver) GroupWaitCut(context.Context) { o.mu.Lock(); o.cuts++; o.mu.Unlock() }
+
+func (o *cutObserver) count() int { o.mu.Lock(); defer o.mu.Unlock(); return o.cuts }
+
+// TestWaitNeverTakesTheLastSender (design.md, section 7): with two senders, a push waiting
+// before looking again at a missing group keeps its wait while the other sender is free (and
+// a second batch of the same push, or a wait held by nobody, changes nothing); when the second
+// push would wait too, both waits end at once, the groups are created and the batches stored.
+// Without a fixed number of senders nothing is cut.
+func TestWaitNeverTakesTheLastSender(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		senders  int
+		wantCuts int
+	}{
+		{"two senders", 2, 2},
+		{"no fixed number of senders", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := &groupsAPI{streams: map[string]map[string]bool{}}
+			obs := &cutObserver{}
+			s := New(api, Config{Backoff: Backoff{Initial: time.Hour, Max: time.Hour}, CreateGroupRate: 1000, CreateStreamRate: 1000, Senders: tc.senders}, obs, zap.NewNop())
+			defer s.Stop()
+			entered := make(chan string, 16)
+			s.sleep = func(ctx context.Context, _ time.Duration) error {
+				entered <- "wait"
+				select { // an hour: ends only when cut (or Stop)
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-s.stop:
+					return errStopping
+				}
+			}
+			put := func(ctx context.Context, group, stream string) error {
+				_, err := s.Put(WithDeadline(ctx, time.Now().Add(time.Hour)), group, stream, []types.InputLogEvent{{Message: aws.String("m"), Timestamp: aws.Int64(1)}})
+				return err
+			}
+			errs := make(chan error, 4)
+			// A wait that holds no sender (creating ahead) is never cut.
+			s.Ahead("ahead", "s")
+			<-entered
+			// The first push: two batches in two new groups, one sender.
+			first := WithSend(context.Background())
+			go func() { errs <- put(first, "g1", "a") }()
+			go func() { errs <- put(first, "g2", "a") }()
+			<-entered
+			<-entered
+			require.Never(t, func() bool { return obs.count() > 0 || len(errs) > 0 }, 100*time.Millisecond, 5*time.Millisecond,
+				"one sender is still free: the waits run on")
+			// The second push joins g1's wait: no sender is left free.
+			go func() { errs <- put(WithSend(context.Background()), "g1", "b") }()
+			if tc.senders == 0 {
+				require.Never(t, func() bool { return len(errs) > 0 }, 100*time.Millisecond, 5*time.Millisecond)
+				s.Stop()
+				for range 3 {
+					require.Error(t, <-errs)
+				}
+				require.Zero(t, obs.count())
+				return
+			}
+			require.Eventually(t, func() bool { return len(errs) == 3 }, 10*time.Second, time.Millisecond, "the waits were not cut")
+			for range 3 {
+				require.NoError(t, <-errs)
+			}
+			require.Equal(t, tc.wantCuts, obs.count(), "the two waits holding senders ended, the one ahead did not")
+			_, creates, stored := api.counts()
+			require.Equal(t, 2, creates, "g1 and g2 created once each")
+			require.Equal(t, 3, stored)
+			select {
+			case <-entered:
+				t.Fatal("no new wait after the cut")
+			default:
+			}
+		})
+	}
+}

@@ -40,6 +40,9 @@ type Observer interface {
 	StreamCreated(ctx context.Context)
 	SettingsApplied(ctx context.Context, ok bool)
 	ClassMismatch(ctx context.Context)
+	// GroupWaitCut is called when a wait before looking again at a missing group ends early
+	// because no sender was left free.
+	GroupWaitCut(ctx context.Context)
 }
 
 // Config configures a Sender.
@@ -55,6 +58,10 @@ type Config struct {
 	// that the group exists (a stream in it created or found, a batch written to it), unless
 	// Known named the group. It must not block.
 	GroupKnown func(group string)
+	// Senders is how many pushes the exporter runs at once (the sending queue's
+	// num_consumers); 0 when unbounded. A wait before looking again at a missing group never
+	// holds the last of them (design.md, section 7).
+	Senders int
 }
 
 // Sender writes batches. It is safe for concurrent use.
@@ -72,6 +79,7 @@ type Sender struct {
 	looks       map[string]*groupLook // group -> this process's latest wait before looking at it again
 	ahead       map[string]bool       // groups Ahead has seen
 	known       map[string]bool       // groups this process knows exist (found, created, written to, or Known)
+	held        map[*sendSlot]int     // pushes waiting before looking again at a group -> their waits
 	stopped     bool                  // Stop was called: Ahead starts nothing
 	sleep       func(context.Context, time.Duration) error
 
@@ -97,6 +105,7 @@ func New(api API, cfg Config, obs Observer, logger *zap.Logger) *Sender {
 		looks:       map[string]*groupLook{},
 		ahead:       map[string]bool{},
 		known:       map[string]bool{},
+		held:        map[*sendSlot]int{},
 		stop:        make(chan struct{}),
 		pending:     make(chan settingsJob, settingsQueue),
 	}

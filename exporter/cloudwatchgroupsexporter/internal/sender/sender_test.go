@@ -171,6 +171,7 @@ func (o *countingObserver) GroupCreated(context.Context)               {}
 func (o *countingObserver) StreamCreated(context.Context)              {}
 func (o *countingObserver) SettingsApplied(context.Context, bool)      {}
 func (o *countingObserver) ClassMismatch(context.Context)              {}
+func (o *countingObserver) GroupWaitCut(context.Context)               {}
 
 func TestRetry(t *testing.T) {
 	tests := []struct {
