@@ -16,9 +16,7 @@ package bufpool // import "github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatc
 import (
 	"math/bits"
 	"runtime"
-	"strings"
 	"sync"
-	"unsafe"
 )
 
 const (
@@ -105,21 +103,7 @@ func Get(n int) []byte {
 		}
 	}
 	mu.Unlock()
-	return makeNoZero(n, 1<<(c+minShift))
-}
-
-// makeNoZero returns a new buffer of length n and capacity size (n <= size) whose memory is
-// not cleared first: Get's contents are undefined, and clearing a buffer that is written
-// before it is read was a tenth of the encoding path's CPU whenever the pool had none
-// (BenchmarkConvert). strings.Builder's Grow is the one standard way to allocate bytes
-// without clearing them; the builder's bytes become the buffer, and nothing else refers to
-// them.
-func makeNoZero(n, size int) []byte {
-	var sb strings.Builder
-	sb.Grow(size)
-	sb.WriteByte(0) // the string of an empty builder has no bytes to point to
-	s := sb.String()
-	return unsafe.Slice(unsafe.StringData(s), size)[:n] //nolint:gosec // Grow allocated size bytes; the builder is dropped here
+	return make([]byte, n, 1<<(c+minShift))
 }
 
 // Put returns b for reuse. The caller must hold the only reference to b's array and never use

@@ -198,28 +198,3 @@ func drain(size int) {
 }
 
 func same(a, b []byte) bool { return &a[:1][0] == &b[:1][0] }
-
-// TestNewBuffersAreTheirOwn: a buffer Get allocates (not cleared, makeNoZero) spans its whole
-// capacity in one allocation of its own. Under -race, checkptr rejects a slice that runs past
-// its allocation, which is what a builder that copied its bytes out would give; two buffers
-// written in full never see each other's bytes.
-func TestNewBuffersAreTheirOwn(t *testing.T) {
-	drainAll()
-	for _, n := range []int{1, 4 << 10, 5000, 64 << 10, 1 << 20} {
-		a, b := Get(n), Get(n)
-		a, b = a[:cap(a)], b[:cap(b)]
-		for i := range a {
-			a[i] = 0xaa
-		}
-		for i := range b {
-			b[i] = 0x55
-		}
-		for i := range a {
-			if a[i] != 0xaa {
-				t.Fatalf("n=%d: byte %d of one buffer changed by writing another", n, i)
-			}
-		}
-		Put(a)
-		Put(b)
-	}
-}
