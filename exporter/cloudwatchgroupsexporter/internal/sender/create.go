@@ -73,21 +73,31 @@ func (s *Sender) createGroup(ctx context.Context, group string) error {
 	return fmt.Errorf("create log group %q: %w", group, err)
 }
 
+// keyLock is the lock of one key and the number of callers holding or waiting for it.
+type keyLock struct {
+	mu   sync.Mutex
+	refs int // under Sender.mu
+}
+
 // lockKey serializes work on one key (a stream, or a group) inside the process and returns
-// the unlock.
+// the unlock. The key's lock is forgotten only when no caller holds or waits for it, so two
+// callers never hold one key at once.
 func (s *Sender) lockKey(key string) func() {
 	s.mu.Lock()
-	l, ok := s.streamLocks[key]
-	if !ok {
-		l = &sync.Mutex{}
+	l := s.streamLocks[key]
+	if l == nil {
+		l = &keyLock{}
 		s.streamLocks[key] = l
 	}
+	l.refs++
 	s.mu.Unlock()
-	l.Lock()
+	l.mu.Lock()
 	return func() {
-		l.Unlock()
+		l.mu.Unlock()
 		s.mu.Lock()
-		delete(s.streamLocks, key)
+		if l.refs--; l.refs == 0 {
+			delete(s.streamLocks, key)
+		}
 		s.mu.Unlock()
 	}
 }

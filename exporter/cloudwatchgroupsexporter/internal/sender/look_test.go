@@ -302,3 +302,42 @@ func TestWaitNeverTakesTheLastSender(t *testing.T) {
 		})
 	}
 }
+
+// TestLockKeyHeldByOneCallerAtATime: a key's lock outlives the holder's unlock while another
+// caller waits for it, so a caller that comes after that unlock waits for the waiter instead
+// of creating a second lock of the same key.
+func TestLockKeyHeldByOneCallerAtATime(t *testing.T) {
+	s := &Sender{streamLocks: map[string]*keyLock{}}
+	unlockA := s.lockKey("g\x00s")
+	refs := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if l := s.streamLocks["g\x00s"]; l != nil {
+			return l.refs
+		}
+		return 0
+	}
+	heldB, releaseB := make(chan struct{}), make(chan struct{})
+	go func() {
+		unlock := s.lockKey("g\x00s")
+		close(heldB)
+		<-releaseB
+		unlock()
+	}()
+	require.Eventually(t, func() bool { return refs() == 2 }, 5*time.Second, time.Millisecond, "B waits for the key")
+	unlockA()
+	<-heldB
+	heldC := make(chan func())
+	go func() { heldC <- s.lockKey("g\x00s") }()
+	require.Eventually(t, func() bool { return refs() == 2 }, 5*time.Second, time.Millisecond, "C waits for the key")
+	select {
+	case unlock := <-heldC:
+		unlock()
+		t.Fatal("C holds the key while B does")
+	default:
+	}
+	close(releaseB)
+	unlockC := <-heldC
+	unlockC()
+	require.Zero(t, refs(), "the key's lock is forgotten once nobody holds or waits for it")
+}

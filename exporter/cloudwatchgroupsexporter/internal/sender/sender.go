@@ -74,7 +74,7 @@ type Sender struct {
 	streamLimit *rate.Limiter
 	mu          sync.Mutex
 	groups      map[string]*groupState
-	streamLocks map[string]*sync.Mutex
+	streamLocks map[string]*keyLock
 	created     map[string]time.Time  // group+stream -> when this process created (or found) it
 	looks       map[string]*groupLook // group -> this process's latest wait before looking at it again
 	ahead       map[string]bool       // groups Ahead has seen
@@ -100,7 +100,7 @@ func New(api API, cfg Config, obs Observer, logger *zap.Logger) *Sender {
 		groupLimit:  rate.NewLimiter(rate.Limit(cfg.CreateGroupRate), burst(cfg.CreateGroupRate)),
 		streamLimit: rate.NewLimiter(rate.Limit(cfg.CreateStreamRate), burst(cfg.CreateStreamRate)),
 		groups:      map[string]*groupState{},
-		streamLocks: map[string]*sync.Mutex{},
+		streamLocks: map[string]*keyLock{},
 		created:     map[string]time.Time{},
 		looks:       map[string]*groupLook{},
 		ahead:       map[string]bool{},
