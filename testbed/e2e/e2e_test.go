@@ -90,6 +90,9 @@ type env struct {
 	// metricsAddr, when set, keeps the collector's own metrics at the shipped level, served
 	// there (see TestShippedTelemetry); otherwise they are off.
 	metricsAddr string
+	// queueSize, when set, replaces the shipped queue_size of the exporter's persistent queue
+	// (see TestKillNineWithFullQueueDuringOutage).
+	queueSize int64
 }
 
 func newEnv(t *testing.T, cfg localcloudwatch.Config) *env {
@@ -139,6 +142,11 @@ func (e *env) start() {
 	})
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if e.queueSize > 0 {
+		if err := shipped.SetQueueSize(e.queueSize); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 	config, err := shipped.WriteShippedNodeConfig(e.dir)
 	if err != nil {
