@@ -59,6 +59,17 @@ func TestShippedTelemetry(t *testing.T) {
 				t.Errorf("%s: %v, want %v", c.what, c.got, c.want)
 			}
 		}
+		// The exporter's persistent queue is in queue_storage: every event went through it, so
+		// its own metrics count bytes written and read back, and the drained queue left
+		// nothing live.
+		for _, name := range []string{"otelcol_extension_queue_storage_bytes_written", "otelcol_extension_queue_storage_bytes_read"} {
+			if v, ok := got[name]; !ok || v <= 0 {
+				t.Errorf("%s = %v (served: %v), want > 0", name, v, ok)
+			}
+		}
+		if v, ok := got["otelcol_extension_queue_storage_segments"]; !ok || v <= 0 {
+			t.Errorf("otelcol_extension_queue_storage_segments = %v (served: %v), want > 0", v, ok)
+		}
 		if t.Failed() {
 			t.Logf("metrics served: %v", got)
 		}
