@@ -3,11 +3,8 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -91,20 +88,9 @@ func scrapeQuiet(url string) map[string]float64 {
 	if resp.StatusCode != http.StatusOK {
 		return nil
 	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		name, _, _ := strings.Cut(line, "{")
-		name, _, _ = strings.Cut(name, " ")
-		fields := strings.Fields(line)
-		if v, err := strconv.ParseFloat(fields[len(fields)-1], 64); err == nil {
-			out[name] += v
-		}
+	out, err := parseMetrics(resp.Body)
+	if err != nil {
+		return nil
 	}
 	return out
 }
