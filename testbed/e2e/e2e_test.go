@@ -93,6 +93,9 @@ type env struct {
 	// queueSize, when set, replaces the shipped queue_size of the exporter's persistent queue
 	// (see TestKillNineWithFullQueueDuringOutage).
 	queueSize int64
+	// queueStorage, when set, is the storage extension of the exporter's persistent queue
+	// instead of the shipped one (see TestUpgradeFromFileStorageQueue).
+	queueStorage string
 }
 
 func newEnv(t *testing.T, cfg localcloudwatch.Config) *env {
@@ -145,6 +148,11 @@ func (e *env) start() {
 	}
 	if e.queueSize > 0 {
 		if err := shipped.SetQueueSize(e.queueSize); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	if e.queueStorage != "" {
+		if err := shipped.SetQueueStorage(e.queueStorage, filepath.Join(e.dir, "state")); err != nil {
 			e.t.Fatal(err)
 		}
 	}

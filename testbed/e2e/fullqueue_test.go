@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -50,6 +52,47 @@ func TestKillNineWithFullQueueDuringOutage(t *testing.T) {
 	if e.starts != 3 {
 		t.Errorf("collector started %d times, want 3 (two kills)", e.starts)
 	}
+}
+
+// TestUpgradeFromFileStorageQueue: the agent of an earlier version (the shipped configuration
+// with the exporter's queue in file_storage, as shipped before) queues the node's lines during
+// an outage and is stopped as a rollout stops it; the shipped agent (queue in queue_storage,
+// importing from file_storage's directory) starts on the same hostPath while CloudWatch Logs is
+// still down, takes the old queue over (file_storage's file renamed, the queue not empty) and,
+// once the server is back, every line is delivered exactly once.
+func TestUpgradeFromFileStorageQueue(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, localcloudwatch.Config{Seed: 22})
+	e.metricsAddr = freeAddr(t)
+	e.queueStorage = "file_storage"
+	n := steadyNode()
+	n.Seed = 22
+	n.Phases = []nodesim.Phase{{Duration: 15 * time.Second, LinesPerSecond: 1000}}
+	n.RotateBytes, n.ShortPodsPerSecond = 1<<40, 0
+	old := filepath.Join(e.dir, "state", "exporter_cloudwatch_groups__logs")
+	run(t, e, scenario{node: n, during: func(ctx context.Context, e *env) {
+		set(e, localcloudwatch.Faults{Down: true})
+		defer set(e, localcloudwatch.Faults{})
+		if !e.waitQueue(ctx, "holding 1 MiB in file_storage", func(size, _ float64) bool { return size >= 1<<20 }) {
+			return
+		}
+		if err := e.col.Stop(30 * time.Second); err != nil {
+			t.Errorf("stopping the old agent: %v", err)
+		}
+		if _, err := os.Stat(old); err != nil {
+			t.Errorf("the old agent left no file_storage queue: %v", err)
+			return
+		}
+		e.queueStorage = ""
+		e.start()
+		e.waitReady()
+		if !e.waitQueue(ctx, "taken over by queue_storage", func(size, _ float64) bool { return size > 0 }) {
+			return
+		}
+		if _, err := os.Stat(old + ".imported"); err != nil {
+			t.Errorf("file_storage's queue file was not renamed: %v", err)
+		}
+	}})
 }
 
 // waitQueue waits until the exporter's queue size and capacity (its own metrics, in the

@@ -27,6 +27,9 @@ func TestShippedQueueStorageLocalized(t *testing.T) {
 	if v := dig(got, "extensions", "queue_storage", "directory"); v != filepath.Join(l.StateDir, filepath.Base(shippedDir)) {
 		t.Errorf("queue_storage directory = %v, want %s in the state directory", v, filepath.Base(shippedDir))
 	}
+	if v := dig(got, "extensions", "queue_storage", "import_file_storage"); v != l.StateDir {
+		t.Errorf("queue_storage import_file_storage = %v, want file_storage's directory", v)
+	}
 	if v := dig(got, "extensions", "file_storage", "directory"); v != l.StateDir {
 		t.Errorf("file_storage directory = %v", v)
 	}

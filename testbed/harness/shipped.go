@@ -423,7 +423,8 @@ func shippedEnv(path, kind string) (map[string]string, error) {
 
 // localizeQueueStorage moves the directory of every queue_storage extension (there may be none)
 // into stateDir, keeping its last element: the shipped configuration puts it in a subdirectory
-// of the node's hostPath, beside file_storage's files.
+// of the node's hostPath, beside file_storage's files, whose directory (stateDir here) its
+// import_file_storage names.
 func (s *Shipped) localizeQueueStorage(cfg map[string]any, stateDir string) {
 	ext, _ := cfg["extensions"].(map[string]any)
 	for _, id := range slices.Sorted(maps.Keys(ext)) {
@@ -441,6 +442,10 @@ func (s *Shipped) localizeQueueStorage(cfg map[string]any, stateDir string) {
 		}
 		c["directory"] = filepath.Join(stateDir, filepath.Base(dir))
 		s.note("extensions::%s::directory = %s in the test's state directory", id, filepath.Base(dir))
+		if _, ok := c["import_file_storage"]; ok { // file_storage's directory, the hostPath
+			c["import_file_storage"] = stateDir
+			s.note("extensions::%s::import_file_storage = the test's state directory", id)
+		}
 	}
 }
 
