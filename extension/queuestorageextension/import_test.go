@@ -66,16 +66,7 @@ func TestImportFileStoragePersistentQueue(t *testing.T) {
 	sink := &gatedSink{open: firstRun, delivered: map[string]int{}}
 
 	id, ext := startFileStorage(t, fsDir)
-	exp := startQueuedExporter(t, id, ext, sink)
-	for i := range items {
-		require.NoError(t, exp.ConsumeLogs(context.Background(), logOf("item-"+strconv.Itoa(i))))
-	}
-	require.Eventually(t, func() bool {
-		delivered, refused := sink.counts()
-		return delivered == firstRun && refused == queueConsumers
-	}, 30*time.Second, 5*time.Millisecond)
-	require.NoError(t, exp.Shutdown(context.Background()))
-	require.NoError(t, ext.Shutdown(context.Background()))
+	leaveQueued(t, id, ext, sink, items)
 	old := filepath.Join(fsDir, "exporter_queue_test__logs")
 	require.FileExists(t, old)
 
@@ -83,7 +74,7 @@ func TestImportFileStoragePersistentQueue(t *testing.T) {
 	sink.open = items
 	sink.mu.Unlock()
 	id, ext = startImportingQueueStorage(t, qsDir, fsDir)
-	exp = startQueuedExporter(t, id, ext, sink)
+	exp := startQueuedExporter(t, id, ext, sink)
 	require.Eventually(t, func() bool {
 		delivered, _ := sink.counts()
 		return delivered == items
