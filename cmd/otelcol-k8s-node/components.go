@@ -17,6 +17,7 @@ import (
 	awssigv4authextension "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension"
 	idlegcextension "github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension"
 	podmetadataextension "github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension"
+	queuestorageextension "github.com/otelcol-k8s/otelcol-k8s/extension/queuestorageextension"
 	filestorage "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	healthcheckextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension"
 	klogparserprocessor "github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor"
@@ -56,6 +57,7 @@ func components() (otelcol.Factories, error) {
 		awssigv4authextension.NewFactory(),
 		idlegcextension.NewFactory(),
 		podmetadataextension.NewFactory(),
+		queuestorageextension.NewFactory(),
 		filestorage.NewFactory(),
 		healthcheckextension.NewFactory(),
 	)
@@ -67,6 +69,7 @@ func components() (otelcol.Factories, error) {
 		awssigv4authextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0",
 		idlegcextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0",
 		podmetadataextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension v0.1.0",
+		queuestorageextension.NewFactory().Type(): "github.com/otelcol-k8s/otelcol-k8s/extension/queuestorageextension v0.1.0",
 		filestorage.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.160.0",
 		healthcheckextension.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.160.0",
 	})

@@ -20,6 +20,7 @@ require (
 	github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension v0.1.0
+	github.com/otelcol-k8s/otelcol-k8s/extension/queuestorageextension v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/extension/tracecontextextension v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/klogparserprocessor v0.1.0
 	github.com/otelcol-k8s/otelcol-k8s/processor/objectrefprocessor v0.1.0
@@ -355,6 +356,8 @@ replace github.com/otelcol-k8s/otelcol-k8s/extension/awssigv4authextension v0.1.
 replace github.com/otelcol-k8s/otelcol-k8s/extension/idlegcextension v0.1.0 => ../../extension/idlegcextension
 
 replace github.com/otelcol-k8s/otelcol-k8s/extension/podmetadataextension v0.1.0 => ../../extension/podmetadataextension
+
+replace github.com/otelcol-k8s/otelcol-k8s/extension/queuestorageextension v0.1.0 => ../../extension/queuestorageextension
 
 replace github.com/otelcol-k8s/otelcol-k8s/receiver/crilogreceiver v0.1.0 => ../../receiver/crilogreceiver
 

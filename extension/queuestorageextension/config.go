@@ -19,6 +19,10 @@ type Config struct {
 	Fsync bool `mapstructure:"fsync"`
 	// SegmentSize is the size of a segment file, in bytes, before the next one is started.
 	SegmentSize int64 `mapstructure:"segment_size"`
+	// ImportFileStorage, when set, is a file_storage directory: a client opening finds there the
+	// file file_storage kept for the same client, copies its keys and values and renames it
+	// (design.md, rule 14), so that a queue moved from file_storage keeps what it held.
+	ImportFileStorage string `mapstructure:"import_file_storage"`
 }
 
 var _ component.Config = (*Config)(nil)

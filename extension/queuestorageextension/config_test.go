@@ -22,7 +22,7 @@ func TestLoadConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "", want: &Config{Directory: "/var/lib/otelcol/queue_storage", CreateDirectory: true, SegmentSize: 8 << 20}},
-		{name: "custom", want: &Config{Directory: "/var/lib/otelcol/queue", CreateDirectory: false, Fsync: true, SegmentSize: 1 << 20}},
+		{name: "custom", want: &Config{Directory: "/var/lib/otelcol/queue", CreateDirectory: false, Fsync: true, SegmentSize: 1 << 20, ImportFileStorage: "/var/lib/otelcol"}},
 		{name: "no_directory", wantErr: "directory: must be set"},
 		{name: "small_segments", wantErr: "segment_size 1024: at least 4096"},
 	}

@@ -87,6 +87,12 @@ func (q *queueStorage) GetClient(_ context.Context, kind component.Kind, id comp
 	if err != nil {
 		return nil, err
 	}
+	if q.cfg.ImportFileStorage != "" {
+		old := filepath.Join(q.cfg.ImportFileStorage, fileStorageName(kind, id, storageName))
+		if _, err := importFileStorage(store, old, q.logger); err != nil {
+			return nil, errors.Join(fmt.Errorf("queue_storage: import_file_storage: %w", err), store.Close())
+		}
+	}
 	c := &client{store: store, owner: q}
 	q.mu.Lock()
 	q.clients[c] = struct{}{}

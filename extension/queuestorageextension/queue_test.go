@@ -162,17 +162,7 @@ func TestPersistentQueueRestart(t *testing.T) {
 			sink := &gatedSink{open: firstRun, delivered: map[string]int{}}
 
 			id, ext := b.start(t, dir)
-			exp := startQueuedExporter(t, id, ext, sink)
-			for i := range items {
-				require.NoError(t, exp.ConsumeLogs(context.Background(), logOf("item-"+strconv.Itoa(i))))
-			}
-			// Every consumer holds a refused item in its retry wait: nothing moves any more.
-			require.Eventually(t, func() bool {
-				delivered, refused := sink.counts()
-				return delivered == firstRun && refused == queueConsumers
-			}, 30*time.Second, 5*time.Millisecond)
-			require.NoError(t, exp.Shutdown(context.Background()))
-			require.NoError(t, ext.Shutdown(context.Background()))
+			leaveQueued(t, id, ext, sink, items)
 			if b.name == "queue_storage" {
 				require.GreaterOrEqual(t, len(segmentFiles(t, dir)), 4, "the 60 items left fill several segments")
 			}
@@ -181,7 +171,7 @@ func TestPersistentQueueRestart(t *testing.T) {
 			sink.open = items
 			sink.mu.Unlock()
 			id, ext = b.start(t, dir)
-			exp = startQueuedExporter(t, id, ext, sink)
+			exp := startQueuedExporter(t, id, ext, sink)
 			require.Eventually(t, func() bool {
 				delivered, _ := sink.counts()
 				return delivered == items
@@ -199,6 +189,23 @@ func TestPersistentQueueRestart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// leaveQueued offers items items to an exporter whose queue is in ext, waits until the sink
+// took its first sink.open and every consumer holds a refused item in its retry wait (nothing
+// moves any more), then shuts the exporter and ext down with the rest queued or in flight.
+func leaveQueued(t *testing.T, id component.ID, ext extension.Extension, sink *gatedSink, items int) {
+	t.Helper()
+	exp := startQueuedExporter(t, id, ext, sink)
+	for i := range items {
+		require.NoError(t, exp.ConsumeLogs(context.Background(), logOf("item-"+strconv.Itoa(i))))
+	}
+	require.Eventually(t, func() bool {
+		delivered, refused := sink.counts()
+		return delivered == sink.open && refused == queueConsumers
+	}, 30*time.Second, 5*time.Millisecond)
+	require.NoError(t, exp.Shutdown(context.Background()))
+	require.NoError(t, ext.Shutdown(context.Background()))
 }
 
 // segmentFiles lists the queue's segment files.

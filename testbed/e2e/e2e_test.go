@@ -90,6 +90,12 @@ type env struct {
 	// metricsAddr, when set, keeps the collector's own metrics at the shipped level, served
 	// there (see TestShippedTelemetry); otherwise they are off.
 	metricsAddr string
+	// queueSize, when set, replaces the shipped queue_size of the exporter's persistent queue
+	// (see TestKillNineWithFullQueueDuringOutage).
+	queueSize int64
+	// queueStorage, when set, is the storage extension of the exporter's persistent queue
+	// instead of the shipped one (see TestUpgradeFromFileStorageQueue).
+	queueStorage string
 }
 
 func newEnv(t *testing.T, cfg localcloudwatch.Config) *env {
@@ -139,6 +145,16 @@ func (e *env) start() {
 	})
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if e.queueSize > 0 {
+		if err := shipped.SetQueueSize(e.queueSize); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	if e.queueStorage != "" {
+		if err := shipped.SetQueueStorage(e.queueStorage, filepath.Join(e.dir, "state")); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 	config, err := shipped.WriteShippedNodeConfig(e.dir)
 	if err != nil {

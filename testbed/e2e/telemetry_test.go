@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -59,6 +60,17 @@ func TestShippedTelemetry(t *testing.T) {
 				t.Errorf("%s: %v, want %v", c.what, c.got, c.want)
 			}
 		}
+		// The exporter's persistent queue is in queue_storage: every event went through it, so
+		// its own metrics count bytes written and read back, and the drained queue left
+		// nothing live.
+		for _, name := range []string{"otelcol_extension_queue_storage_bytes_written", "otelcol_extension_queue_storage_bytes_read"} {
+			if v, ok := got[name]; !ok || v <= 0 {
+				t.Errorf("%s = %v (served: %v), want > 0", name, v, ok)
+			}
+		}
+		if v, ok := got["otelcol_extension_queue_storage_segments"]; !ok || v <= 0 {
+			t.Errorf("otelcol_extension_queue_storage_segments = %v (served: %v), want > 0", v, ok)
+		}
 		if t.Failed() {
 			t.Logf("metrics served: %v", got)
 		}
@@ -78,8 +90,18 @@ func scrape(t *testing.T, url string) map[string]float64 {
 		body, _ := io.ReadAll(resp.Body)
 		t.Fatalf("%s: %s: %s", url, resp.Status, body)
 	}
+	out, err := parseMetrics(resp.Body)
+	if err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	return out
+}
+
+// parseMetrics reads a Prometheus text exposition into each metric's value summed over its
+// series.
+func parseMetrics(r io.Reader) (map[string]float64, error) {
 	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -91,12 +113,9 @@ func scrape(t *testing.T, url string) map[string]float64 {
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
 		if err != nil {
-			t.Fatalf("%s: line %q: %v", url, line, err)
+			return nil, fmt.Errorf("line %q: %w", line, err)
 		}
 		out[name] += v
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return out, sc.Err()
 }

@@ -31,7 +31,9 @@ type Local struct {
 	// NodeRoot stands for the node's "/": absolute include and exclude patterns of cri_log are
 	// moved under it (/var/log/pods/... becomes NodeRoot/var/log/pods/...).
 	NodeRoot string
-	// StateDir replaces the directory of every file_storage extension (the node's hostPath).
+	// StateDir replaces the directory of every file_storage extension (the node's hostPath);
+	// a queue_storage extension's directory becomes the subdirectory of StateDir named like its
+	// shipped directory's last element.
 	StateDir string
 	// Endpoint is the CloudWatch Logs endpoint URL (the local server) set on every
 	// cloudwatch_groups exporter.
@@ -133,6 +135,7 @@ func (s *Shipped) localize(cfg map[string]any, l Local) error {
 		c["directory"] = l.StateDir
 		s.note("extensions::%s::directory = the test's state directory", id)
 	}
+	s.localizeQueueStorage(cfg, l.StateDir)
 	for id, c := range components("extensions", "health_check") {
 		c["endpoint"] = l.HealthAddr
 		s.note("extensions::%s::endpoint = a free local port", id)
@@ -416,4 +419,116 @@ func shippedEnv(path, kind string) (map[string]string, error) {
 		}
 	}
 	return env, nil
+}
+
+// localizeQueueStorage moves the directory of every queue_storage extension (there may be none)
+// into stateDir, keeping its last element: the shipped configuration puts it in a subdirectory
+// of the node's hostPath, beside file_storage's files, whose directory (stateDir here) its
+// import_file_storage names.
+func (s *Shipped) localizeQueueStorage(cfg map[string]any, stateDir string) {
+	ext, _ := cfg["extensions"].(map[string]any)
+	for _, id := range slices.Sorted(maps.Keys(ext)) {
+		if id != queueStorageType && !strings.HasPrefix(id, queueStorageType+"/") {
+			continue
+		}
+		c, _ := ext[id].(map[string]any)
+		if c == nil {
+			c = map[string]any{}
+			ext[id] = c
+		}
+		dir, _ := c["directory"].(string)
+		if dir == "" {
+			dir = queueStorageType
+		}
+		c["directory"] = filepath.Join(stateDir, filepath.Base(dir))
+		s.note("extensions::%s::directory = %s in the test's state directory", id, filepath.Base(dir))
+		if _, ok := c["import_file_storage"]; ok { // file_storage's directory, the hostPath
+			c["import_file_storage"] = stateDir
+			s.note("extensions::%s::import_file_storage = the test's state directory", id)
+		}
+	}
+}
+
+// queueStorageType is the type of extension/queuestorageextension.
+const queueStorageType = "queue_storage"
+
+// SetQueueSize sets the queue_size of every cloudwatch_groups exporter's sending_queue (in the
+// unit of its shipped sizer), for a scenario that fills the queue in seconds rather than with
+// the shipped size.
+func (s *Shipped) SetQueueSize(size int64) error {
+	return s.editQueues(func(id string, q map[string]any) {
+		q["queue_size"] = size
+		s.note("exporters::%s::sending_queue::queue_size = %d", id, size)
+	})
+}
+
+// editQueues calls edit with the sending_queue of every cloudwatch_groups exporter.
+func (s *Shipped) editQueues(edit func(id string, q map[string]any)) error {
+	var cfg map[string]any
+	if err := yaml.Unmarshal(s.YAML, &cfg); err != nil {
+		return err
+	}
+	exp, _ := cfg["exporters"].(map[string]any)
+	n := 0
+	for _, id := range slices.Sorted(maps.Keys(exp)) {
+		if id != "cloudwatch_groups" && !strings.HasPrefix(id, "cloudwatch_groups/") {
+			continue
+		}
+		c, _ := exp[id].(map[string]any)
+		q, _ := c["sending_queue"].(map[string]any)
+		if q == nil {
+			return fmt.Errorf("exporters::%s has no sending_queue", id)
+		}
+		edit(id, q)
+		n++
+	}
+	if n == 0 {
+		return errors.New("no cloudwatch_groups exporter")
+	}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	s.YAML = out
+	return nil
+}
+
+// SetQueueStorage makes the storage extension with id storage (file_storage or
+// queue_storage, or one with a name such as queue_storage/x) hold the persistent queue of every
+// cloudwatch_groups exporter, for comparing storages on the otherwise shipped configuration.
+// An extension the configuration lacks is added with its directory in stateDir (a subdirectory
+// named after its type for queue_storage) and listed in service::extensions.
+func (s *Shipped) SetQueueStorage(storage, stateDir string) error {
+	typ, _, _ := strings.Cut(storage, "/")
+	if typ != "file_storage" && typ != queueStorageType {
+		return fmt.Errorf("queue storage %q: file_storage or queue_storage (with an optional /name)", storage)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(s.YAML, &cfg); err != nil {
+		return err
+	}
+	ext, _ := cfg["extensions"].(map[string]any)
+	service, _ := cfg["service"].(map[string]any)
+	if ext == nil || service == nil {
+		return errors.New("no extensions or service section")
+	}
+	if _, ok := ext[storage]; !ok {
+		dir := stateDir
+		if typ == queueStorageType {
+			dir = filepath.Join(stateDir, queueStorageType)
+		}
+		ext[storage] = map[string]any{"directory": dir}
+		list, _ := service["extensions"].([]any)
+		service["extensions"] = append(list, storage)
+		s.note("extensions::%s added (directory in the test's state directory)", storage)
+		out, err := yaml.Marshal(cfg)
+		if err != nil {
+			return err
+		}
+		s.YAML = out
+	}
+	return s.editQueues(func(id string, q map[string]any) {
+		q["storage"] = storage
+		s.note("exporters::%s::sending_queue::storage = %s", id, storage)
+	})
 }

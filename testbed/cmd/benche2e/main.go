@@ -43,6 +43,9 @@ var heapProfiles string
 
 type pipeline struct {
 	Name, Bin, Config string
+	// QueueStorage, with the shipped configuration, is the storage extension that holds the
+	// exporter's persistent queue instead of the shipped one (-node-queue-storages).
+	QueueStorage string
 }
 
 // shippedConfig is the -config value that selects the DaemonSet's configuration.
@@ -95,6 +98,7 @@ func run() error {
 	fluentBit := flag.String("fluentbit-bin", "", "instead of otelcol-k8s and the upstream pipeline: the node agent (-node-bin, -config) side by side with this Fluent Bit binary (tail with the cri parser into cloudwatch_logs over plain HTTP)")
 	criRecords := flag.Int("cri-records", 0, "instead of the simulated node's corpus: this many CRI entries of plain text, every 10th split into P and F lines")
 	criFiles := flag.Int("cri-files", 200, "container log files of the -cri-records corpus")
+	queueStorages := flag.String("node-queue-storages", "", `with -fluentbit-bin and -config shipped: comma-separated storage extensions (file_storage, queue_storage) to also run the node agent with, each holding the exporter's persistent queue instead of the shipped one (pipelines "otelcol-k8s-node-<storage>")`)
 	flag.StringVar(&fluentBitOpts.memBufLimit, "fluentbit-mem-buf-limit", "", "Fluent Bit's tail Mem_Buf_Limit, e.g. 50MB (none by default)")
 	flag.BoolVar(&fluentBitOpts.filesystem, "fluentbit-filesystem", false, "Fluent Bit buffers chunks on disk (storage.type filesystem)")
 	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s (and to the -node-bin pipeline, which then must be a build with it, such as bin/otelcol-k8s) and keep, per run, the heap profile taken at its highest RssAnon and a CPU profile of its first 10 s in this directory (profiling costs CPU: not for measured runs)")
@@ -102,11 +106,11 @@ func run() error {
 	flag.BoolVar(&progress, "progress", false, "print the events stored and the collector's CPU time about once a second during each run (stderr)")
 	flag.Parse()
 	if *sustain != "" || *idleFiles > 0 {
-		pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
+		pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig, ""}}
 		if *node != "" {
-			pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig})
+			pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig, ""})
 		}
-		pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig})
+		pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig, ""})
 		if *only != "" {
 			pipes = slices.DeleteFunc(pipes, func(p pipeline) bool { return !slices.Contains(strings.Split(*only, ","), p.Name) })
 		}
@@ -157,16 +161,24 @@ func run() error {
 	}
 	defer func() { _ = srv.Close() }() // the benchmark's results are already out
 
-	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig}}
+	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig, ""}}
 	if *node != "" {
-		pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig})
+		pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig, ""})
 	}
-	pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig})
+	pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig, ""})
 	if *fluentBit != "" {
 		if *node == "" {
 			return errors.New("-fluentbit-bin compares the node agent: set -node-bin")
 		}
-		pipes = []pipeline{{"otelcol-k8s-node", *node, *oursConfig}, {fluentBitName, *fluentBit, ""}}
+		pipes = []pipeline{{"otelcol-k8s-node", *node, *oursConfig, ""}}
+		for st := range strings.SplitSeq(*queueStorages, ",") {
+			if st = strings.TrimSpace(st); st != "" {
+				pipes = append(pipes, pipeline{"otelcol-k8s-node-" + strings.ReplaceAll(st, "/", "-"), *node, *oursConfig, st})
+			}
+		}
+		pipes = append(pipes, pipeline{fluentBitName, *fluentBit, "", ""})
+	} else if *queueStorages != "" {
+		return errors.New("-node-queue-storages is for the -fluentbit-bin comparison")
 	}
 	if *only != "" {
 		kept := pipes[:0]
@@ -245,7 +257,7 @@ func startRun(p pipeline, tag, dir, corpus, endpoint string) (*started, error) {
 		config, env, err = fluentBitRun(dir, corpus, state, endpoint, tag)
 	case p.Config == shippedConfig:
 		node = filepath.Join(dir, "node-"+tag)
-		config, env, health, err = shippedRun(dir, node, state, endpoint, p.Name, tag)
+		config, env, health, err = shippedRun(dir, node, state, endpoint, p, tag)
 	default:
 		env, err = fileConfigEnv(corpus, state, endpoint)
 	}
@@ -385,7 +397,8 @@ func fileConfigEnv(node, state, endpoint string) ([]string, error) {
 // endpoint, health address and the port of the collector's own metrics swapped,
 // harness.LoadShippedNodeConfig) and returns its path, the environment the DaemonSet gives the
 // container plus what the pod's fields would, and the health address.
-func shippedRun(dir, node, state, endpoint, name, tag string) (config string, env []string, health string, err error) {
+func shippedRun(dir, node, state, endpoint string, p pipeline, tag string) (config string, env []string, health string, err error) {
+	name := p.Name
 	if err := os.MkdirAll(filepath.Join(node, "var/log"), 0o755); err != nil {
 		return "", nil, "", err
 	}
@@ -406,6 +419,11 @@ func shippedRun(dir, node, state, endpoint, name, tag string) (config string, en
 	})
 	if err != nil {
 		return "", nil, "", err
+	}
+	if p.QueueStorage != "" {
+		if err := shipped.SetQueueStorage(p.QueueStorage, state); err != nil {
+			return "", nil, "", err
+		}
 	}
 	if strings.HasSuffix(tag, "-1") {
 		for _, c := range shipped.Changes {

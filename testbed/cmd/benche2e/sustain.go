@@ -90,7 +90,7 @@ func sustainOne(p pipeline, rate float64, length time.Duration, dir string, pods
 	config := p.Config
 	var env []string
 	if p.Config == shippedConfig {
-		config, env, _, err = shippedRun(run, node, state, endpoint, p.Name, p.Name+"-1")
+		config, env, _, err = shippedRun(run, node, state, endpoint, p, p.Name+"-1")
 	} else {
 		env, err = fileConfigEnv(node, state, endpoint)
 	}
