@@ -74,15 +74,27 @@ func TestNewGroupsKeepPace(t *testing.T) {
 	}
 	awsEnv(t)
 	b := startLocal(t, localConfig{})
-	free, freeStats := run(t, b, 0, 1<<30)
-	bounded, boundedStats := run(t, b, 1, small)
-	t.Logf("unbounded %v, queue of %d KiB %v (%.2fx); CreateLogGroup %d and %d, quota throttles %d and %d", free, small>>10, bounded,
-		bounded.Seconds()/free.Seconds(), freeStats.Requests["CreateLogGroup"], boundedStats.Requests["CreateLogGroup"],
-		freeStats.QuotaThrottles, boundedStats.QuotaThrottles)
-	require.Len(t, b.local.Groups(), streams) // 16 groups per run
-	// Each group is created once; a call CloudWatch's quota (5 per second) refused is retried.
-	for _, st := range []localStats{freeStats, boundedStats} {
-		assert.LessOrEqual(t, st.Requests["CreateLogGroup"], int64(streams/2)+st.QuotaThrottles)
+	// Two alternating pairs, the faster run of each kind compared: the waits are random, and a
+	// loaded machine slows one run more than another.
+	const pairs = 2
+	var free, bounded time.Duration
+	for i := range pairs {
+		f, freeStats := run(t, b, 2*i, 1<<30)
+		bd, boundedStats := run(t, b, 2*i+1, small)
+		t.Logf("unbounded %v, queue of %d KiB %v (%.2fx); CreateLogGroup %d and %d, quota throttles %d and %d", f, small>>10, bd,
+			bd.Seconds()/f.Seconds(), freeStats.Requests["CreateLogGroup"], boundedStats.Requests["CreateLogGroup"],
+			freeStats.QuotaThrottles, boundedStats.QuotaThrottles)
+		// Each group is created once; a call CloudWatch's quota (5 per second) refused is retried.
+		for _, st := range []localStats{freeStats, boundedStats} {
+			assert.LessOrEqual(t, st.Requests["CreateLogGroup"], int64(streams/2)+st.QuotaThrottles)
+		}
+		if i == 0 || f < free {
+			free = f
+		}
+		if i == 0 || bd < bounded {
+			bounded = bd
+		}
 	}
-	assert.LessOrEqual(t, bounded.Seconds(), 1.5*free.Seconds(), "new groups slowed the small queue down")
+	require.Len(t, b.local.Groups(), 2*pairs*streams/2) // 16 groups per run
+	assert.LessOrEqual(t, bounded.Seconds(), 1.5*free.Seconds(), "new groups slowed the small queue down (best of %d: %v against %v)", pairs, bounded, free)
 }
