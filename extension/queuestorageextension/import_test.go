@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -70,20 +69,8 @@ func TestImportFileStoragePersistentQueue(t *testing.T) {
 	old := filepath.Join(fsDir, "exporter_queue_test__logs")
 	require.FileExists(t, old)
 
-	sink.mu.Lock()
-	sink.open = items
-	sink.mu.Unlock()
 	id, ext = startImportingQueueStorage(t, qsDir, fsDir)
-	exp := startQueuedExporter(t, id, ext, sink)
-	require.Eventually(t, func() bool {
-		delivered, _ := sink.counts()
-		return delivered == items
-	}, 30*time.Second, 5*time.Millisecond)
-	require.NoError(t, exp.Shutdown(context.Background()))
-	require.NoError(t, ext.Shutdown(context.Background()))
-	for i := range items {
-		require.Equal(t, 1, sink.delivered["item-"+strconv.Itoa(i)], "item %d", i)
-	}
+	deliverAll(t, id, ext, sink, items)
 	require.NoFileExists(t, old)
 	require.FileExists(t, old+importedSuffix)
 }

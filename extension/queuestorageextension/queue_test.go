@@ -167,21 +167,8 @@ func TestPersistentQueueRestart(t *testing.T) {
 				require.GreaterOrEqual(t, len(segmentFiles(t, dir)), 4, "the 60 items left fill several segments")
 			}
 
-			sink.mu.Lock()
-			sink.open = items
-			sink.mu.Unlock()
 			id, ext = b.start(t, dir)
-			exp := startQueuedExporter(t, id, ext, sink)
-			require.Eventually(t, func() bool {
-				delivered, _ := sink.counts()
-				return delivered == items
-			}, 30*time.Second, 5*time.Millisecond)
-			require.NoError(t, exp.Shutdown(context.Background()))
-			require.NoError(t, ext.Shutdown(context.Background()))
-
-			for i := range items {
-				require.Equal(t, 1, sink.delivered["item-"+strconv.Itoa(i)], "item %d", i)
-			}
+			deliverAll(t, id, ext, sink, items)
 			if b.name == "queue_storage" {
 				// Everything delivered: what is left is the active segment and the one holding
 				// the last metadata, nothing of the items (rule 7).
@@ -214,4 +201,23 @@ func segmentFiles(t *testing.T, dir string) []string {
 	segs, err := filepath.Glob(filepath.Join(dir, "exporter_queue_test__logs", "*.seg"))
 	require.NoError(t, err)
 	return segs
+}
+
+// deliverAll opens the sink, runs a queued exporter over ext until every one of items was
+// delivered, shuts both down and checks each item arrived exactly once.
+func deliverAll(t *testing.T, id component.ID, ext extension.Extension, sink *gatedSink, items int) {
+	t.Helper()
+	sink.mu.Lock()
+	sink.open = items
+	sink.mu.Unlock()
+	exp := startQueuedExporter(t, id, ext, sink)
+	require.Eventually(t, func() bool {
+		delivered, _ := sink.counts()
+		return delivered == items
+	}, 30*time.Second, 5*time.Millisecond)
+	require.NoError(t, exp.Shutdown(context.Background()))
+	require.NoError(t, ext.Shutdown(context.Background()))
+	for i := range items {
+		require.Equal(t, 1, sink.delivered["item-"+strconv.Itoa(i)], "item %d", i)
+	}
 }
