@@ -78,6 +78,10 @@ type Config struct {
 	Spans SpansConfig `mapstructure:"spans"`
 	// Checkpoint paces the checkpoint writes.
 	Checkpoint CheckpointConfig `mapstructure:"checkpoint"`
+	// ConsumerRetry paces the resends of a batch of records or spans the next consumer refused
+	// (an exporter outage). Its cap bounds how long delivery resumes after the outage ends, so
+	// it is short, unlike the API client's backoff.
+	ConsumerRetry BackoffConfig `mapstructure:"consumer_retry"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -192,8 +196,9 @@ func createDefaultConfig() component.Config {
 			QPS: 5, Burst: 10, PageSize: 500,
 			Backoff: BackoffConfig{InitialInterval: time.Second, MaxInterval: 5 * time.Minute},
 		},
-		Spans:      SpansConfig{Mode: SpanModeParent, QueueSize: 10000, Sampling: objspans.NewDefaultSamplingConfig()},
-		Checkpoint: CheckpointConfig{Interval: 5 * time.Second},
+		Spans:         SpansConfig{Mode: SpanModeParent, QueueSize: 10000, Sampling: objspans.NewDefaultSamplingConfig()},
+		Checkpoint:    CheckpointConfig{Interval: 5 * time.Second},
+		ConsumerRetry: BackoffConfig{InitialInterval: time.Second, MaxInterval: 30 * time.Second},
 	}
 }
 
@@ -222,10 +227,12 @@ func (c *Config) Validate() error {
 		"series.finish_window": s.FinishWindow, "series.heartbeat_timeout": s.HeartbeatTimeout,
 		"series.finish_after": s.FinishAfter, "series.tombstone_ttl": s.TombstoneTTL,
 		"series.sweep_interval": s.SweepInterval, "client.backoff.initial_interval": c.Client.Backoff.InitialInterval,
+		"consumer_retry.initial_interval": c.ConsumerRetry.InitialInterval,
 	}
 	for _, key := range []string{
 		"series.finish_window", "series.heartbeat_timeout", "series.finish_after",
 		"series.tombstone_ttl", "series.sweep_interval", "client.backoff.initial_interval",
+		"consumer_retry.initial_interval",
 	} {
 		if positive[key] <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive", key))
@@ -251,6 +258,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Client.Backoff.MaxInterval < c.Client.Backoff.InitialInterval {
 		errs = append(errs, errors.New("client.backoff.max_interval must not be below initial_interval"))
+	}
+	if c.ConsumerRetry.MaxInterval < c.ConsumerRetry.InitialInterval {
+		errs = append(errs, errors.New("consumer_retry.max_interval must not be below initial_interval"))
 	}
 	if c.Client.QPS <= 0 || c.Client.Burst <= 0 {
 		errs = append(errs, errors.New("client.qps and client.burst must be positive"))

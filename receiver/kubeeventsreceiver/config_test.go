@@ -41,6 +41,7 @@ func TestLoadConfig(t *testing.T) {
 	full.Spans.Mode = SpanModeLink
 	full.Spans.QueueSize = 500
 	full.Checkpoint.Interval = 2 * time.Second
+	full.ConsumerRetry = BackoffConfig{InitialInterval: 500 * time.Millisecond, MaxInterval: 10 * time.Second}
 
 	tests := []struct {
 		id      string
@@ -55,6 +56,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: "bad_lease", wantErr: "lease_duration > renew_deadline > retry_period"},
 		{id: "bad_span_mode", wantErr: `'spans.mode' "child" is not parent or link`},
 		{id: "bad_checkpoint", wantErr: "checkpoint.interval must be positive"},
+		{id: "bad_consumer_retry", wantErr: "consumer_retry.max_interval must not be below initial_interval"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

@@ -59,7 +59,7 @@ func (t *term) emitLogs(ctx context.Context, ts []transition) bool {
 	now := t.now()
 	logs := plog.NewLogs()
 	t.builder.build(logs, selected, now)
-	if !consume(ctx, t.cfg.Client.Backoff, t.tel, t.logger, len(selected), func(ctx context.Context) error { return t.nextLogs.ConsumeLogs(ctx, logs) }) {
+	if !consume(ctx, t.cfg.ConsumerRetry, t.tel, t.logger, len(selected), func(ctx context.Context) error { return t.nextLogs.ConsumeLogs(ctx, logs) }) {
 		return false
 	}
 	for _, tr := range selected {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -291,4 +292,40 @@ func newestEventRV(t *testing.T, client kubernetes.Interface) string {
 		}
 	}
 	return newest
+}
+
+// TestConsumerRetryResumesSoon: a refused batch of records or spans is resent on
+// consumer_retry's pace, not on the API client's backoff (minutes, for lists and watches), so
+// delivery resumes within consumer_retry.max_interval of an exporter outage's end.
+func TestConsumerRetryResumesSoon(t *testing.T) {
+	cluster, client := apiServer(t)
+	storeID, mem, host := memHost(nil)
+	cfg := testReceiverConfig(cluster.Kubeconfig, &storeID)
+	cfg.Client.Backoff = BackoffConfig{InitialInterval: 2 * time.Minute, MaxInterval: 5 * time.Minute}
+	cfg.ConsumerRetry = BackoffConfig{InitialInterval: 50 * time.Millisecond, MaxInterval: 200 * time.Millisecond}
+	ctx := context.Background()
+	set := receivertest.NewNopSettings(metadata.Type)
+	logs := &failingLogs{LogsSink: &consumertest.LogsSink{}}
+	traces := &blockedTraces{sink: &consumertest.TracesSink{}, release: make(chan struct{}), failing: true}
+	f := NewFactory()
+	lr, err := f.CreateLogs(ctx, set, cfg, logs)
+	require.NoError(t, err)
+	tr, err := f.CreateTraces(ctx, set, cfg, traces.consumer())
+	require.NoError(t, err)
+	require.NoError(t, lr.Start(ctx, host))
+	require.NoError(t, tr.Start(ctx, host))
+	defer func() { require.NoError(t, lr.Shutdown(ctx)) }()
+	release := sync.OnceFunc(func() { close(traces.release) })
+	defer release() // before the shutdown, which waits for the queued spans
+	waitCheckpoint(t, mem)
+
+	logs.down.Store(true)
+	createEvents(t, client, "Outage", 5)
+	require.Eventually(t, func() bool { return logs.refused.Load() >= 3 }, 20*time.Second, 20*time.Millisecond, "records resent")
+	logs.down.Store(false)
+	got := seen{logs.LogsSink}
+	require.Eventually(t, func() bool { return got.counts()["Outage singleton"] == 5 }, 10*time.Second, 20*time.Millisecond, "records after recovery")
+	require.Eventually(t, func() bool { return traces.attempts.Load() >= 3 }, 10*time.Second, 20*time.Millisecond, "spans resent")
+	release()
+	require.Eventually(t, func() bool { return traces.sink.SpanCount() == 5 }, 10*time.Second, 20*time.Millisecond, "spans after recovery")
 }

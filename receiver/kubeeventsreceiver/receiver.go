@@ -133,7 +133,7 @@ func (r *kubeEventsReceiver) start(ctx context.Context, host component.Host) err
 		store = storageCheckpoints{client: r.storageClient}
 	}
 	if r.nextTraces != nil {
-		r.spanQ = newSpanQueue(r.nextTraces, r.cfg.Spans.QueueSize, r.cfg.Client.Backoff, r.tel, r.logger)
+		r.spanQ = newSpanQueue(r.nextTraces, r.cfg.Spans.QueueSize, r.cfg.ConsumerRetry, r.tel, r.logger)
 	}
 	termCtx, cancelTerms := context.WithCancel(context.Background())
 	r.cancelTerms = cancelTerms
