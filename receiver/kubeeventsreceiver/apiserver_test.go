@@ -143,6 +143,7 @@ func testReceiverConfig(kubeconfig string, store *component.ID) *Config {
 	cfg.Client.QPS, cfg.Client.Burst = 50, 100
 	cfg.Client.Backoff.InitialInterval = 100 * time.Millisecond
 	cfg.Client.Backoff.MaxInterval = time.Second
+	cfg.ConsumerRetry = cfg.Client.Backoff
 	return cfg
 }
 

@@ -307,13 +307,7 @@ func TestConsumerRetryResumesSoon(t *testing.T) {
 	set := receivertest.NewNopSettings(metadata.Type)
 	logs := &failingLogs{LogsSink: &consumertest.LogsSink{}}
 	traces := &blockedTraces{sink: &consumertest.TracesSink{}, release: make(chan struct{}), failing: true}
-	f := NewFactory()
-	lr, err := f.CreateLogs(ctx, set, cfg, logs)
-	require.NoError(t, err)
-	tr, err := f.CreateTraces(ctx, set, cfg, traces.consumer())
-	require.NoError(t, err)
-	require.NoError(t, lr.Start(ctx, host))
-	require.NoError(t, tr.Start(ctx, host))
+	lr := startLogsAndTraces(t, set, cfg, host, logs, traces.consumer())
 	defer func() { require.NoError(t, lr.Shutdown(ctx)) }()
 	release := sync.OnceFunc(func() { close(traces.release) })
 	defer release() // before the shutdown, which waits for the queued spans

@@ -11,9 +11,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.uber.org/zap"
@@ -134,13 +136,7 @@ func TestEventsFlowWhileTracesDown(t *testing.T) {
 	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	logSink := &consumertest.LogsSink{}
 	down := &blockedTraces{sink: &consumertest.TracesSink{}, release: make(chan struct{})}
-	f := NewFactory()
-	lr, err := f.CreateLogs(ctx, set, cfg, logSink)
-	require.NoError(t, err)
-	tr, err := f.CreateTraces(ctx, set, cfg, down.consumer())
-	require.NoError(t, err)
-	require.NoError(t, lr.Start(ctx, host))
-	require.NoError(t, tr.Start(ctx, host))
+	lr := startLogsAndTraces(t, set, cfg, host, logSink, down.consumer())
 	waitCheckpoint(t, mem)
 	got := seen{logSink}
 
@@ -163,4 +159,19 @@ func TestEventsFlowWhileTracesDown(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "every span delivered after recovery or counted dropped")
 	assert.GreaterOrEqual(t, counter(t, reader, "otelcol_receiver_kube_events_spans_dropped"), int64(rounds*perRound-10-perRound))
 	require.NoError(t, lr.Shutdown(ctx))
+}
+
+// startLogsAndTraces creates and starts the receiver for a logs and a traces pipeline (one
+// shared receiver); shutting the logs one down stops it.
+func startLogsAndTraces(t *testing.T, set receiver.Settings, cfg *Config, host component.Host, logs consumer.Logs, traces consumer.Traces) receiver.Logs {
+	t.Helper()
+	ctx := context.Background()
+	f := NewFactory()
+	lr, err := f.CreateLogs(ctx, set, cfg, logs)
+	require.NoError(t, err)
+	tr, err := f.CreateTraces(ctx, set, cfg, traces)
+	require.NoError(t, err)
+	require.NoError(t, lr.Start(ctx, host))
+	require.NoError(t, tr.Start(ctx, host))
+	return lr
 }
