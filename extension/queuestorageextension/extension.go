@@ -89,9 +89,16 @@ func (q *queueStorage) GetClient(_ context.Context, kind component.Kind, id comp
 	}
 	if q.cfg.ImportFileStorage != "" {
 		old := filepath.Join(q.cfg.ImportFileStorage, fileStorageName(kind, id, storageName))
-		if _, err := importFileStorage(store, old, q.logger); err != nil {
+		out, err := importFileStorage(store, old, q.logger)
+		if err != nil {
 			return nil, errors.Join(fmt.Errorf("queue_storage: import_file_storage: %w", err), store.Close())
 		}
+		q.telemetry.ExtensionQueueStorageImportedKeys.Add(context.Background(), int64(out.keys))
+		skipped := int64(0) // added even when 0, so that the counter is there to watch
+		if out.skipped {
+			skipped = 1
+		}
+		q.telemetry.ExtensionQueueStorageImportSkippedFiles.Add(context.Background(), skipped)
 	}
 	c := &client{store: store, owner: q}
 	q.mu.Lock()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -109,5 +110,87 @@ func TestImportRepeatedAfterCrash(t *testing.T) {
 		require.NoFileExists(t, old)
 		// The crash before the rename: the file is back as it was.
 		require.NoError(t, os.WriteFile(old, raw, 0o600))
+	}
+}
+
+// TestImportOnlyIntoWhatTheFileHolds: a client that already holds keys of its own (a queue in
+// use since an earlier import, a file_storage file that came back after a downgrade) is not
+// overwritten by a file_storage file: the file stays, the client keeps its keys and the skip
+// is counted. A client holding only what an interrupted import of the file copied is imported
+// into (rule 14).
+func TestImportOnlyIntoWhatTheFileHolds(t *testing.T) {
+	file := map[string]string{"0": "item 0", "1": "item 1", "qmv0": "indexes 0..2"}
+	for _, c := range []struct {
+		name   string
+		holds  map[string]string // what the queue_storage client holds before the import
+		imports bool
+	}{
+		{name: "empty client", holds: nil, imports: true},
+		{name: "interrupted import", holds: map[string]string{"0": "item 0", "1": "item 1"}, imports: true},
+		{name: "key the file lacks", holds: map[string]string{"0": "item 0", "2": "item 2"}},
+		{name: "key with another value", holds: map[string]string{"qmv0": "indexes 5..9"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			id := component.MustNewID("cloudwatch_groups")
+			fsDir, qsDir := t.TempDir(), t.TempDir()
+			_, fs := startFileStorage(t, fsDir)
+			fc, err := fs.(storage.Extension).GetClient(ctx, component.KindExporter, id, "logs")
+			require.NoError(t, err)
+			for k, v := range file {
+				require.NoError(t, fc.Set(ctx, k, []byte(v)))
+			}
+			require.NoError(t, fc.Close(ctx))
+			require.NoError(t, fs.Shutdown(ctx))
+			old := filepath.Join(fsDir, fileStorageName(component.KindExporter, id, "logs"))
+
+			// What the client holds, written without importing.
+			_, qs := startImportingQueueStorage(t, qsDir, "")
+			qc, err := qs.(storage.Extension).GetClient(ctx, component.KindExporter, id, "logs")
+			require.NoError(t, err)
+			for k, v := range c.holds {
+				require.NoError(t, qc.Set(ctx, k, []byte(v)))
+			}
+			require.NoError(t, qc.Close(ctx))
+			require.NoError(t, qs.Shutdown(ctx))
+
+			tel := componenttest.NewTelemetry()
+			t.Cleanup(func() { require.NoError(t, tel.Shutdown(ctx)) })
+			f := NewFactory()
+			cfg := f.CreateDefaultConfig().(*Config)
+			cfg.Directory, cfg.ImportFileStorage, cfg.SegmentSize = qsDir, fsDir, 16<<10
+			set := extensiontest.NewNopSettings(f.Type())
+			set.TelemetrySettings = tel.NewTelemetrySettings()
+			ext, err := f.Create(ctx, set, cfg)
+			require.NoError(t, err)
+			require.NoError(t, ext.Start(ctx, storageHost{}))
+			qc, err = ext.(storage.Extension).GetClient(ctx, component.KindExporter, id, "logs")
+			require.NoError(t, err)
+			want := c.holds
+			if c.imports {
+				want = file
+			}
+			for _, k := range []string{"0", "1", "2", "qmv0"} {
+				got, err := qc.Get(ctx, k)
+				require.NoError(t, err)
+				if v, ok := want[k]; ok {
+					require.Equal(t, v, string(got), "key %s", k)
+				} else {
+					require.Nil(t, got, "key %s", k)
+				}
+			}
+			require.NoError(t, qc.Close(ctx))
+			require.NoError(t, ext.Shutdown(ctx))
+			if c.imports {
+				require.NoFileExists(t, old)
+				require.Equal(t, int64(len(file)), sumOf(t, tel, "extension_queue_storage_imported_keys"))
+				require.Zero(t, sumOf(t, tel, "extension_queue_storage_import_skipped_files"))
+			} else {
+				require.FileExists(t, old)
+				require.NoFileExists(t, old+importedSuffix)
+				require.Zero(t, sumOf(t, tel, "extension_queue_storage_imported_keys"))
+				require.Equal(t, int64(1), sumOf(t, tel, "extension_queue_storage_import_skipped_files"))
+			}
+		})
 	}
 }

@@ -35,6 +35,10 @@ type TelemetryBuilder struct {
 	ExtensionQueueStorageCompactions metric.Int64Counter
 	// ExtensionQueueStorageCorruptReads: Records read back whose checksum or content did not match; the call reading them got an error. [{records}]
 	ExtensionQueueStorageCorruptReads metric.Int64Counter
+	// ExtensionQueueStorageImportSkippedFiles: file_storage files import_file_storage left alone because the client already held keys of its own (design.md, rule 14); the file stays and a warning names it. [{files}]
+	ExtensionQueueStorageImportSkippedFiles metric.Int64Counter
+	// ExtensionQueueStorageImportedKeys: Keys copied from file_storage files by import_file_storage (design.md, rule 14). [{keys}]
+	ExtensionQueueStorageImportedKeys metric.Int64Counter
 	// ExtensionQueueStorageLiveBytes: Bytes of the records of the open clients' live keys (what the segment files hold that is still needed). [By]
 	ExtensionQueueStorageLiveBytes metric.Int64UpDownCounter
 	// ExtensionQueueStorageRecoveryDroppedBytes: Bytes of segment files dropped when a client opened, a torn last write or a corrupt or unreadable part. [By]
@@ -87,6 +91,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_extension_queue_storage_corrupt_reads",
 		metric.WithDescription("Records read back whose checksum or content did not match; the call reading them got an error."),
 		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExtensionQueueStorageImportSkippedFiles, err = builder.meter.Int64Counter(
+		"otelcol_extension_queue_storage_import_skipped_files",
+		metric.WithDescription("file_storage files import_file_storage left alone because the client already held keys of its own (design.md, rule 14); the file stays and a warning names it."),
+		metric.WithUnit("{files}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExtensionQueueStorageImportedKeys, err = builder.meter.Int64Counter(
+		"otelcol_extension_queue_storage_imported_keys",
+		metric.WithDescription("Keys copied from file_storage files by import_file_storage (design.md, rule 14)."),
+		metric.WithUnit("{keys}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExtensionQueueStorageLiveBytes, err = builder.meter.Int64UpDownCounter(

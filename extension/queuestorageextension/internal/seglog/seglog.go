@@ -467,6 +467,18 @@ func (s *Store) Get(key string) ([]byte, error) {
 	return op.Value, err
 }
 
+// Keys returns the live keys, sorted.
+func (s *Store) Keys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make([]string, 0, len(s.index))
+	for k := range s.index {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // maintain removes the sealed segments without live bytes, oldest first, and compacts while
 // the sealed segments hold more than twice the live bytes plus a segment (rules 7, 8). Each
 // call looks at the segments sealed when it starts, and compacts at most as many times as
