@@ -48,7 +48,8 @@ func (f *failingStreams) PutLogEvents(ctx context.Context, in *cloudwatchlogs.Pu
 }
 
 // startExporter builds and starts the exporter itself (no exporterhelper around it) with its
-// own telemetry; wrap, when set, wraps the real CloudWatch Logs client.
+// own telemetry, and shuts it down when the test ends; wrap, when set, wraps the real
+// CloudWatch Logs client.
 func startExporter(t *testing.T, cfg *Config, wrap func(sender.API) sender.API) (*cwExporter, *componenttest.Telemetry) {
 	t.Helper()
 	tel := componenttest.NewTelemetry()
@@ -67,6 +68,8 @@ func startExporter(t *testing.T, cfg *Config, wrap func(sender.API) sender.API) 
 		}
 	}
 	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+	// Shutdown is idempotent: a test that shuts the exporter down itself may.
+	t.Cleanup(func() { _ = e.shutdown(context.Background()) })
 	return e, tel
 }
 
