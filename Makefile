@@ -202,9 +202,10 @@ test: check-generated check-versions test-modules ## everything CI runs: generat
 .PHONY: test-modules
 test-modules: build-only build-node kube-bin localcw-bin journal-tools $(BUILDER) image ## go test -race in every module (e2e scenarios excepted)
 	@set -e; for m in $(TEST_MODULES); do \
-		echo "==> go test -race $$m"; \
+		echo "==> go test -race $$m"; start=$$(date +%s); \
 		(cd $$m && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_NODE_BIN=$(NODE_BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) OTELCOL_K8S_LOCALCW_BIN=$(LOCALCW_BIN) \
 			OTELCOL_K8S_BUILDER=$(BUILDER) OTELCOL_K8S_IMAGE=$(IMAGE_DIR)/oci $(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/testbed/e2e$$')); \
+		echo "<== $$m: $$(( $$(date +%s) - start )) s"; \
 	done
 
 # One module's tests, building only what they use: a module whose Go files name kubecluster or
@@ -363,7 +364,8 @@ LINT_SKIP := ./internal/tools ./$(DIST_DIR) ./$(NODE_DIR) ./testbed/kubecluster/
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint in every module (the local API server and the upstream baselines excepted)
 	@set -e; for m in $(filter-out $(LINT_SKIP),$(ALL_MODULES)); do \
-		echo "==> lint $$m"; (cd $$m && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...); \
+		echo "==> lint $$m"; start=$$(date +%s); (cd $$m && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...); \
+		echo "<== $$m: $$(( $$(date +%s) - start )) s"; \
 	done
 
 .PHONY: fmt
