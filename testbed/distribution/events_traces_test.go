@@ -3,7 +3,6 @@
 package distribution
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,11 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/k8smodel/attr"
-	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness/traced"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
@@ -35,20 +31,9 @@ import (
 // rollouts follow them): the Pod and its owners cost one GET each, however many Events.
 func TestShippedEventsPodEventsInDeploymentTrace(t *testing.T) {
 	bin := binary(t)
-	cluster, kc := localAPIServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	check := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	const ns = "shop"
-	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	check(err)
-	_, err = kc.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
-	check(err)
+	a := startAPITest(t, 3*time.Minute, ns)
+	cluster, kc, ctx, check := a.cluster, a.kc, a.ctx, a.check
 	labels := map[string]string{"app": "web"}
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}}}
 	d, err := kc.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
@@ -144,19 +129,4 @@ func TestShippedEventsPodEventsInDeploymentTrace(t *testing.T) {
 			t.Errorf("%s: %d, want 1 (the Event's Pod and its owners once each, for %d Events)", r, requests[r], len(reasons))
 		}
 	}
-}
-
-// localAPIServer starts the local API server (kubecluster) and returns it with a client.
-func localAPIServer(t *testing.T) (*kubecluster.Cluster, kubernetes.Interface) {
-	t.Helper()
-	cluster := kubecluster.Start(t)
-	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cluster, kc
 }

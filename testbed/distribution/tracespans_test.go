@@ -3,7 +3,6 @@
 package distribution
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -107,17 +106,8 @@ func traceparent(sc trace.SpanContext) string {
 // at all (objspans rule 2).
 func TestOneTracePerDesiredState(t *testing.T) {
 	bin := binary(t)
-	cluster, kc := localAPIServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	check := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, err := kc.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
-	check(err)
+	a := startAPITest(t, 3*time.Minute, "default")
+	cluster, kc, ctx, check := a.cluster, a.kc, a.ctx, a.check
 
 	sink := &spanSink{changed: make(chan struct{}, 1)}
 	srv := httptest.NewServer(sink)

@@ -4,7 +4,6 @@ package distribution
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -28,15 +27,8 @@ import (
 // node agent's (kube_lifecycle's spans).
 func TestShippedTracesResource(t *testing.T) {
 	bin := binary(t)
-	cluster, kc := localAPIServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kc.CoreV1().ServiceAccounts("shop").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	a := startAPITest(t, 2*time.Minute, "shop")
+	cluster, kc, ctx := a.cluster, a.kc, a.ctx
 	pod, err := kc.CoreV1().Pods("shop").Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"},
 		Spec:       corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},

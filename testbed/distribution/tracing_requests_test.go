@@ -143,18 +143,8 @@ func TestShippedNodeTracingAPIRequests(t *testing.T) {
 // runTracing runs the shipped node configuration (withTraces: the traces set) against a new API
 // server and returns what it cost and gave.
 func runTracing(t *testing.T, bin string, withTraces bool) *tracingRun {
-	cluster, kc := localAPIServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	must := func(_ any, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}))
-	// No controller manager runs: create the service account it would.
-	must(kc.CoreV1().ServiceAccounts("shop").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}))
+	a := startAPITest(t, 3*time.Minute, "shop")
+	cluster, kc, ctx, must := a.cluster, a.kc, a.ctx, a.must
 	yes := true
 	owner := func(kind, name string, uid k8stypes.UID) []metav1.OwnerReference {
 		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: &yes}}
