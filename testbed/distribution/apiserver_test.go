@@ -10,9 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
 )
 
 // apiTest is where a test against the local API server starts: the server, a client and a
@@ -59,13 +59,5 @@ func (a *apiTest) check(err error) {
 func localAPIServer(t *testing.T) (*kubecluster.Cluster, kubernetes.Interface) {
 	t.Helper()
 	cluster := kubecluster.Start(t)
-	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cluster, kc
+	return cluster, harness.KubeClient(t, cluster.Kubeconfig, 0, 0)
 }

@@ -17,10 +17,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
 )
 
 // TestPodMetadataSideBySide (on demand: OTELCOL_K8S_BENCH_PODMETA=<lines per pod>) runs the
@@ -38,15 +37,7 @@ func TestPodMetadataSideBySide(t *testing.T) {
 	}
 	bin := binary(t)
 	cluster := kubecluster.Start(t)
-	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc.QPS, rc.Burst = 500, 1000
-	kc, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kc := harness.KubeClient(t, cluster.Kubeconfig, 500, 1000)
 	ctx := context.Background()
 	must := func(_ any, err error) {
 		t.Helper()

@@ -26,10 +26,8 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 
@@ -187,15 +185,7 @@ func TestEventsLeaderKilled(t *testing.T) {
 	t.Parallel() // its own API server, servers and ports: it shares the e2e suite's second slot
 	bin := binary(t)
 	cluster := kubecluster.Start(t)
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	restCfg.QPS, restCfg.Burst = 500, 1000
-	client, err := kubernetes.NewForConfig(restCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.KubeClient(t, cluster.Kubeconfig, 500, 1000)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir := t.TempDir()
@@ -507,15 +497,7 @@ var (
 func TestEventsAtScale(t *testing.T) {
 	bin := binary(t)
 	cluster := kubecluster.StartWith(t, "-watch-cache=false")
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	restCfg.QPS, restCfg.Burst = 5000, 5000
-	client, err := kubernetes.NewForConfig(restCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.KubeClient(t, cluster.Kubeconfig, 5000, 5000)
 	ctx := context.Background()
 	dir := t.TempDir()
 	srv := localcloudwatch.New(localcloudwatch.Config{})

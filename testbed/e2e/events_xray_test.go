@@ -16,10 +16,9 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localxray"
 )
@@ -75,14 +74,7 @@ const onTime = 30 * time.Second
 func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
 	bin := binary(t)
 	cluster := kubecluster.Start(t)
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := kubernetes.NewForConfig(restCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.KubeClient(t, cluster.Kubeconfig, 0, 0)
 	ctx := context.Background()
 	srv := localcloudwatch.New(localcloudwatch.Config{})
 	endpoint, err := srv.Start("127.0.0.1:0")

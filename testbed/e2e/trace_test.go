@@ -16,10 +16,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/otelcol-k8s/otelcol-k8s/internal/kubeclient/kubecluster"
+	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/harness/traced"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localcloudwatch"
 	"github.com/otelcol-k8s/otelcol-k8s/testbed/localxray"
@@ -49,14 +48,7 @@ func TestTraceCorrelation(t *testing.T) {
 	}
 	defer func() { _ = xray.Close() }()
 	e.kubeconfig, e.tracesEndpoint = cluster.Kubeconfig, base
-	rc, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.KubeClient(t, cluster.Kubeconfig, 0, 0)
 	ctx := context.Background()
 	const ns = "traced" // not a namespace the node's other pods name
 	pods := traced.Pods()
