@@ -20,7 +20,7 @@ import (
 // process starts again and sends to the groups and streams an earlier process used (design.md,
 // section 7). With a persistent queue the groups known to exist are kept in its storage, so
 // the restart makes no CreateLogStream or CreateLogGroup call; without storage each group costs
-// the one CreateLogStream of creating ahead (answered ResourceAlreadyExists).
+// at most the one CreateLogStream of creating ahead (answered ResourceAlreadyExists).
 func TestRestartMakesNoCreateCalls(t *testing.T) {
 	for _, persistent := range []bool{true, false} {
 		t.Run(map[bool]string{true: "persistent queue", false: "memory queue"}[persistent], func(t *testing.T) {
@@ -61,11 +61,14 @@ func TestRestartMakesNoCreateCalls(t *testing.T) {
 			run()
 			second := b.local.Stats().Requests
 			assert.Equal(t, first["CreateLogGroup"], second["CreateLogGroup"], "CreateLogGroup calls after the restart")
-			wantLooks := int64(0)
-			if !persistent {
-				wantLooks = int64(groups)
+			looks := second["CreateLogStream"] - first["CreateLogStream"]
+			if persistent {
+				assert.Zero(t, looks, "CreateLogStream calls after the restart")
+			} else {
+				// At most one per group: a creation ahead that the shutdown ends before its call
+				// (the group's send already succeeded) makes none.
+				assert.LessOrEqual(t, looks, int64(groups), "CreateLogStream calls after the restart")
 			}
-			assert.Equal(t, wantLooks, second["CreateLogStream"]-first["CreateLogStream"], "CreateLogStream calls after the restart")
 			assert.Equal(t, int64(len(testSources)), second["PutLogEvents"]-first["PutLogEvents"], "one PutLogEvents call per stream")
 			require.Len(t, b.storedEvents(t), 2*10*len(testSources))
 		})
