@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -25,6 +26,18 @@ type fluentBitOptions struct {
 }
 
 var fluentBitOpts fluentBitOptions
+
+// checkFluentBit runs the Fluent Bit binary with --version before any corpus is written, so
+// that a binary the machine cannot run (a shared library missing: the loader's exit status
+// 127) is reported with what it printed, not as a failed round.
+func checkFluentBit(bin string) error {
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s --version: %w: %s(its README lists the Debian packages of the shared libraries it needs)",
+			bin, err, out)
+	}
+	return nil
+}
 
 // fluentBitRun writes Fluent Bit's configuration for one run: every log file of the corpus read
 // from its beginning, CRI lines joined by the built-in cri multiline parser, one stream per

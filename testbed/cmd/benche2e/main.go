@@ -105,6 +105,11 @@ func run() error {
 	flag.DurationVar(&cpuProfileLength, "cpu-profile", cpuProfileLength, "with -heap-profiles: how long the CPU profile of each run is, from its start")
 	flag.BoolVar(&progress, "progress", false, "print the events stored and the collector's CPU time about once a second during each run (stderr)")
 	flag.Parse()
+	if *fluentBit != "" {
+		if err := checkFluentBit(*fluentBit); err != nil {
+			return err
+		}
+	}
 	if *sustain != "" || *idleFiles > 0 {
 		pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig, ""}}
 		if *node != "" {
