@@ -121,8 +121,8 @@ func TestImportRepeatedAfterCrash(t *testing.T) {
 func TestImportOnlyIntoWhatTheFileHolds(t *testing.T) {
 	file := map[string]string{"0": "item 0", "1": "item 1", "qmv0": "indexes 0..2"}
 	for _, c := range []struct {
-		name   string
-		holds  map[string]string // what the queue_storage client holds before the import
+		name    string
+		holds   map[string]string // what the queue_storage client holds before the import
 		imports bool
 	}{
 		{name: "empty client", holds: nil, imports: true},
