@@ -300,13 +300,16 @@ test-dist: build-only kube-bin ## the built distribution lists every component a
 # tests, then testbed/e2e: node simulator -> the built collectors -> local CloudWatch Logs,
 # exact line accounting), then the real node (e2e-node, above; root). E2E_ARGS passes test
 # flags to the simulated scenarios, e.g. E2E_ARGS='-run TestServerOutage -e2e.outage=15s'.
+# E2E_SKIP_DIST=1 leaves out the distribution tests, for a run after `make test`, which ran
+# them already with -race (.ci/run).
 E2E_ARGS ?=
+E2E_SKIP_DIST ?=
 
 .PHONY: e2e
 e2e: e2e-sim e2e-node ## every end-to-end scenario: the simulated node, then the real node (root)
 
 .PHONY: e2e-sim
-e2e-sim: test-dist build-node kube-bin journal-tools ## end-to-end scenarios on the simulated node with exact accounting of every line
+e2e-sim: $(if $(E2E_SKIP_DIST),build-only,test-dist) build-node kube-bin journal-tools ## end-to-end scenarios on the simulated node with exact accounting of every line
 	cd testbed && OTELCOL_K8S_BIN=$(BIN) OTELCOL_K8S_NODE_BIN=$(NODE_BIN) OTELCOL_K8S_KUBE_BIN=$(KUBE_BIN) $(GO) test -count=1 -timeout 20m -v ./e2e/... $(E2E_ARGS)
 
 # make bench-e2e: the system benchmark (testbed/cmd/benche2e): one simulated corpus read by
