@@ -54,18 +54,9 @@ func TestSetQueueStorage(t *testing.T) {
 			l := localForTest(dir)
 			s, before := loadShipped(t, l)
 			err := s.SetQueueStorage(c.storage, l.StateDir)
-			if c.wantErr {
-				if err == nil {
-					t.Fatal("accepted")
-				}
+			got := afterEdit(t, s, err, c.wantErr)
+			if got == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got map[string]any
-			if err := yaml.Unmarshal(s.YAML, &got); err != nil {
-				t.Fatal(err)
 			}
 			if v := dig(got, "exporters", "cloudwatch_groups", "sending_queue", "storage"); v != c.storage {
 				t.Errorf("sending_queue storage = %v", v)
@@ -89,17 +80,57 @@ func TestSetQueueStorage(t *testing.T) {
 
 func TestSetQueueSize(t *testing.T) {
 	s, _ := loadShipped(t, localForTest(t.TempDir()))
-	if err := s.SetQueueSize(4 << 20); err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := yaml.Unmarshal(s.YAML, &got); err != nil {
-		t.Fatal(err)
-	}
+	got := afterEdit(t, s, s.SetQueueSize(4<<20), false)
 	if v := dig(got, "exporters", "cloudwatch_groups", "sending_queue", "queue_size"); v != 4<<20 {
 		t.Errorf("queue_size = %v (%T)", v, v)
 	}
 	if v := dig(got, "exporters", "cloudwatch_groups", "sending_queue", "storage"); v != "queue_storage" {
 		t.Errorf("storage = %v", v)
 	}
+}
+
+func TestSetMessageFormat(t *testing.T) {
+	for _, c := range []struct {
+		format  string
+		wantErr bool
+	}{
+		{format: "raw"},
+		{format: "json"},
+		{format: "otlp", wantErr: true},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			s, _ := loadShipped(t, localForTest(t.TempDir()))
+			err := s.SetMessageFormat(c.format)
+			got := afterEdit(t, s, err, c.wantErr)
+			if got == nil {
+				return
+			}
+			if v := dig(got, "exporters", "cloudwatch_groups", "message_format"); v != c.format {
+				t.Errorf("message_format = %v", v)
+			}
+			if v := dig(got, "exporters", "cloudwatch_groups", "sending_queue", "storage"); v != "queue_storage" {
+				t.Errorf("the other settings changed: sending_queue storage = %v", v)
+			}
+		})
+	}
+}
+
+// afterEdit checks an edit's error against wantErr and returns the edited configuration, or nil
+// when the edit was refused as wanted.
+func afterEdit(t *testing.T, s *Shipped, err error, wantErr bool) map[string]any {
+	t.Helper()
+	if wantErr {
+		if err == nil {
+			t.Fatal("accepted")
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(s.YAML, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

@@ -462,8 +462,9 @@ func (s *Shipped) SetQueueSize(size int64) error {
 	})
 }
 
-// editQueues calls edit with the sending_queue of every cloudwatch_groups exporter.
-func (s *Shipped) editQueues(edit func(id string, q map[string]any)) error {
+// editExporters calls edit with the id and settings of every cloudwatch_groups exporter and
+// keeps what it changed.
+func (s *Shipped) editExporters(edit func(id string, c map[string]any) error) error {
 	var cfg map[string]any
 	if err := yaml.Unmarshal(s.YAML, &cfg); err != nil {
 		return err
@@ -475,11 +476,13 @@ func (s *Shipped) editQueues(edit func(id string, q map[string]any)) error {
 			continue
 		}
 		c, _ := exp[id].(map[string]any)
-		q, _ := c["sending_queue"].(map[string]any)
-		if q == nil {
-			return fmt.Errorf("exporters::%s has no sending_queue", id)
+		if c == nil {
+			c = map[string]any{}
+			exp[id] = c
 		}
-		edit(id, q)
+		if err := edit(id, c); err != nil {
+			return err
+		}
 		n++
 	}
 	if n == 0 {
@@ -491,6 +494,31 @@ func (s *Shipped) editQueues(edit func(id string, q map[string]any)) error {
 	}
 	s.YAML = out
 	return nil
+}
+
+// editQueues calls edit with the sending_queue settings of every cloudwatch_groups exporter.
+func (s *Shipped) editQueues(edit func(id string, q map[string]any)) error {
+	return s.editExporters(func(id string, c map[string]any) error {
+		q, _ := c["sending_queue"].(map[string]any)
+		if q == nil {
+			return fmt.Errorf("exporters::%s has no sending_queue", id)
+		}
+		edit(id, q)
+		return nil
+	})
+}
+
+// SetMessageFormat sets every cloudwatch_groups exporter's message_format (json or raw), for
+// measuring what the messages' bytes cost on the otherwise shipped configuration.
+func (s *Shipped) SetMessageFormat(format string) error {
+	if format != "json" && format != "raw" {
+		return fmt.Errorf("message format %q: json or raw", format)
+	}
+	return s.editExporters(func(id string, c map[string]any) error {
+		c["message_format"] = format
+		s.note("exporters::%s::message_format = %s", id, format)
+		return nil
+	})
 }
 
 // SetQueueStorage makes the storage extension with id storage (file_storage or

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"net/url"
 	"os"
@@ -36,6 +37,15 @@ func checkFluentBit(bin string) error {
 		return fmt.Errorf("%s --version: %w: %s(its README lists the Debian packages of the shared libraries it needs)",
 			bin, err, out)
 	}
+	if fluentBitOpts.filesystem {
+		// storage.type filesystem needs the storage_backlog input, which minimal builds (the
+		// one in ../shared/bench/fluent-bit) leave out: Fluent Bit would exit at start.
+		help, _ := exec.Command(bin, "-h").CombinedOutput()
+		if !bytes.Contains(help, []byte("storage_backlog")) {
+			return fmt.Errorf("-fluentbit-filesystem: %s has no storage_backlog input plugin (a minimal build); "+
+				"filesystem buffering needs a build with it", bin)
+		}
+	}
 	return nil
 }
 
@@ -50,7 +60,15 @@ func fluentBitRun(dir, corpus, state, endpoint, tag string) (config string, env 
 	var b strings.Builder
 	fmt.Fprintf(&b, "[SERVICE]\n    Flush        1\n    Log_Level    warn\n")
 	if fluentBitOpts.filesystem {
-		fmt.Fprintf(&b, "    storage.path %s\n", filepath.Join(state, "flb-storage"))
+		// Fluent Bit refuses a relative storage.path ("cannot init storage backlog").
+		chunks, err := filepath.Abs(filepath.Join(state, "flb-storage"))
+		if err != nil {
+			return "", nil, err
+		}
+		if err := os.MkdirAll(chunks, 0o755); err != nil {
+			return "", nil, err
+		}
+		fmt.Fprintf(&b, "    storage.path %s\n", chunks)
 	}
 	fmt.Fprintf(&b, "[INPUT]\n    Name              tail\n    Tag               kube.*\n    Path              %s\n", filepath.Join(corpus, "var/log/pods/*/*/*.log"))
 	fmt.Fprintf(&b, "    multiline.parser  cri\n    Read_from_Head    true\n    DB                %s\n", filepath.Join(state, "tail.db"))

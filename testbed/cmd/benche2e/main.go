@@ -46,28 +46,36 @@ type pipeline struct {
 	// QueueStorage, with the shipped configuration, is the storage extension that holds the
 	// exporter's persistent queue instead of the shipped one (-node-queue-storages).
 	QueueStorage string
+	// MessageFormat, with the shipped configuration, is the exporter's message_format instead
+	// of the shipped one (-node-message-formats).
+	MessageFormat string
 }
 
 // shippedConfig is the -config value that selects the DaemonSet's configuration.
 const shippedConfig = "shipped"
 
 type result struct {
-	Pipeline       string  `json:"pipeline"`
-	Round          int     `json:"round"`
-	Lines          int64   `json:"lines"`
-	Events         int64   `json:"events"`
-	Seconds        float64 `json:"seconds"`
-	CPUSeconds     float64 `json:"cpuSeconds"`
-	StartCPU       float64 `json:"startCpuSeconds,omitempty"`
-	PeakRSSMiB     float64 `json:"peakRssMiB"`
-	PeakAnonMiB    float64 `json:"peakRssAnonMiB"`
-	PeakFileMiB    float64 `json:"peakRssFileMiB"`
-	EventsPerCPUs  float64 `json:"eventsPerCpuSecond"`
-	Calls          int64   `json:"putLogEventsCalls"`
-	CallsPerMiB    float64 `json:"callsPerMiB"`
-	CorpusMiB      float64 `json:"corpusMiB"`
-	Complete       bool    `json:"complete"`
-	CollectorError string  `json:"collectorError,omitempty"`
+	Pipeline      string  `json:"pipeline"`
+	Round         int     `json:"round"`
+	Lines         int64   `json:"lines"`
+	Events        int64   `json:"events"`
+	Seconds       float64 `json:"seconds"`
+	CPUSeconds    float64 `json:"cpuSeconds"`
+	StartCPU      float64 `json:"startCpuSeconds,omitempty"`
+	PeakRSSMiB    float64 `json:"peakRssMiB"`
+	PeakAnonMiB   float64 `json:"peakRssAnonMiB"`
+	PeakFileMiB   float64 `json:"peakRssFileMiB"`
+	EventsPerCPUs float64 `json:"eventsPerCpuSecond"`
+	Calls         int64   `json:"putLogEventsCalls"`
+	CallsPerMiB   float64 `json:"callsPerMiB"`
+	CorpusMiB     float64 `json:"corpusMiB"`
+	// MessageBytesPerEvent is the stored messages' bytes per event: what each collector puts
+	// in an event (the log line alone, or with its metadata) is part of the work it does.
+	MessageBytesPerEvent float64 `json:"messageBytesPerEvent"`
+	// MessageMiBPerCPUs is the stored messages' MiB per CPU-second.
+	MessageMiBPerCPUs float64 `json:"messageMiBPerCpuSecond"`
+	Complete          bool    `json:"complete"`
+	CollectorError    string  `json:"collectorError,omitempty"`
 }
 
 func main() {
@@ -98,9 +106,10 @@ func run() error {
 	fluentBit := flag.String("fluentbit-bin", "", "instead of otelcol-k8s and the upstream pipeline: the node agent (-node-bin, -config) side by side with this Fluent Bit binary (tail with the cri parser into cloudwatch_logs over plain HTTP)")
 	criRecords := flag.Int("cri-records", 0, "instead of the simulated node's corpus: this many CRI entries of plain text, every 10th split into P and F lines")
 	criFiles := flag.Int("cri-files", 200, "container log files of the -cri-records corpus")
+	messageFormats := flag.String("node-message-formats", "", `with -fluentbit-bin and -config shipped: comma-separated message formats (json, raw) to also run the node agent with (pipelines "otelcol-k8s-node-<format>"): what the bytes of the messages cost`)
 	queueStorages := flag.String("node-queue-storages", "", `with -fluentbit-bin and -config shipped: comma-separated storage extensions (file_storage, queue_storage) to also run the node agent with, each holding the exporter's persistent queue instead of the shipped one (pipelines "otelcol-k8s-node-<storage>")`)
 	flag.StringVar(&fluentBitOpts.memBufLimit, "fluentbit-mem-buf-limit", "", "Fluent Bit's tail Mem_Buf_Limit, e.g. 50MB (none by default)")
-	flag.BoolVar(&fluentBitOpts.filesystem, "fluentbit-filesystem", false, "Fluent Bit buffers chunks on disk (storage.type filesystem)")
+	flag.BoolVar(&fluentBitOpts.filesystem, "fluentbit-filesystem", false, "Fluent Bit buffers chunks on disk (storage.type filesystem; needs a build with the storage_backlog input, which the minimal one in ../shared/bench lacks)")
 	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s (and to the -node-bin pipeline, which then must be a build with it, such as bin/otelcol-k8s) and keep, per run, the heap profile taken at its highest RssAnon and a CPU profile of its first 10 s in this directory (profiling costs CPU: not for measured runs)")
 	flag.DurationVar(&cpuProfileLength, "cpu-profile", cpuProfileLength, "with -heap-profiles: how long the CPU profile of each run is, from its start")
 	flag.BoolVar(&progress, "progress", false, "print the events stored and the collector's CPU time about once a second during each run (stderr)")
@@ -111,11 +120,11 @@ func run() error {
 		}
 	}
 	if *sustain != "" || *idleFiles > 0 {
-		pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig, ""}}
+		pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig, "", ""}}
 		if *node != "" {
-			pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig, ""})
+			pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig, "", ""})
 		}
-		pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig, ""})
+		pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig, "", ""})
 		if *only != "" {
 			pipes = slices.DeleteFunc(pipes, func(p pipeline) bool { return !slices.Contains(strings.Split(*only, ","), p.Name) })
 		}
@@ -166,24 +175,32 @@ func run() error {
 	}
 	defer func() { _ = srv.Close() }() // the benchmark's results are already out
 
-	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig, ""}}
+	pipes := []pipeline{{"otelcol-k8s", *ours, *oursConfig, "", ""}}
 	if *node != "" {
-		pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig, ""})
+		pipes = append(pipes, pipeline{"otelcol-k8s-node", *node, *oursConfig, "", ""})
 	}
-	pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig, ""})
+	pipes = append(pipes, pipeline{"upstream", *upstream, *upstreamConfig, "", ""})
 	if *fluentBit != "" {
 		if *node == "" {
 			return errors.New("-fluentbit-bin compares the node agent: set -node-bin")
 		}
-		pipes = []pipeline{{"otelcol-k8s-node", *node, *oursConfig, ""}}
+		pipes = []pipeline{{"otelcol-k8s-node", *node, *oursConfig, "", ""}}
 		for st := range strings.SplitSeq(*queueStorages, ",") {
 			if st = strings.TrimSpace(st); st != "" {
-				pipes = append(pipes, pipeline{"otelcol-k8s-node-" + strings.ReplaceAll(st, "/", "-"), *node, *oursConfig, st})
+				pipes = append(pipes, pipeline{"otelcol-k8s-node-" + strings.ReplaceAll(st, "/", "-"), *node, *oursConfig, st, ""})
 			}
 		}
-		pipes = append(pipes, pipeline{fluentBitName, *fluentBit, "", ""})
-	} else if *queueStorages != "" {
-		return errors.New("-node-queue-storages is for the -fluentbit-bin comparison")
+		for f := range strings.SplitSeq(*messageFormats, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				pipes = append(pipes, pipeline{"otelcol-k8s-node-" + f, *node, *oursConfig, "", f})
+			}
+		}
+		pipes = append(pipes, pipeline{fluentBitName, *fluentBit, "", "", ""})
+		if (*queueStorages != "" || *messageFormats != "") && *oursConfig != shippedConfig {
+			return errors.New("-node-queue-storages and -node-message-formats change the shipped configuration: leave -config out")
+		}
+	} else if *queueStorages != "" || *messageFormats != "" {
+		return errors.New("-node-queue-storages and -node-message-formats are for the -fluentbit-bin comparison")
 	}
 	if *only != "" {
 		kept := pipes[:0]
@@ -372,6 +389,10 @@ func runOne(p pipeline, round int, dir, corpus, endpoint string, srv *localcloud
 	res.PeakFileMiB = float64(peak.File) / (1 << 20)
 	if res.CPUSeconds > 0 {
 		res.EventsPerCPUs = float64(res.Events) / res.CPUSeconds
+		res.MessageMiBPerCPUs = float64(st.MessageBytesAccepted) / (1 << 20) / res.CPUSeconds
+	}
+	if res.Events > 0 {
+		res.MessageBytesPerEvent = float64(st.MessageBytesAccepted) / float64(res.Events)
 	}
 	return res, nil
 }
@@ -430,6 +451,11 @@ func shippedRun(dir, node, state, endpoint string, p pipeline, tag string) (conf
 			return "", nil, "", err
 		}
 	}
+	if p.MessageFormat != "" {
+		if err := shipped.SetMessageFormat(p.MessageFormat); err != nil {
+			return "", nil, "", err
+		}
+	}
 	if strings.HasSuffix(tag, "-1") {
 		for _, c := range shipped.Changes {
 			fmt.Fprintf(os.Stderr, "%s: shipped configuration, local change: %s\n", name, c)
@@ -457,7 +483,7 @@ func median(xs []float64) float64 {
 }
 
 func summarize(results []result, pipes []pipeline) {
-	type agg struct{ eps, rss, anon, file, cpm, secs, events []float64 }
+	type agg struct{ eps, rss, anon, file, cpm, secs, events, msgB, msgMiBs []float64 }
 	by := map[string]*agg{}
 	for _, r := range results {
 		a := by[r.Pipeline]
@@ -472,14 +498,16 @@ func summarize(results []result, pipes []pipeline) {
 		a.cpm = append(a.cpm, r.CallsPerMiB)
 		a.secs = append(a.secs, r.Seconds)
 		a.events = append(a.events, float64(r.Events))
+		a.msgB = append(a.msgB, r.MessageBytesPerEvent)
+		a.msgMiBs = append(a.msgMiBs, r.MessageMiBPerCPUs)
 	}
 	fmt.Println()
-	fmt.Println("| pipeline | events stored (median) | events per CPU-second | peak RSS MiB | peak RssAnon MiB | peak RssFile MiB | PutLogEvents calls per MiB | seconds to last event |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| pipeline | events stored (median) | events per CPU-second | message bytes per event | message MiB per CPU-second | peak RSS MiB | peak RssAnon MiB | peak RssFile MiB | PutLogEvents calls per MiB | seconds to last event |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, p := range pipes {
 		a := by[p.Name]
-		fmt.Printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.1f |\n", p.Name, median(a.events), median(a.eps),
-			median(a.rss), median(a.anon), median(a.file), median(a.cpm), median(a.secs))
+		fmt.Printf("| %s | %.0f | %.0f | %.0f | %.1f | %.0f | %.0f | %.0f | %.2f | %.1f |\n", p.Name, median(a.events), median(a.eps),
+			median(a.msgB), median(a.msgMiBs), median(a.rss), median(a.anon), median(a.file), median(a.cpm), median(a.secs))
 	}
 	base := "upstream"
 	if by[fluentBitName] != nil {
@@ -492,9 +520,9 @@ func summarize(results []result, pipes []pipeline) {
 	fmt.Println()
 	for _, p := range pipes {
 		if o := by[p.Name]; p.Name != base && o != nil {
-			fmt.Printf("ratios %s / %s: events per CPU-second %.2fx, peak RSS %.2fx, peak RssAnon %.2fx, peak RssFile %.2fx, PutLogEvents calls per MiB %.2fx\n",
-				p.Name, base, median(o.eps)/median(u.eps), median(o.rss)/median(u.rss), median(o.anon)/median(u.anon),
-				median(o.file)/median(u.file), median(o.cpm)/median(u.cpm))
+			fmt.Printf("ratios %s / %s: events per CPU-second %.2fx, message bytes per event %.2fx, message MiB per CPU-second %.2fx, peak RSS %.2fx, peak RssAnon %.2fx, peak RssFile %.2fx, PutLogEvents calls per MiB %.2fx\n",
+				p.Name, base, median(o.eps)/median(u.eps), median(o.msgB)/median(u.msgB), median(o.msgMiBs)/median(u.msgMiBs),
+				median(o.rss)/median(u.rss), median(o.anon)/median(u.anon), median(o.file)/median(u.file), median(o.cpm)/median(u.cpm))
 		}
 	}
 }
