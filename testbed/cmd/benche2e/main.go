@@ -185,15 +185,11 @@ func run() error {
 			return errors.New("-fluentbit-bin compares the node agent: set -node-bin")
 		}
 		pipes = []pipeline{{"otelcol-k8s-node", *node, *oursConfig, "", ""}}
-		for st := range strings.SplitSeq(*queueStorages, ",") {
-			if st = strings.TrimSpace(st); st != "" {
-				pipes = append(pipes, pipeline{"otelcol-k8s-node-" + strings.ReplaceAll(st, "/", "-"), *node, *oursConfig, st, ""})
-			}
+		for _, st := range listed(*queueStorages) {
+			pipes = append(pipes, pipeline{"otelcol-k8s-node-" + strings.ReplaceAll(st, "/", "-"), *node, *oursConfig, st, ""})
 		}
-		for f := range strings.SplitSeq(*messageFormats, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				pipes = append(pipes, pipeline{"otelcol-k8s-node-" + f, *node, *oursConfig, "", f})
-			}
+		for _, f := range listed(*messageFormats) {
+			pipes = append(pipes, pipeline{"otelcol-k8s-node-" + f, *node, *oursConfig, "", f})
 		}
 		pipes = append(pipes, pipeline{fluentBitName, *fluentBit, "", "", ""})
 		if (*queueStorages != "" || *messageFormats != "") && *oursConfig != shippedConfig {
@@ -472,6 +468,17 @@ func shippedRun(dir, node, state, endpoint string, p pipeline, tag string) (conf
 	}
 	env = append(slices.Clip(shipped.Env), "AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_EC2_METADATA_DISABLED=true")
 	return config, env, health, nil
+}
+
+// listed returns the non-empty items of a comma-separated flag value, trimmed.
+func listed(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func median(xs []float64) float64 {

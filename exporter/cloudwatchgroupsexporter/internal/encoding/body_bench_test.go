@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+
+	"github.com/otelcol-k8s/otelcol-k8s/exporter/cloudwatchgroupsexporter/internal/batching"
 )
 
 // fullBatch is a batch as the node agent sends one: about 1 MiB of the typical record's
@@ -16,7 +18,7 @@ import (
 func fullBatch() []types.InputLogEvent {
 	res, rec := typical()
 	msg, _ := AppendMessage(nil, JSON, res, rec, Extra{Key: "log.type", Value: "application"})
-	events := make([]types.InputLogEvent, (1<<20)/(len(msg)+26))
+	events := make([]types.InputLogEvent, (1<<20)/(len(msg)+batching.EventOverhead))
 	for i := range events {
 		events[i] = types.InputLogEvent{Timestamp: aws.Int64(1_795_000_000_000 + int64(i)), Message: aws.String(string(msg))}
 	}
