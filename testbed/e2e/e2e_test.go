@@ -210,22 +210,26 @@ func (e *env) logPath() string { return filepath.Join(e.dir, "otelcol.log") }
 
 // dumpLog shows the end of the collector's log when the test failed, and keeps the whole log
 // in testbed/results/e2e (git-ignored).
-func (e *env) dumpLog() {
-	if !e.t.Failed() {
+func (e *env) dumpLog() { showLogIfFailed(e.t, e.logPath(), "otelcol.log") }
+
+// showLogIfFailed shows the end of a collector's log (at most 8,000 bytes) when t failed, and
+// keeps the whole log as testbed/results/e2e/<test name>.<name> (git-ignored).
+func showLogIfFailed(t *testing.T, path, name string) {
+	if !t.Failed() {
 		return
 	}
-	raw, err := os.ReadFile(e.logPath())
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return
 	}
-	keep := filepath.Join("..", "results", "e2e", e.t.Name()+".otelcol.log")
+	keep := filepath.Join("..", "results", "e2e", t.Name()+"."+name)
 	if os.MkdirAll(filepath.Dir(keep), 0o755) == nil && os.WriteFile(keep, raw, 0o644) == nil {
-		e.t.Logf("collector log kept in testbed/results/e2e/%s.otelcol.log", e.t.Name())
+		t.Logf("collector log kept in testbed/results/e2e/%s.%s", t.Name(), name)
 	}
 	if len(raw) > 8000 {
 		raw = raw[len(raw)-8000:]
 	}
-	e.t.Logf("collector log (end):\n%s", raw)
+	t.Logf("%s (end):\n%s", name, raw)
 }
 
 // scenario is a node configuration plus what happens while it runs.

@@ -449,10 +449,13 @@ func startEventsCollectorMetrics(t *testing.T, bin, dir, name, kubeconfig, endpo
 			t.Logf("shipped events configuration, local change: %s", c)
 		}
 	}
-	col, err := harness.StartCollector(bin, path, shipped.Env, filepath.Join(dir, name+".log"))
+	logPath := filepath.Join(dir, name+".log")
+	col, err := harness.StartCollector(bin, path, shipped.Env, logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Cleanups run last-registered first: the log is shown once the collector has exited.
+	t.Cleanup(func() { showLogIfFailed(t, logPath, name+".log") })
 	t.Cleanup(func() { col.Kill() })
 	return col
 }

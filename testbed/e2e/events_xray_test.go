@@ -4,9 +4,13 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -91,9 +96,31 @@ func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
 	go func() { _ = traceSrv.Serve(ln) }()
 	defer func() { _ = traceSrv.Close() }()
 	metricsAddr := freeAddr(t)
+	n := 0 // Events written
 	col := startEventsCollectorMetrics(t, bin, t.TempDir(), "events-x", cluster.Kubeconfig, endpoint, ln.Addr().String(), metricsAddr, eventsSeries, false)
 	defer col.Kill()
 
+	// collectorState is what the events collector says of itself (its kube_events and exporter
+	// counters), logged with a missed deadline so a failure shows which stage held the data.
+	collectorState := func() string {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics") //nolint:noctx // the test's own loopback address
+		if err != nil {
+			return fmt.Sprintf("metrics not served: %v", err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		got, err := parseMetrics(resp.Body)
+		if err != nil {
+			return fmt.Sprintf("metrics unreadable: %v", err)
+		}
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(got)) {
+			histogram := strings.HasSuffix(k, "_bucket") || strings.HasSuffix(k, "_count") || strings.HasSuffix(k, "_sum")
+			if !histogram && (strings.HasPrefix(k, "otelcol_receiver_kube_events_") || strings.HasPrefix(k, "otelcol_exporter_sen")) {
+				parts = append(parts, fmt.Sprintf("%s=%g", k, got[k]))
+			}
+		}
+		return strings.Join(parts, " ")
+	}
 	waitFor := func(what string, timeout time.Duration, cond func() bool) time.Duration {
 		t.Helper()
 		began := time.Now()
@@ -101,7 +128,7 @@ func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
 		defer tick.Stop()
 		for !cond() {
 			if time.Since(began) > timeout {
-				t.Fatalf("%s: not within %s", what, timeout)
+				t.Fatalf("%s: not within %s (%d Events written; the collector's counters: %s)", what, timeout, n, collectorState())
 			}
 			<-tick.C
 		}
@@ -111,20 +138,30 @@ func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
 		_, err := client.CoreV1().ConfigMaps("default").Get(ctx, "otelcol-k8s-events-checkpoint", metav1.GetOptions{})
 		return err == nil
 	})
-	n := 0
+	// create writes the next Event. A write the API server could not take right then (a
+	// timeout, a throttle: the machine runs the other scenarios too) is tried again for up to
+	// 30 s, as a controller's recorder would; each is logged.
 	create := func(reason string) string {
 		t.Helper()
 		n++
-		e, err := client.EventsV1().Events("default").Create(ctx, &eventsv1.Event{
+		ev := &eventsv1.Event{
 			ObjectMeta: metav1.ObjectMeta{GenerateName: "xray-", Namespace: "default"},
 			EventTime:  metav1.NowMicro(), ReportingController: "e2e/xray", ReportingInstance: "xray-1",
 			Action: "Act", Reason: reason, Type: "Normal", Note: fmt.Sprintf("%s %d", reason, n),
 			Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: fmt.Sprintf("p-%d", n), UID: types.UID(fmt.Sprintf("00000000-0000-4000-9000-%012d", n))},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
 		}
-		return string(e.UID)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			e, err := client.EventsV1().Events("default").Create(ctx, ev, metav1.CreateOptions{})
+			if err == nil {
+				return string(e.UID)
+			}
+			if !transientAPIError(err) || time.Now().After(deadline) {
+				t.Fatalf("writing Event %d: %v", n, err)
+			}
+			t.Logf("writing Event %d: %v; trying again", n, err)
+			time.Sleep(time.Second)
+		}
 	}
 	stored := func(uid string) bool {
 		byUID, _, _ := eventRecords(t, srv)
@@ -187,4 +224,19 @@ func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
 	}
 	t.Logf("X-Ray down %s: %d Events, each record stored within %s (worst); %d export attempts refused; after recovery %d spans arrived, %.0f counted dropped",
 		down, len(uids), worst.Round(time.Millisecond), refused, arrived(), dropped())
+}
+
+// transientAPIError reports whether a write the API server refused may be tried again as it is:
+// it timed out, was throttled or met a server error (a loaded machine), not a refusal of the
+// object itself.
+func transientAPIError(err error) bool {
+	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsUnexpectedServerError(err) ||
+		errors.Is(err, context.DeadlineExceeded) || isConnError(err)
+}
+
+// isConnError reports a connection the API server dropped or refused.
+func isConnError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }

@@ -1,0 +1,38 @@
+# failures.awk reads the output of `go test -v` (several packages, parallel tests) and prints,
+# for each failed test, the last lines it logged with a file:line prefix (where t.Errorf and
+# t.Fatalf write), then any panic. .ci/run prints it at the end of a failed step, where a long
+# log (a test server's, a collector's) would otherwise bury the reason of the failure.
+
+function keep(name, line) {
+	n[name]++
+	kept[name, n[name] % KEEP] = substr(line, 1, 1000)
+}
+
+BEGIN { KEEP = 8 }
+
+# Which test the following lines belong to.
+/^=== (RUN|CONT|NAME|PAUSE) / { current = $3; next }
+
+/^ *--- FAIL: / {
+	name = $3
+	if (!(name in failed)) {
+		failed[name] = 1
+		order[++nfailed] = name
+	}
+	next
+}
+
+/^ +[^ ]+\.go:[0-9]+: / { if (current != "") keep(current, $0); next }
+
+/^panic: / { panics[++npanics] = $0 }
+
+END {
+	for (i = 1; i <= nfailed; i++) {
+		name = order[i]
+		if (!(name in n)) continue
+		print "--- " name ": its last lines"
+		from = n[name] > KEEP ? n[name] - KEEP + 1 : 1
+		for (j = from; j <= n[name]; j++) print kept[name, j % KEEP]
+	}
+	for (i = 1; i <= npanics; i++) print panics[i]
+}
