@@ -1,7 +1,8 @@
 # failures.awk reads the output of `go test -v` (several packages, parallel tests) and prints,
 # for each failed test, the last lines it logged with a file:line prefix (where t.Errorf and
-# t.Fatalf write), then any panic. .ci/run prints it at the end of a failed step, where a long
-# log (a test server's, a collector's) would otherwise bury the reason of the failure.
+# t.Fatalf write), then any panic and, after a timeout, the tests that were running. .ci/run
+# prints it at the end of a failed step, where a long log (a test server's, a collector's)
+# would otherwise bury the reason of the failure.
 
 function keep(name, line) {
 	n[name]++
@@ -24,7 +25,11 @@ BEGIN { KEEP = 8 }
 
 /^ +[^ ]+\.go:[0-9]+: / { if (current != "") keep(current, $0); next }
 
-/^panic: / { panics[++npanics] = $0 }
+/^panic: / { panics[++npanics] = $0; after = 1; next }
+
+# After a test binary's timeout panic, the tests that were running.
+after && /^\t(running tests:|\t)/ { if (after++ <= 10) panics[++npanics] = $0; next }
+{ after = 0 }
 
 END {
 	for (i = 1; i <= nfailed; i++) {
