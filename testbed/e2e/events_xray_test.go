@@ -103,14 +103,9 @@ func eventsThroughXRayOutage(t *testing.T, down time.Duration) {
 	// collectorState is what the events collector says of itself (its kube_events and exporter
 	// counters), logged with a missed deadline so a failure shows which stage held the data.
 	collectorState := func() string {
-		resp, err := http.Get("http://" + metricsAddr + "/metrics") //nolint:noctx // the test's own loopback address
+		got, err := fetchMetrics("http://" + metricsAddr + "/metrics")
 		if err != nil {
-			return fmt.Sprintf("metrics not served: %v", err)
-		}
-		defer func() { _ = resp.Body.Close() }()
-		got, err := parseMetrics(resp.Body)
-		if err != nil {
-			return fmt.Sprintf("metrics unreadable: %v", err)
+			return fmt.Sprintf("metrics not read: %v", err)
 		}
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(got)) {

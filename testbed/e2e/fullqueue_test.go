@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -123,17 +122,6 @@ func (e *env) waitQueue(ctx context.Context, what string, ok func(size, capacity
 // scrapeQuiet is scrape for a collector that may be between a kill and its restart: a failed
 // read returns no metrics instead of failing the test.
 func scrapeQuiet(url string) map[string]float64 {
-	resp, err := http.Get(url) //nolint:noctx // the test's own loopback address, read once
-	if err != nil {
-		return nil
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil
-	}
-	out, err := parseMetrics(resp.Body)
-	if err != nil {
-		return nil
-	}
+	out, _ := fetchMetrics(url)
 	return out
 }

@@ -78,23 +78,32 @@ func TestShippedTelemetry(t *testing.T) {
 }
 
 // scrape reads a Prometheus text exposition and returns each metric's value summed over its
-// series (labels dropped).
+// series (labels dropped); a failed read fails the test.
 func scrape(t *testing.T, url string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get(url) //nolint:noctx // the test's own loopback address, read once
+	out, err := fetchMetrics(url)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// fetchMetrics is scrape returning its error, for callers that go on without the metrics.
+func fetchMetrics(url string) (map[string]float64, error) {
+	resp, err := http.Get(url) //nolint:noctx // the test's own loopback address, read once
+	if err != nil {
+		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(resp.Body)
-		t.Fatalf("%s: %s: %s", url, resp.Status, body)
+		return nil, fmt.Errorf("%s: %s: %s", url, resp.Status, body)
 	}
 	out, err := parseMetrics(resp.Body)
 	if err != nil {
-		t.Fatalf("%s: %v", url, err)
+		return nil, fmt.Errorf("%s: %w", url, err)
 	}
-	return out
+	return out, nil
 }
 
 // parseMetrics reads a Prometheus text exposition into each metric's value summed over its
