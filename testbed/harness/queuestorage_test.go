@@ -46,7 +46,8 @@ func TestSetQueueStorage(t *testing.T) {
 		{storage: "queue_storage"},
 		{storage: "queue_storage/other", added: "queue_storage"},
 		{storage: "file_storage/other", added: "."},
-		{storage: "memory", wantErr: true},
+		{storage: "memory"},
+		{storage: "in_memory", wantErr: true},
 		{storage: "queue_storagex", wantErr: true},
 	} {
 		t.Run(c.storage, func(t *testing.T) {
@@ -56,6 +57,16 @@ func TestSetQueueStorage(t *testing.T) {
 			err := s.SetQueueStorage(c.storage, l.StateDir)
 			got := afterEdit(t, s, err, c.wantErr)
 			if got == nil {
+				return
+			}
+			if c.storage == MemoryQueue {
+				q := dig(got, "exporters", "cloudwatch_groups", "sending_queue").(map[string]any)
+				if v, ok := q["storage"]; ok {
+					t.Errorf("sending_queue storage = %v, want none", v)
+				}
+				if q["queue_size"] != dig(before, "exporters", "cloudwatch_groups", "sending_queue", "queue_size") {
+					t.Errorf("queue_size changed: %v", q["queue_size"])
+				}
 				return
 			}
 			if v := dig(got, "exporters", "cloudwatch_groups", "sending_queue", "storage"); v != c.storage {

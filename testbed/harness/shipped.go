@@ -449,6 +449,9 @@ func (s *Shipped) localizeQueueStorage(cfg map[string]any, stateDir string) {
 	}
 }
 
+// MemoryQueue is the SetQueueStorage argument that keeps the exporters' queues in memory.
+const MemoryQueue = "memory"
+
 // queueStorageType is the type of extension/queuestorageextension.
 const queueStorageType = "queue_storage"
 
@@ -525,11 +528,19 @@ func (s *Shipped) SetMessageFormat(format string) error {
 // queue_storage, or one with a name such as queue_storage/x) hold the persistent queue of every
 // cloudwatch_groups exporter, for comparing storages on the otherwise shipped configuration.
 // An extension the configuration lacks is added with its directory in stateDir (a subdirectory
-// named after its type for queue_storage) and listed in service::extensions.
+// named after its type for queue_storage) and listed in service::extensions. MemoryQueue keeps
+// every exporter's queue in memory instead (same size; nothing survives a restart), for
+// measuring what durability costs against a peer that keeps nothing.
 func (s *Shipped) SetQueueStorage(storage, stateDir string) error {
+	if storage == MemoryQueue {
+		return s.editQueues(func(id string, q map[string]any) {
+			delete(q, "storage")
+			s.note("exporters::%s::sending_queue::storage removed: the queue is in memory", id)
+		})
+	}
 	typ, _, _ := strings.Cut(storage, "/")
 	if typ != "file_storage" && typ != queueStorageType {
-		return fmt.Errorf("queue storage %q: file_storage or queue_storage (with an optional /name)", storage)
+		return fmt.Errorf("queue storage %q: file_storage, queue_storage (with an optional /name) or %s", storage, MemoryQueue)
 	}
 	var cfg map[string]any
 	if err := yaml.Unmarshal(s.YAML, &cfg); err != nil {

@@ -44,7 +44,8 @@ var heapProfiles string
 type pipeline struct {
 	Name, Bin, Config string
 	// QueueStorage, with the shipped configuration, is the storage extension that holds the
-	// exporter's persistent queue instead of the shipped one (-node-queue-storages).
+	// exporter's persistent queue instead of the shipped one, or harness.MemoryQueue
+	// (-node-queue-storages).
 	QueueStorage string
 	// MessageFormat, with the shipped configuration, is the exporter's message_format instead
 	// of the shipped one (-node-message-formats).
@@ -107,7 +108,7 @@ func run() error {
 	criRecords := flag.Int("cri-records", 0, "instead of the simulated node's corpus: this many CRI entries of plain text, every 10th split into P and F lines")
 	criFiles := flag.Int("cri-files", 200, "container log files of the -cri-records corpus")
 	messageFormats := flag.String("node-message-formats", "", `with -fluentbit-bin and -config shipped: comma-separated message formats (json, raw) to also run the node agent with (pipelines "otelcol-k8s-node-<format>"): what the bytes of the messages cost`)
-	queueStorages := flag.String("node-queue-storages", "", `with -fluentbit-bin and -config shipped: comma-separated storage extensions (file_storage, queue_storage) to also run the node agent with, each holding the exporter's persistent queue instead of the shipped one (pipelines "otelcol-k8s-node-<storage>")`)
+	queueStorages := flag.String("node-queue-storages", "", `with -fluentbit-bin and -config shipped: comma-separated storage extensions (file_storage, queue_storage) to also run the node agent with, each holding the exporter's persistent queue instead of the shipped one, or memory for the queue in memory as Fluent Bit's buffer here (pipelines "otelcol-k8s-node-<storage>")`)
 	flag.StringVar(&fluentBitOpts.memBufLimit, "fluentbit-mem-buf-limit", "", "Fluent Bit's tail Mem_Buf_Limit, e.g. 50MB (none by default)")
 	flag.BoolVar(&fluentBitOpts.filesystem, "fluentbit-filesystem", false, "Fluent Bit buffers chunks on disk (storage.type filesystem; needs a build with the storage_backlog input, which the minimal one in ../shared/bench lacks)")
 	flag.StringVar(&heapProfiles, "heap-profiles", "", "with -config shipped: add the pprof extension to otelcol-k8s (and to the -node-bin pipeline, which then must be a build with it, such as bin/otelcol-k8s) and keep, per run, the heap profile taken at its highest RssAnon and a CPU profile of its first 10 s in this directory (profiling costs CPU: not for measured runs)")
