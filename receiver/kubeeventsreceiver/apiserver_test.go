@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	corev1 "k8s.io/api/core/v1"
@@ -95,7 +96,26 @@ type seen struct {
 	sink *consumertest.LogsSink
 }
 
+// fromAPIServer reports whether a record's or span's attributes are of an Event the API server
+// wrote itself (kubecluster.FromAPIServer).
+func fromAPIServer(m pcommon.Map) bool {
+	v, _ := m.Get(attr.EventReportingController)
+	return kubecluster.FromAPIServer(v.AsString())
+}
+
+// records is every record of the Events the test wrote (not the API server's own).
 func (s seen) records() []plog.LogRecord {
+	var out []plog.LogRecord
+	for _, lr := range s.all() {
+		if !fromAPIServer(lr.Attributes()) {
+			out = append(out, lr)
+		}
+	}
+	return out
+}
+
+// all is every record, the API server's own Events' too.
+func (s seen) all() []plog.LogRecord {
 	var out []plog.LogRecord
 	for _, l := range s.sink.AllLogs() {
 		for i := 0; i < l.ResourceLogs().Len(); i++ {

@@ -321,5 +321,7 @@ func TestConsumerRetryResumesSoon(t *testing.T) {
 	require.Eventually(t, func() bool { return got.counts()["Outage singleton"] == 5 }, 10*time.Second, 20*time.Millisecond, "records after recovery")
 	require.Eventually(t, func() bool { return traces.attempts.Load() >= 3 }, 10*time.Second, 20*time.Millisecond, "spans resent")
 	release()
-	require.Eventually(t, func() bool { return traces.sink.SpanCount() == 5 }, 10*time.Second, 20*time.Millisecond, "spans after recovery")
+	if !assert.Eventually(t, func() bool { return spanCounts(traces.sink)["Outage singleton"] == 5 }, 10*time.Second, 20*time.Millisecond, "spans after recovery") {
+		t.Fatalf("spans %v after %d attempts; records %v", spanCounts(traces.sink), traces.attempts.Load(), got.counts())
+	}
 }

@@ -47,6 +47,24 @@ var (
 // logTail is how much of the server's stderr is kept for failure messages.
 const logTail = 64 << 10
 
+// apiServerControllers are the controllers inside kube-apiserver that write Events: the Service
+// address and port repair and the default ServiceCIDR's.
+var apiServerControllers = []string{"ipallocator-repair-controller", "portallocator-repair-controller", "kubernetes-service-cidr-controller"}
+
+// FromAPIServer reports whether an Event with this reporting controller (for a core/v1 Event,
+// source component) was written by the API server itself. On a loaded machine its address
+// repair may run before the default Service's address is recorded and write a
+// ClusterIPNotAllocated Warning about that Service while a test runs: a test that counts Events
+// counts those it wrote.
+func FromAPIServer(reportingController string) bool {
+	for _, c := range apiServerControllers {
+		if c == reportingController {
+			return true
+		}
+	}
+	return false
+}
+
 // Cluster is a running API server.
 type Cluster struct {
 	// Kubeconfig is the path of a kubeconfig file (JSON) for an administrator of the cluster

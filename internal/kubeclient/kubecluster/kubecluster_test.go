@@ -146,3 +146,25 @@ func TestStartWithoutServer(t *testing.T) {
 		})
 	}
 }
+
+// TestFromAPIServer: an Event's reporting controller names the API server's own recorders, and
+// only those, exactly.
+func TestFromAPIServer(t *testing.T) {
+	tests := []struct {
+		controller string
+		want       bool
+	}{
+		{"ipallocator-repair-controller", true},
+		{"portallocator-repair-controller", true},
+		{"kubernetes-service-cidr-controller", true},
+		{"", false},
+		{"kubelet", false},
+		{"test/faults", false},
+		{"ipallocator-repair-controller-1", false},
+	}
+	for _, tt := range tests {
+		if got := FromAPIServer(tt.controller); got != tt.want {
+			t.Errorf("FromAPIServer(%q) = %v, want %v", tt.controller, got, tt.want)
+		}
+	}
+}
