@@ -90,21 +90,18 @@ func TestShippedEventsPodEventsInDeploymentTrace(t *testing.T) {
 		}, metav1.CreateOptions{})
 		check(err)
 	}
-	var spans []ptrace.Span
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	// Wait for a span of each reason: the API server may write an Event of its own meanwhile
+	// (kubecluster.FromAPIServer), so the number of spans does not tell.
+	got := map[string]string{} // reason -> trace id
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && !allReasons(got, reasons); time.Sleep(100 * time.Millisecond) {
 		var batches []ptrace.Traces
 		for _, b := range xr.Batches() {
 			batches = append(batches, b.Traces)
 		}
-		spans = traced.AllSpans(batches...)
-		if len(spans) >= len(reasons) {
-			break
-		}
-	}
-	got := map[string]string{} // reason -> trace id
-	for _, s := range spans {
-		if r, ok := s.Attributes().Get(attr.EventReason); ok {
-			got[r.Str()] = s.TraceID().String()
+		for _, s := range traced.AllSpans(batches...) {
+			if r, ok := s.Attributes().Get(attr.EventReason); ok {
+				got[r.Str()] = s.TraceID().String()
+			}
 		}
 	}
 	for _, reason := range reasons {
@@ -129,4 +126,14 @@ func TestShippedEventsPodEventsInDeploymentTrace(t *testing.T) {
 			t.Errorf("%s: %d, want 1 (the Event's Pod and its owners once each, for %d Events)", r, requests[r], len(reasons))
 		}
 	}
+}
+
+// allReasons reports whether got has a span of every reason.
+func allReasons(got map[string]string, reasons []string) bool {
+	for _, r := range reasons {
+		if _, ok := got[r]; !ok {
+			return false
+		}
+	}
+	return true
 }
