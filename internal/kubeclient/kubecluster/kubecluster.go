@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,12 +58,7 @@ var apiServerControllers = []string{"ipallocator-repair-controller", "portalloca
 // ClusterIPNotAllocated Warning about that Service while a test runs: a test that counts Events
 // counts those it wrote.
 func FromAPIServer(reportingController string) bool {
-	for _, c := range apiServerControllers {
-		if c == reportingController {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(apiServerControllers, reportingController)
 }
 
 // Cluster is a running API server.
